@@ -1,0 +1,44 @@
+package org.jwarp.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * Entry point of the {@code jwarp} command line. Each protocol layer contributes its own
+ * subcommand class; this class only wires them together and maps exceptions to exit codes.
+ *
+ * <p>Exit codes: 0 success, 1 runtime failure, 2 malformed input or usage error.
+ */
+@Command(name = "jwarp", mixinStandardHelpOptions = true, version = "jwarp 0.1.0",
+        description = "RDMA for Java over iWARP: protocol tools, demo, server and client.",
+        subcommands = {
+                CommandLine.HelpCommand.class,
+        })
+public final class JwarpCli {
+
+    /** Exit code for malformed input (a field that violates an RFC rule) and usage errors. */
+    public static final int EXIT_MALFORMED = 2;
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the CLI without exiting the JVM; used by tests. */
+    public static int run(String... args) {
+        CommandLine cl = new CommandLine(new JwarpCli());
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            if (ex instanceof MalformedInputException || ex instanceof IllegalArgumentException) {
+                cmd.getErr().println(ex.getMessage());
+                return EXIT_MALFORMED;
+            }
+            cmd.getErr().println("jwarp: " + ex);
+            return 1;
+        });
+        return cl.execute(args);
+    }
+
+    /** Marker for errors that must produce exit code 2 with one line on stderr. */
+    public interface MalformedInputException {
+        String getMessage();
+    }
+}
