@@ -13,6 +13,8 @@ import picocli.CommandLine.Command;
         description = "RDMA for Java over iWARP: protocol tools, demo, server and client.",
         subcommands = {
                 CommandLine.HelpCommand.class,
+                MpaCommand.class,
+                NegotiateCommand.class,
         })
 public final class JwarpCli {
 

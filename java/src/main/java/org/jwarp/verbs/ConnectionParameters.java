@@ -3,23 +3,37 @@ package org.jwarp.verbs;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Set;
+import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.MpaFrameLimits;
+import org.jwarp.negotiation.InitiatorConfig;
+import org.jwarp.negotiation.ResponderConfig;
+import org.jwarp.negotiation.RtrType;
 
 /**
  * What a consumer asks for when it connects or accepts: the rdma_cm {@code rdma_conn_param}
- * mapping of RFC 6581 §9.1 (responder_resources = local IRD, initiator_depth = local ORD), the
- * ULP private data, retry counts, and the peer-to-peer model with its RTR types (§9.2).
+ * mapping of RFC 6581 §9.1 ({@code responder_resources} = local IRD, {@code initiator_depth} =
+ * local ORD), the ULP private data, the retry counts, and the peer-to-peer model with its RTR types
+ * (§9.2), plus the MPA C preference (RFC 5044 §7.1.1).
  *
- * <p>Immutable. IRD and ORD are 14-bit quantities on the wire; {@value #NO_NEGOTIATION} (0x3FFF)
- * means "no automatic negotiation" (RFC 6581 §9.1). Private data is the ULP's only: the 4-byte
- * enhanced data is added by the provider, never by the consumer.
+ * <p>Immutable; the builder validates every field and names the RFC section when it refuses one.
+ * IRD and ORD are 14-bit quantities on the wire; {@value #NO_NEGOTIATION} (0x3FFF) means "no
+ * automatic negotiation" (RFC 6581 §9.1). librdmacm carries them as u8, so
+ * {@link #responderResources()} and {@link #initiatorDepth()} clamp to {@value #RDMA_CM_MAX_DEPTH}
+ * (RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH: "the device maximum"). Private data is the ULP's only:
+ * the provider prepends the 4-byte enhanced data itself, never the consumer. Linux siw keeps user
+ * private data at {@value #SIW_SAFE_PRIVATE_DATA} bytes or fewer.
  */
 public final class ConnectionParameters {
     /** RFC 6581 §9.1: the IRD/ORD value that disables automatic IRD/ORD negotiation. */
-    public static final int NO_NEGOTIATION = 0x3FFF;
-    /** RFC 5044 §7.1: MPA private data is at most 512 bytes. */
-    public static final int MAX_PRIVATE_DATA = 512;
+    public static final int NO_NEGOTIATION = EnhancedConnectionData.NO_NEGOTIATION;
+    /** RFC 5044 §7.1.1: MPA private data is at most 512 bytes (508 after the RFC 6581 §9 header). */
+    public static final int MAX_PRIVATE_DATA = MpaFrameLimits.RFC_MAX_PRIVATE_DATA;
     /** Linux siw puts at most 256 bytes on the wire including the 4 enhanced bytes, and a u8 wraps at 252. */
     public static final int SIW_SAFE_PRIVATE_DATA = 251;
+    /** librdmacm's u8 responder_resources / initiator_depth maximum (0xFF = device maximum). */
+    public static final int RDMA_CM_MAX_DEPTH = 0xFF;
+    /** The 3-bit retry count fields of rdma_conn_param. */
+    public static final int MAX_RETRY_COUNT = 7;
 
     private final int ird;
     private final int ord;
@@ -37,7 +51,7 @@ public final class ConnectionParameters {
         this.retryCount = b.retryCount;
         this.rnrRetryCount = b.rnrRetryCount;
         this.peerToPeer = b.peerToPeer;
-        this.rtrTypes = b.rtrTypes.isEmpty() ? Set.of() : Set.copyOf(b.rtrTypes);
+        this.rtrTypes = Set.copyOf(b.rtrTypes);
         this.crc = b.crc;
     }
 
@@ -58,14 +72,24 @@ public final class ConnectionParameters {
         return b;
     }
 
-    /** Inbound RDMA Read queue depth offered (rdma_conn_param.responder_resources). */
+    /** Inbound RDMA Read queue depth offered (RFC 6581 §9.1 IRD). */
     public int ird() {
         return ird;
     }
 
-    /** Outbound RDMA Read queue depth wanted (rdma_conn_param.initiator_depth). */
+    /** Outbound RDMA Read queue depth wanted (RFC 6581 §9.1 ORD). */
     public int ord() {
         return ord;
+    }
+
+    /** rdma_conn_param.responder_resources: the IRD as librdmacm's u8 (0xFF for larger or 0x3FFF). */
+    public int responderResources() {
+        return Math.min(ird, RDMA_CM_MAX_DEPTH);
+    }
+
+    /** rdma_conn_param.initiator_depth: the ORD as librdmacm's u8 (0xFF for larger or 0x3FFF). */
+    public int initiatorDepth() {
+        return Math.min(ord, RDMA_CM_MAX_DEPTH);
     }
 
     /** The ULP private data (a copy). */
@@ -77,10 +101,12 @@ public final class ConnectionParameters {
         return privateData.length;
     }
 
+    /** rdma_conn_param.retry_count (0..7). */
     public int retryCount() {
         return retryCount;
     }
 
+    /** rdma_conn_param.rnr_retry_count (0..7, 7 = infinite). */
     public int rnrRetryCount() {
         return rnrRetryCount;
     }
@@ -90,20 +116,45 @@ public final class ConnectionParameters {
         return peerToPeer;
     }
 
-    /** RTR types offered (initiator) or acceptable (responder). */
+    /** RTR types offered (initiator) or acceptable (responder), RFC 6581 §9.2. */
     public Set<RtrType> rtrTypes() {
         return rtrTypes;
     }
 
-    /** Ask for MPA CRC (RFC 5044 §7.1 C bit). */
+    /** Ask for MPA CRC (RFC 5044 §7.1.1 C bit). */
     public boolean crc() {
         return crc;
+    }
+
+    /**
+     * The initiator side of the RFC 6581 engine for these parameters.
+     *
+     * @param maxIrd the device's largest IRD, up to which the engine may raise the IRD offered
+     * @param limits the MPA private-data limits of the transport (e.g. {@link MpaFrameLimits#SIW})
+     * @throws IllegalArgumentException when the private data does not fit {@code limits}
+     */
+    public InitiatorConfig toInitiatorConfig(int maxIrd, MpaFrameLimits limits) {
+        return InitiatorConfig.builder().ird(ird).ord(ord).maxIrd(ird == NO_NEGOTIATION ? NO_NEGOTIATION : Math.max(ird, maxIrd))
+                .peerToPeer(peerToPeer).rtrTypes(rtrTypes).crc(crc).ulpPrivateData(privateData).limits(limits).build();
+    }
+
+    /**
+     * The responder side (accept parameters) of the RFC 6581 engine: the IRD granted is at most
+     * {@link #ird()}, the ORD at most {@link #ord()}.
+     *
+     * @param requiredOrd the least ORD the ULP accepts; below it the request is rejected (§9.1)
+     * @param limits      the MPA private-data limits of the transport
+     */
+    public ResponderConfig toResponderConfig(int requiredOrd, MpaFrameLimits limits) {
+        return ResponderConfig.builder().maxIrd(ird).ord(ord).requiredOrd(requiredOrd)
+                .rtrTypes(rtrTypes.isEmpty() ? EnumSet.of(RtrType.WRITE, RtrType.READ) : rtrTypes).crc(crc)
+                .ulpPrivateData(privateData).limits(limits).build();
     }
 
     @Override
     public String toString() {
         return "ConnectionParameters{ird=" + ird + ", ord=" + ord + ", pd=" + privateData.length + "B, p2p=" + peerToPeer
-                + ", rtr=" + rtrTypes + ", crc=" + crc + ", retry=" + retryCount + "/" + rnrRetryCount + "}";
+                + ", rtr=" + RtrType.format(rtrTypes) + ", crc=" + crc + ", retry=" + retryCount + "/" + rnrRetryCount + "}";
     }
 
     @Override
@@ -116,16 +167,21 @@ public final class ConnectionParameters {
 
     @Override
     public int hashCode() {
-        return ((ird * 31 + ord) * 31 + Arrays.hashCode(privateData)) * 31 + rtrTypes.hashCode() + (peerToPeer ? 1 : 0);
+        return ((((ird * 31 + ord) * 31 + Arrays.hashCode(privateData)) * 31 + rtrTypes.hashCode()) * 31
+                + retryCount * 8 + rnrRetryCount) * 2 + (peerToPeer ? 1 : 0) + (crc ? 2 : 0);
     }
 
-    /** Validating builder; every setter rejects out-of-range input with the field and the RFC section. */
+    /**
+     * Validating builder; every setter rejects out-of-range input with the field and the RFC
+     * section. Defaults: IRD 16, ORD 16, no private data, retry counts 7, peer-to-peer with Write
+     * and Read RTR (what Linux siw accepts), CRC on.
+     */
     public static final class Builder {
         private int ird = 16;
         private int ord = 16;
         private byte[] privateData = new byte[0];
-        private int retryCount = 7;
-        private int rnrRetryCount = 7;
+        private int retryCount = MAX_RETRY_COUNT;
+        private int rnrRetryCount = MAX_RETRY_COUNT;
         private boolean peerToPeer = true;
         private Set<RtrType> rtrTypes = EnumSet.of(RtrType.WRITE, RtrType.READ);
         private boolean crc = true;
@@ -143,15 +199,23 @@ public final class ConnectionParameters {
             return this;
         }
 
+        /** rdma_cm name for {@link #ird(int)}. */
+        public Builder responderResources(int v) {
+            return ird(v);
+        }
+
+        /** rdma_cm name for {@link #ord(int)}. */
+        public Builder initiatorDepth(int v) {
+            return ord(v);
+        }
+
         public Builder privateData(byte[] data) {
-            if (data == null) {
-                data = new byte[0];
+            byte[] d = data == null ? new byte[0] : data;
+            if (d.length > MAX_PRIVATE_DATA) {
+                throw new IllegalArgumentException("privateData: " + d.length
+                        + " bytes exceed the 512-byte limit (RFC 5044 §7.1.1, RFC 6581 §9)");
             }
-            if (data.length > MAX_PRIVATE_DATA) {
-                throw new IllegalArgumentException("privateData: " + data.length
-                        + " bytes exceeds the 512-byte limit (RFC 5044 §7.1, RFC 6581 §9)");
-            }
-            privateData = data.clone();
+            privateData = d.clone();
             return this;
         }
 
@@ -185,6 +249,7 @@ public final class ConnectionParameters {
             return this;
         }
 
+        /** @throws IllegalArgumentException naming the field and RFC section */
         public ConnectionParameters build() {
             if (peerToPeer && rtrTypes.isEmpty()) {
                 throw new IllegalArgumentException("rtrTypes: peer-to-peer mode needs at least one RTR type (RFC 6581 §9.2)");
@@ -200,7 +265,7 @@ public final class ConnectionParameters {
         }
 
         private static int check3(String field, int v) {
-            if (v < 0 || v > 7) {
+            if (v < 0 || v > MAX_RETRY_COUNT) {
                 throw new IllegalArgumentException(field + ": " + v + " is outside 0..7 (rdma_conn_param, 3-bit field)");
             }
             return v;

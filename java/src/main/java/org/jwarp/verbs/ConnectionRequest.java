@@ -1,5 +1,7 @@
 package org.jwarp.verbs;
 
+import org.jwarp.negotiation.RtrType;
+
 import java.net.InetSocketAddress;
 
 /**

@@ -1,5 +1,7 @@
 package org.jwarp.verbs;
 
+import org.jwarp.negotiation.RtrType;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
