@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
                 CommandLine.HelpCommand.class,
                 MpaCommand.class,
                 NegotiateCommand.class,
+                DdpCommand.class,
         })
 public final class JwarpCli {
 
