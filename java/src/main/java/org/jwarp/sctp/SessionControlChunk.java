@@ -171,8 +171,8 @@ public final class SessionControlChunk {
     /**
      * The SCTP equivalent of an MPA frame, so the RFC 6581 engines can drive SCTP (RFC 6581 §7):
      * enhanced Request → Enhanced Initiate, unenhanced → Initiate, Reply → (Enhanced) Accept,
-     * Reply with R=1 → Reject. M, C and Rev have no SCTP counterpart and are dropped; a Reject
-     * carries no enhanced data.
+     * Reply with R=1 → (Enhanced) Reject, keeping the required ORD of an enhanced Reject. M, C and
+     * Rev have no SCTP counterpart and are dropped.
      */
     public static SessionControlChunk fromFrame(MpaFrame frame) {
         if (frame.isRequest()) {
@@ -180,7 +180,9 @@ public final class SessionControlChunk {
                     frame.enhancedData(), frame.ulpPrivateData());
         }
         if (frame.reject()) {
-            return of(SessionControlFunction.REJECT, null, frame.ulpPrivateData());
+            return frame.enhanced()
+                    ? of(SessionControlFunction.ENHANCED_REJECT, frame.enhancedData(), frame.ulpPrivateData())
+                    : of(SessionControlFunction.REJECT, null, frame.ulpPrivateData());
         }
         return of(frame.enhanced() ? SessionControlFunction.ENHANCED_ACCEPT : SessionControlFunction.ACCEPT,
                 frame.enhancedData(), frame.ulpPrivateData());
@@ -191,14 +193,14 @@ public final class SessionControlChunk {
      * enhanced data for the enhanced codes, Rev 1 otherwise; CRC and markers off (SCTP has its own
      * checksum).
      *
-     * @throws IllegalStateException for the Terminate codes, which have no frame equivalent
+     * @throws IllegalStateException for Terminate, which has no frame equivalent
      */
     public MpaFrame toFrame() {
         MpaFrame.Builder b = switch (function) {
             case INITIATE, ENHANCED_INITIATE -> MpaFrame.request();
             case ACCEPT, ENHANCED_ACCEPT -> MpaFrame.reply();
-            case REJECT -> MpaFrame.reply().reject(true);
-            case TERMINATE, ENHANCED_TERMINATE -> throw new IllegalStateException(function + " has no MPA frame equivalent");
+            case REJECT, ENHANCED_REJECT -> MpaFrame.reply().reject(true);
+            case TERMINATE -> throw new IllegalStateException(function + " has no MPA frame equivalent");
         };
         return b.revision(enhancedData != null ? MpaRequestReplyFlyweight.REVISION_2 : MpaRequestReplyFlyweight.REVISION_1)
                 .enhancedData(enhancedData).ulpPrivateData(ulpPrivateData).build();

@@ -18,8 +18,12 @@ public enum SessionControlFunction {
     ENHANCED_INITIATE(0x5, true, true),
     /** 0x6 Enhanced DDP Stream Session Accept (RFC 6581 §7). */
     ENHANCED_ACCEPT(0x6, true, true),
-    /** 0x7 Enhanced DDP Stream Session Terminate (RFC 6581 §7): no private data. */
-    ENHANCED_TERMINATE(0x7, false, false);
+    /**
+     * 0x7 Enhanced DDP Stream Session Reject (RFC 6581 §7): enhanced data first, so a responder can
+     * name the ORD it requires (§9.1), then the ULP private data. Terminate (0x4) stays unenhanced
+     * and carries no private data.
+     */
+    ENHANCED_REJECT(0x7, true, true);
 
     private final int code;
     private final boolean carriesEnhancedData;
@@ -40,7 +44,7 @@ public enum SessionControlFunction {
         return carriesEnhancedData;
     }
 
-    /** Whether ULP private data may follow; never for the Terminate codes. */
+    /** Whether ULP private data may follow; never for Terminate. */
     public boolean carriesPrivateData() {
         return carriesPrivateData;
     }

@@ -29,7 +29,8 @@ class SessionControlChunkTest {
     void enhancedCodesAre5To7_6581_7() {
         assertEquals(5, SessionControlFunction.ENHANCED_INITIATE.code());
         assertEquals(6, SessionControlFunction.ENHANCED_ACCEPT.code());
-        assertEquals(7, SessionControlFunction.ENHANCED_TERMINATE.code());
+        assertEquals(7, SessionControlFunction.ENHANCED_REJECT.code());
+        assertTrue(SessionControlFunction.ENHANCED_REJECT.carriesEnhancedData());
         for (int c = 1; c <= 7; c++) {
             assertEquals(c, SessionControlFunction.fromCode(c).code());
         }
@@ -65,10 +66,9 @@ class SessionControlChunkTest {
     @Test
     void terminateCarriesNoPrivateData_6581_7() throws Exception {
         assertThrows(IllegalArgumentException.class,
-                () -> SessionControlChunk.of(SessionControlFunction.ENHANCED_TERMINATE, null, new byte[] {1}));
-        SessionControlDecodeException e = assertThrows(SessionControlDecodeException.class,
-                () -> SessionControlChunk.decode(new byte[] {0, 7, 0, 0, 1}));
-        assertEquals("RFC 6581 §7", e.rfcSection());
+                () -> SessionControlChunk.of(SessionControlFunction.TERMINATE, null, new byte[] {1}));
+        assertThrows(SessionControlDecodeException.class,
+                () -> SessionControlChunk.decode(new byte[] {0, 4, 0, 0, 1}));
         assertEquals(0, SessionControlChunk.decode(new byte[] {0, 4, 0, 0}).ulpPrivateData().length);
     }
 
@@ -107,6 +107,12 @@ class SessionControlChunkTest {
         MpaFrame rej = MpaFrame.reply().reject(true).revision(1).ulpPrivateData(new byte[] {1}).build();
         assertEquals(SessionControlFunction.REJECT, SessionControlChunk.fromFrame(rej).function());
         assertTrue(SessionControlChunk.fromFrame(rej).toFrame().reject());
+        // An enhanced Reject keeps the ORD the responder requires (RFC 6581 §7, §9.1).
+        MpaFrame erej = MpaFrame.reply().reject(true).revision(2)
+                .enhancedData(new EnhancedConnectionData(true, false, false, false, 9, 0)).build();
+        SessionControlChunk ec = SessionControlChunk.fromFrame(erej);
+        assertEquals(SessionControlFunction.ENHANCED_REJECT, ec.function());
+        assertEquals(9, SessionControlChunk.decode(ec.toBytes()).toFrame().enhancedData().ird());
     }
 
     @Property(tries = 3000)
