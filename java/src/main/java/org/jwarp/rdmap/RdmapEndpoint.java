@@ -281,7 +281,7 @@ public final class RdmapEndpoint {
             throw new IllegalArgumentException("RDMA Read length must not be negative: " + length);
         }
         if (settings.ord() == 0) {
-            throw new IllegalStateException("ORD is 0: no RDMA Read may be issued (RFC 5040 §6.4)");
+            throw new IllegalStateException("ORD is 0: no RDMA Read may be issued (RFC 5040 §5.2)");
         }
         if (length > 0) {
             int r = stags.check(localStag, pd, localTo, length, Access.LOCAL_WRITE);

@@ -131,8 +131,8 @@ class DdpReceiverTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §7.4: a missing access right is RDMAP 0/1/2")
-    void accessRightsViolation_5040_7_4() {
+    @DisplayName("RFC 5040 §4.8: a missing access right is RDMAP 0/1/2")
+    void accessRightsViolation_5040_4_8() {
         ulp.requiredAccess = Access.LOCAL_WRITE;
         assertRejected(TermCode.RDMAP_ACCESS_VIOLATION,
                 DdpTestSupport.tagged(bytes(10, 0), 100, 0, mr.stag(), BASE).get(0));
