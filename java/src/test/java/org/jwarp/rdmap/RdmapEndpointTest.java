@@ -356,7 +356,7 @@ class RdmapEndpointTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §4.1/§7.4: RDMAP version other than 1 is TERM 0/2/5")
+    @DisplayName("RFC 5040 §4.1/§4.8: RDMAP version other than 1 is TERM 0/2/5")
     void invalidRdmapVersion_5040_4_1() {
         RdmapPair p = new RdmapPair(s1000);
         p.b.postReceive(1, ByteBuffer.allocateDirect(10), 0, 10);
@@ -433,6 +433,22 @@ class RdmapEndpointTest {
                 0, true));
         p.a.flush();
         assertArrayEquals(new long[] {1, 1}, p.evA.flushed.get(0));
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §5.2: a Read Response outside the window its Read Request named is rejected (1/1/1)")
+    void readResponseOutsideRequestedWindow_5040_5_2() {
+        RdmapPair p = new RdmapPair(s1000);
+        ByteBuffer sinkMem = ByteBuffer.allocateDirect(1000);
+        MemoryRegion sink = p.stags.register(p.pdB, sinkMem, 0, 1000, 0, Access.LOCAL_WRITE);
+        // B reads 10 bytes into [100, 110) of its sink; a forged response targets [500, 510) of the same STag.
+        p.b.postRead(1, sink.stag(), 100, 10, 0x777, 0, true);
+        p.b.transmit(ByteBuffer.allocateDirect(4096));
+        ByteBuffer seg = ByteBuffer.allocateDirect(14 + 10);
+        new DdpHeader().wrap(seg, 0).putTagged(true, RdmapOpcode.control(RdmapOpcode.READ_RESPONSE), sink.stag(), 500);
+        inject(p, seg, true);
+        assertEquals(List.of(TermCode.DDP_TAGGED_BASE_BOUNDS), p.evB.localErrors);
+        assertArrayEquals(new byte[1000], read(sinkMem, 0, 1000));
     }
 
     @Test
