@@ -86,7 +86,7 @@ public class PlacementBenchmark {
         }
 
         @Override
-        public TermCode checkTagged(int rsvdUlp, int stag, int payloadLength) {
+        public TermCode checkTagged(int rsvdUlp, int stag, long to, int payloadLength) {
             return null;
         }
 

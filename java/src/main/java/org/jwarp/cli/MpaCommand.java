@@ -39,8 +39,9 @@ public final class MpaCommand implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Parameters(index = "0", paramLabel = "HEX", description = "The frame's bytes in hex (spaces and colons allowed).")
-        String hex;
+        @Parameters(arity = "1..*", paramLabel = "HEX",
+                description = "The frame's bytes in hex (spaces, colons and several arguments allowed).")
+        java.util.List<String> hex;
 
         @Option(names = "--max-private-data", paramLabel = "N",
                 description = "Largest PD_Length accepted, 0..512 (default 512; Linux siw: 256).")
@@ -48,7 +49,12 @@ public final class MpaCommand implements Runnable {
 
         @Override
         public Integer call() throws MpaDecodeException {
-            byte[] bytes = parseHex("HEX", hex);
+            StringBuilder all = new StringBuilder();
+            for (String h : hex) {
+                String t = h.strip();
+                all.append(t.startsWith("0x") || t.startsWith("0X") ? t.substring(2) : t);
+            }
+            byte[] bytes = parseHex("HEX", all.toString());
             MpaFrame frame = MpaFrame.decode(bytes, new MpaFrameLimits(maxPrivateData, maxPrivateData));
             PrintWriter out = spec.commandLine().getOut();
             out.println(Json.write(frameJson(frame)));

@@ -19,7 +19,7 @@ import java.util.Objects;
  */
 public final class MpaFrame {
 
-    /** Which key the frame carries. */
+    /** Which key the frame carries, RFC 5044 §7.1.1. */
     public enum Kind {
         /** "MPA ID Req Frame", sent by the initiator. */
         REQUEST,
@@ -286,7 +286,10 @@ public final class MpaFrame {
                 + ", ulp=" + HexFormat.of().formatHex(ulpPrivateData) + "}";
     }
 
-    /** Builds a frame for sending; {@link #build()} enforces the sending rules. */
+    /**
+     * Builds a frame for sending; {@link #build()} enforces the sending rules of RFC 5044 §7.1.1,
+     * RFC 6581 §6 and §9.2.
+     */
     public static final class Builder {
         private final Kind kind;
         private boolean marker;

@@ -21,7 +21,7 @@ import java.util.Objects;
  */
 public final class MpaFrameReader {
 
-    /** Progress after a {@link #feed(ByteBuffer)}. */
+    /** Progress after a {@link #feed(ByteBuffer)} towards one RFC 5044 §7.1.1 frame. */
     public enum Status {
         /** The frame is incomplete; feed more bytes. */
         NEED_MORE,

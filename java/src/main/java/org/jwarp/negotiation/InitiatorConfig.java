@@ -122,7 +122,7 @@ public final class InitiatorConfig {
                 + ", pd=" + ulpPrivateData.length + "B, limits=" + limits + ", fallback=" + fallbackToUnenhanced + "}";
     }
 
-    /** Validating builder. Defaults: IRD 16, ORD 16, P2P with Write+Read RTR, enhanced, CRC, RFC limits. */
+    /** Validating builder (RFC 6581 §9.1, §9.2, RFC 5044 §7.1.1). Defaults: IRD 16, ORD 16, P2P with Write+Read RTR, enhanced, CRC, RFC limits. */
     public static final class Builder {
         private int ird = 16;
         private int ord = 16;

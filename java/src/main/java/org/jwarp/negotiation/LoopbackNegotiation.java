@@ -15,7 +15,7 @@ import org.jwarp.rdmap.TermCode;
 public final class LoopbackNegotiation {
 
     /**
-     * The exchange as both sides saw it.
+     * The exchange as both sides saw it (RFC 6581 §5 steps 1–2, §10 retry).
      *
      * @param request   the (last) request on the wire
      * @param reply     the reply on the wire, or null

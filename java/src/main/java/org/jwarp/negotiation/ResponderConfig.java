@@ -126,7 +126,7 @@ public final class ResponderConfig {
                 + ulpPrivateData.length + "B, limits=" + limits + "}";
     }
 
-    /** Validating builder. Defaults: maxIrd 16, ORD 16, no required ORD, Write+Read RTR, enhanced, CRC. */
+    /** Validating builder (RFC 6581 §9.1, §9.2, RFC 5044 §7.1.1). Defaults: maxIrd 16, ORD 16, no required ORD, Write+Read RTR, enhanced, CRC. */
     public static final class Builder {
         private int maxIrd = 16;
         private int ord = 16;

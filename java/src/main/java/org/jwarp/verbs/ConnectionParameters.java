@@ -172,8 +172,8 @@ public final class ConnectionParameters {
     }
 
     /**
-     * Validating builder; every setter rejects out-of-range input with the field and the RFC
-     * section. Defaults: IRD 16, ORD 16, no private data, retry counts 7, peer-to-peer with Write
+     * Validating builder (RFC 6581 §9.1, §9.2; RFC 5044 §7.1.1); every setter rejects out-of-range
+     * input with the field and the RFC section. Defaults: IRD 16, ORD 16, no private data, retry counts 7, peer-to-peer with Write
      * and Read RTR (what Linux siw accepts), CRC on.
      */
     public static final class Builder {

@@ -19,6 +19,13 @@ class MpaCommandTest {
     }
 
     @Test
+    void decodeAcceptsSpacedAndSplitHex() {
+        CliRun r = CliRun.of("mpa", "decode", "4d:50:41:20:49:44:20:52:65:71:20:46:72:61:6d:65", "0x0001", "00 00");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("\"frame\":\"request\""), r.out());
+    }
+
+    @Test
     void decodeUnenhancedReplyHasNullEnhancedData_5044_7_1_1() {
         CliRun r = CliRun.of("mpa", "decode", REP_KEY + "a0010001" + "ff");
         assertEquals(0, r.exit(), r.err());

@@ -159,6 +159,40 @@ class NegotiationPropertiesTest {
         }
     }
 
+    @Property(tries = 2000)
+    void rawBytesThroughReadersOnlyYieldDecisions_6581_12(@ForAll("responders") ResponderConfig r,
+                                                          @ForAll("initiators") InitiatorConfig i,
+                                                          @ForAll("requests") MpaFrame seed,
+                                                          @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 40) int pos,
+                                                          @ForAll byte value) {
+        byte[] wire = seed.toBytes();
+        wire[pos % wire.length] = value;
+        ResponderNegotiator rn = new ResponderNegotiator(r);
+        NegotiationDecision d = feed(wire, rn.newRequestReader(), rn::respond, rn::onMalformedRequest);
+        assertNotNull(d.outcome());
+        InitiatorNegotiator in = new InitiatorNegotiator(i);
+        in.createRequest();
+        byte[] reply = seed.toBytes();
+        reply[9] = 'p'; // "MPA ID Rep Frame" differs from the request key only here
+        reply[pos % reply.length] = value;
+        NegotiationDecision e = feed(reply, in.newReplyReader(), in::onReply, in::onMalformedReply);
+        assertNotNull(e.outcome());
+    }
+
+    private static NegotiationDecision feed(byte[] wire, org.jwarp.mpa.MpaFrameReader reader,
+                                            java.util.function.Function<MpaFrame, NegotiationDecision> onFrame,
+                                            java.util.function.Function<org.jwarp.mpa.MpaDecodeException,
+                                                    NegotiationDecision> onError) {
+        try {
+            if (reader.feed(java.nio.ByteBuffer.wrap(wire)) == org.jwarp.mpa.MpaFrameReader.Status.COMPLETE) {
+                return onFrame.apply(reader.frame());
+            }
+            return onError.apply(new org.jwarp.mpa.MpaDecodeException("MPA frame", "truncated", "RFC 5044 §7.1.1"));
+        } catch (org.jwarp.mpa.MpaDecodeException ex) {
+            return onError.apply(ex);
+        }
+    }
+
     private static boolean has(EnhancedConnectionData d, RtrType t) {
         return switch (t) {
             case SEND -> d.sendRtr();

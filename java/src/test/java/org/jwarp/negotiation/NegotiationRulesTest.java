@@ -293,7 +293,8 @@ class NegotiationRulesTest {
 
     @Test
     void responderAlwaysOffersExactlyOneRtrInP2p_6581_9_2() {
-        for (Set<RtrType> offered : new Set[] {EnumSet.of(RtrType.SEND), EnumSet.of(RtrType.READ), EnumSet.allOf(RtrType.class)}) {
+        for (Set<RtrType> offered : java.util.List.of(EnumSet.of(RtrType.SEND), EnumSet.of(RtrType.READ),
+                EnumSet.allOf(RtrType.class))) {
             EnhancedConnectionData p = run(ini().rtrTypes(offered), res().rtrTypes(EnumSet.of(RtrType.WRITE, RtrType.READ)))
                     .reply().enhancedData();
             int n = (p.sendRtr() ? 1 : 0) + (p.writeRtr() ? 1 : 0) + (p.readRtr() ? 1 : 0);
