@@ -99,6 +99,7 @@ _jg_build() {
   mkdir -p "$cache/debs"
   rm -rf "$cache"/.build-*
   b=$(mktemp -d "$cache/.build-XXXXXX")
+  chmod 0755 "$b"
   log=$b/build.log
 
   _jg_log "downloading linux-image-$kver $ver and linux-source-$series $ver"

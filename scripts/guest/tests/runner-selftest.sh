@@ -52,6 +52,7 @@ echo "selftest: run 1 (devices, perftest on siw0 and rxe0, exit 7)"
 HOSTVAR='from host' "$runner" "${runner_opts[@]}" --no-rw --rw "$work/rw" -e FOO='x y$z' -e HOSTVAR \
   "$(cat "$work/cmd1.sh")" > "$work/out1" 2> "$work/err1"
 rc1=$?
+grep -h '^\[siw-guest\] timings' "$work/err1" | sed 's/^/       /'
 check "exit status 7 propagates (got $rc1)" "$work/err1" test "$rc1" -eq 7
 check "stdout returned exactly" "$work/out1" \
   grep -qxF 'out $weird "chars"' "$work/out1"
@@ -87,6 +88,7 @@ echo "selftest: run 2 (argv form, exit 3)"
 "$runner" "${runner_opts[@]}" -q --no-rw -- sh -c 'printf "[%s]" "$@"; echo; exit 3' sh 'a b' "c'd" '$e' \
   > "$work/out2" 2> "$work/err2"
 rc2=$?
+grep -h '^\[siw-guest\] timings' "$work/err2" | sed 's/^/       /'
 check "argv form: exit status 3 propagates (got $rc2)" "$work/err2" test "$rc2" -eq 3
 check "argv form: arguments arrive unchanged" "$work/out2" grep -qxF "[a b][c'd][\$e]" "$work/out2"
 
@@ -96,6 +98,7 @@ start=$SECONDS
 "$runner" "${runner_opts[@]}" -q --no-rw -t 25 'echo started; sleep 600; echo not-reached' \
   > "$work/out3" 2> "$work/err3"
 rc3=$? took=$((SECONDS - start))
+grep -h '^\[siw-guest\] timings' "$work/err3" | sed 's/^/       /'
 check "timeout: exit status 124 (got $rc3)" "$work/err3" test "$rc3" -eq 124
 check "timeout: fails loudly" "$work/err3" grep -q 'siw-guest: TIMEOUT' "$work/err3"
 check "timeout: guest killed within the limit (${took}s)" "$work/err3" test "$took" -lt 60
