@@ -22,7 +22,7 @@ slog=$(mktemp)
 "$tool" -R -F -d "$dev" -p "$port" "$@" > "$slog" 2>&1 &
 srv=$!
 rc=1
-for attempt in 1 2 3 4 5 6 7 8; do
+for attempt in $(seq 1 30); do
   sleep 1
   kill -0 "$srv" 2>/dev/null || break
   if "$tool" -R -F -d "$dev" -p "$port" "$@" "$ip"; then rc=0; break; fi
