@@ -339,6 +339,41 @@ JNIEXPORT jint JNICALL JN(cmIdPortNum)(JNIEnv *env, jclass cls, jlong cmId)
 	return JW_PTR(struct rdma_cm_id, cmId)->port_num;
 }
 
+JNIEXPORT jobjectArray JNICALL JN(deviceNames)(JNIEnv *env, jclass cls)
+{
+	struct ibv_device **list;
+	jobjectArray arr = NULL;
+	jclass scls;
+	jstring s;
+	int n = 0, i;
+
+	(void)cls;
+	list = ibv_get_device_list(&n);
+	if (list == NULL && errno == ENOSYS) {
+		/* the kernel has no RDMA subsystem (no uverbs): no devices */
+		scls = (*env)->FindClass(env, "java/lang/String");
+		return scls != NULL ? (*env)->NewObjectArray(env, 0, scls, NULL) : NULL;
+	}
+	if (list == NULL) {
+		jw_throw_io(env, "ibv_get_device_list", errno);
+		return NULL;
+	}
+	scls = (*env)->FindClass(env, "java/lang/String");
+	if (scls != NULL)
+		arr = (*env)->NewObjectArray(env, n, scls, NULL);
+	for (i = 0; arr != NULL && i < n; i++) {
+		s = (*env)->NewStringUTF(env, ibv_get_device_name(list[i]));
+		if (s == NULL) {
+			arr = NULL;
+			break;
+		}
+		(*env)->SetObjectArrayElement(env, arr, i, s);
+		(*env)->DeleteLocalRef(env, s);
+	}
+	ibv_free_device_list(list);
+	return arr;
+}
+
 /* Hot path: no exception, the verbs return code (0 or an errno value) is the result. */
 JNIEXPORT jint JNICALL JN(postSend)(JNIEnv *env, jclass cls, jlong qp, jlong wr)
 {
