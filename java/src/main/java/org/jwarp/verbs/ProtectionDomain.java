@@ -1,0 +1,21 @@
+package org.jwarp.verbs;
+
+import java.nio.ByteBuffer;
+import java.util.Set;
+
+/**
+ * A protection domain (RFC 5041 §8.2, RFC 5040 §8): memory regions and queue pairs of the same PD
+ * may be used together; an STag is only valid on streams of its PD.
+ */
+public interface ProtectionDomain extends AutoCloseable {
+    /**
+     * Registers {@code buffer}'s whole [0, capacity) range. The buffer must be direct; the
+     * registration does not copy it.
+     *
+     * @throws IllegalArgumentException for a heap buffer or an empty access set with remote rights
+     */
+    MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws RdmaException;
+
+    @Override
+    void close();
+}

@@ -1,0 +1,51 @@
+package org.jwarp.verbs;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceLoader;
+
+/**
+ * Provider discovery: providers register a {@link RdmaProviderFactory} through
+ * {@link ServiceLoader}. The embedded pure-Java iWARP provider ({@value #DEFAULT_PROVIDER}) is the
+ * default; it needs no RNIC.
+ */
+public final class Rdma {
+    /** Name of the embedded default provider. */
+    public static final String DEFAULT_PROVIDER = "soft";
+    /** System property that overrides the default provider name. */
+    public static final String PROVIDER_PROPERTY = "jwarp.provider";
+
+    private Rdma() {
+    }
+
+    /** All factories visible to this class's loader, in ServiceLoader order. */
+    public static List<RdmaProviderFactory> factories() {
+        List<RdmaProviderFactory> out = new ArrayList<>();
+        for (RdmaProviderFactory f : ServiceLoader.load(RdmaProviderFactory.class, Rdma.class.getClassLoader())) {
+            out.add(f);
+        }
+        return out;
+    }
+
+    /** Opens the provider named by {@value #PROVIDER_PROPERTY}, or the soft provider. */
+    public static RdmaProvider openDefault() throws RdmaException {
+        return open(System.getProperty(PROVIDER_PROPERTY, DEFAULT_PROVIDER));
+    }
+
+    /**
+     * Opens a provider by name.
+     *
+     * @throws ProviderUnavailableException if no such provider exists or it cannot run here
+     *                                      (the message says why, e.g. no rdma-core, no device)
+     */
+    public static RdmaProvider open(String name) throws RdmaException {
+        List<String> known = new ArrayList<>();
+        for (RdmaProviderFactory f : factories()) {
+            known.add(f.name());
+            if (f.name().equalsIgnoreCase(name)) {
+                return f.open();
+            }
+        }
+        throw new ProviderUnavailableException(name, "no provider named '" + name + "'; known: " + known);
+    }
+}

@@ -1,0 +1,13 @@
+package org.jwarp.verbs;
+
+/** ServiceLoader entry point of a provider ({@code META-INF/services/org.jwarp.verbs.RdmaProviderFactory}). */
+public interface RdmaProviderFactory {
+    /** Short stable name, e.g. {@code soft} or {@code disni}. */
+    String name();
+
+    /** Null when the provider can run on this machine, otherwise the reason it cannot. */
+    String unavailableReason();
+
+    /** Opens the provider; throws {@link ProviderUnavailableException} carrying {@link #unavailableReason()}. */
+    RdmaProvider open() throws RdmaException;
+}

@@ -1,0 +1,10 @@
+package org.jwarp.verbs;
+
+/** A connection-setup step did not finish in time. */
+public class RdmaTimeoutException extends RdmaException {
+    private static final long serialVersionUID = 1L;
+
+    public RdmaTimeoutException(String message) {
+        super(message);
+    }
+}
