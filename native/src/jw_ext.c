@@ -265,25 +265,24 @@ JNIEXPORT jint JNICALL JN(cmEventInfo)(JNIEnv *env, jclass cls, jlong cmId, jobj
 	return written;
 }
 
-JNIEXPORT jint JNICALL JN(queryDevice)(JNIEnv *env, jclass cls, jlong ctx, jint port, jobject out)
+static void *device_out(JNIEnv *env, jobject out)
 {
-	struct ibv_context *c = JW_PTR(struct ibv_context, ctx);
-	struct ibv_device_attr a;
-	struct ibv_port_attr pa;
-	void *base;
-	int rc;
+	void *base = out != NULL ? (*env)->GetDirectBufferAddress(env, out) : NULL;
 
-	(void)cls;
-	if (c == NULL || out == NULL) {
-		jw_throw_io(env, "ibv_query_device: null argument", EINVAL);
-		return -1;
-	}
-	base = (*env)->GetDirectBufferAddress(env, out);
 	if (base == NULL || (*env)->GetDirectBufferCapacity(env, out) < DEV_SIZE) {
 		jw_throw_msg(env, "java/lang/IllegalArgumentException",
-			     "queryDevice needs a direct buffer of at least DEVICE_INFO_SIZE bytes");
-		return -1;
+			     "device info needs a direct buffer of at least DEVICE_INFO_SIZE bytes");
+		return NULL;
 	}
+	return base;
+}
+
+static jint fill_device(JNIEnv *env, struct ibv_context *c, int port, void *base)
+{
+	struct ibv_device_attr a;
+	struct ibv_port_attr pa;
+	int rc;
+
 	rc = ibv_query_device(c, &a);
 	if (rc != 0) {
 		jw_throw_io(env, "ibv_query_device", rc);
@@ -316,6 +315,68 @@ JNIEXPORT jint JNICALL JN(queryDevice)(JNIEnv *env, jclass cls, jlong ctx, jint 
 		put32(base, DEV_PORT_STATE, (int32_t)pa.state);
 	}
 	return DEV_SIZE;
+}
+
+JNIEXPORT jint JNICALL JN(queryDevice)(JNIEnv *env, jclass cls, jlong ctx, jint port, jobject out)
+{
+	struct ibv_context *c = JW_PTR(struct ibv_context, ctx);
+	void *base;
+
+	(void)cls;
+	if (c == NULL) {
+		jw_throw_io(env, "ibv_query_device: null context", EINVAL);
+		return -1;
+	}
+	base = device_out(env, out);
+	if (base == NULL)
+		return -1;
+	return fill_device(env, c, port, base);
+}
+
+/* Opens the named device, queries it (and port 1), closes it again. */
+JNIEXPORT jint JNICALL JN(queryDeviceByName)(JNIEnv *env, jclass cls, jstring name, jobject out)
+{
+	struct ibv_device **list;
+	struct ibv_context *c = NULL;
+	const char *want;
+	void *base;
+	jint rc = -1;
+	int n = 0, i, err = ENODEV;
+
+	(void)cls;
+	base = device_out(env, out);
+	if (base == NULL)
+		return -1;
+	if (name == NULL) {
+		jw_throw_io(env, "queryDeviceByName: null name", EINVAL);
+		return -1;
+	}
+	want = (*env)->GetStringUTFChars(env, name, NULL);
+	if (want == NULL)
+		return -1;
+	list = ibv_get_device_list(&n);
+	if (list == NULL)
+		err = errno;
+	for (i = 0; list != NULL && i < n; i++) {
+		if (strcmp(ibv_get_device_name(list[i]), want) == 0) {
+			c = ibv_open_device(list[i]);
+			err = c == NULL ? errno : 0;
+			break;
+		}
+	}
+	(*env)->ReleaseStringUTFChars(env, name, want);
+	if (c != NULL) {
+		rc = fill_device(env, c, 1, base);
+		if (ibv_close_device(c) != 0 && rc >= 0) {
+			jw_throw_io(env, "ibv_close_device", errno);
+			rc = -1;
+		}
+	} else {
+		jw_throw_io(env, "ibv_open_device", err);
+	}
+	if (list != NULL)
+		ibv_free_device_list(list);
+	return rc;
 }
 
 JNIEXPORT jstring JNICALL JN(deviceName)(JNIEnv *env, jclass cls, jlong ctx)

@@ -116,6 +116,9 @@ public final class JwarpNative {
     /** {@code ibv_query_device} (+ {@code ibv_query_port} when port &gt; 0) into {@code out}. */
     public static native int queryDevice(long verbsContext, int port, ByteBuffer out) throws IOException;
 
+    /** Opens the named device, queries it and port 1 into {@code out}, closes it again. */
+    public static native int queryDeviceByName(String name, ByteBuffer out) throws IOException;
+
     /** {@code ibv_get_device_name} of a verbs context. */
     public static native String deviceName(long verbsContext);
 
