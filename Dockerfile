@@ -25,7 +25,7 @@ COPY . .
 # The "native" profile activates on /usr/include/rdma/rdma_cma.h and puts libdisni.so into the
 # jar at org/jwarp/native/linux-x86_64/; device tests are excluded by default.
 RUN mvn -B -q -pl java -am package -DskipTests \
- && unzip -l java/target/jwarp-*-all.jar | grep -q 'org/jwarp/native/linux-.*/libdisni.so'
+ && jar tf java/target/jwarp-*-all.jar | grep -q 'org/jwarp/native/linux-.*/libdisni.so'
 
 # ---- runtime stage: JRE + rdma-core user space only ------------------------------------------
 FROM debian:bookworm-slim
