@@ -271,7 +271,7 @@ class DisniDeviceTest {
             InetSocketAddress unreachable = new InetSocketAddress(prefix + "99", 4791);
             t0 = System.nanoTime();
             RdmaException u = assertThrows(RdmaException.class, () -> client.dev.connectionManager()
-                    .connect(unreachable, client.qp(), ConnectionParameters.builder().build(), Duration.ofSeconds(20)));
+                    .connect(unreachable, client.qp(), ConnectionParameters.builder().build(), Duration.ofSeconds(8)));
             System.out.println(addr + " unreachable -> " + u + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         }
     }

@@ -199,6 +199,7 @@ final class DisniDevice implements Device, ConnectionManager {
         }
         DisniQp qp = null;
         boolean ok = false;
+        boolean abandoned = false;
         try {
             int ms = remainingMs(deadline, RESOLVE_MS);
             dispatcher.locked(() -> {
@@ -218,10 +219,10 @@ final class DisniDevice implements Device, ConnectionManager {
             qp = createQp(id, qpc);
             final DisniQp q = qp;
             long idp = CmDispatcher.ptr(id);
-            dispatcher.locked(() -> {
-                JwarpNative.connect(idp, ird, ord, params.retryCount(), params.rnrRetryCount(), pd);
-                return null;
-            });
+            if (!connectWithin(id, idp, ird, ord, params, pd, deadline, remote)) {
+                abandoned = true; // the helper thread destroys the id once rdma_connect returns
+                throw new RdmaTimeoutException("connect to " + remote + ": rdma_connect did not return within the timeout");
+            }
             CmEvent ev = dispatcher.await(id, deadline, "connect to " + remote);
             if (ev.type() == CmEvent.REJECTED) {
                 throw rejected(ev, remote);
@@ -239,12 +240,9 @@ final class DisniDevice implements Device, ConnectionManager {
                 peerPd = d == null ? ev.privateData() : d.ulpData();
                 p2p = d != null && d.peerToPeer();
             } else {
-                peerIrd = IrdOrd.checkedPeer("peer IRD (responder_resources)", ev.responderResources());
-                peerOrd = IrdOrd.checkedPeer("peer ORD (initiator_depth)", ev.initiatorDepth());
-                if (peerIrd == 0 && peerOrd == 0) {
-                    peerIrd = IrdOrd.UNKNOWN;
-                    peerOrd = IrdOrd.UNKNOWN;
-                }
+                int[] peer = IrdOrd.peerFromEstablished(ev.responderResources(), ev.initiatorDepth(), ird);
+                peerIrd = peer[0];
+                peerOrd = peer[1];
                 peerPd = ev.privateData();
             }
             int negOrd = IrdOrd.ordWithin(ord, peerIrd);
@@ -268,8 +266,66 @@ final class DisniDevice implements Device, ConnectionManager {
                 if (qp != null) {
                     detach(qp, qpc);
                 }
-                dispatcher.destroy(id, qp != null);
+                if (!abandoned) {
+                    dispatcher.destroy(id, qp != null);
+                }
             }
+        }
+    }
+
+    /**
+     * Runs rdma_connect on a helper thread: kernel iWARP drivers (siw) connect the TCP stream
+     * synchronously inside rdma_connect, which would otherwise block past the caller's deadline
+     * (about 130 s of SYN retries towards a silent address). Returns false on timeout; the
+     * helper then destroys the id itself when the call returns.
+     */
+    private boolean connectWithin(RdmaCmId id, long idp, int ird, int ord, ConnectionParameters params, byte[] pd,
+            long deadline, InetSocketAddress remote) throws RdmaException {
+        java.util.concurrent.CompletableFuture<Void> f = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicBoolean gaveUp = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread t = new Thread(() -> {
+            try {
+                JwarpNative.connect(idp, ird, ord, params.retryCount(), params.rnrRetryCount(), pd);
+                f.complete(null);
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+            synchronized (gaveUp) {
+                if (gaveUp.get()) {
+                    dispatcher.destroy(id, true);
+                }
+            }
+        }, "jwarp-disni-connect");
+        t.setDaemon(true);
+        t.start();
+        try {
+            f.get(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            synchronized (gaveUp) {
+                if (!f.isDone()) {
+                    gaveUp.set(true);
+                    return false;
+                }
+            }
+            return f.isCompletedExceptionally() ? failConnect(f, remote) : true;
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable c = e.getCause();
+            throw new RdmaException("connect to " + remote + ": " + c.getMessage(), c);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmaException("connect to " + remote + ": interrupted");
+        }
+    }
+
+    private static boolean failConnect(java.util.concurrent.CompletableFuture<Void> f, InetSocketAddress remote)
+            throws RdmaException {
+        try {
+            f.join();
+            return true;
+        } catch (java.util.concurrent.CompletionException e) {
+            Throwable c = e.getCause();
+            throw new RdmaException("connect to " + remote + ": " + c.getMessage(), c);
         }
     }
 
@@ -282,7 +338,17 @@ final class DisniDevice implements Device, ConnectionManager {
         return pd;
     }
 
-    ConnectionRejectedException rejected(CmEvent ev, InetSocketAddress remote) {
+    /** IB CM reject reason of a consumer's rdma_reject (IBA 12.6.7.2, reason 28). */
+    static final int IB_REJ_CONSUMER_DEFINED = 28;
+    /** iWARP: the MPA Reply had R set (siw reports -ECONNRESET); -ECONNREFUSED is a TCP refusal. */
+    static final int IW_MPA_REJECT = -104;
+
+    RdmaException rejected(CmEvent ev, InetSocketAddress remote) {
+        boolean ulp = roce ? ev.status() == IB_REJ_CONSUMER_DEFINED : ev.status() == IW_MPA_REJECT;
+        if (!ulp) {
+            return new RdmaException("connect to " + remote + " refused: no listener or not reachable ("
+                    + (roce ? "IB CM reject reason " : "status ") + ev.status() + ")");
+        }
         byte[] pd = ev.privateData();
         int required = -1;
         if (roce) {

@@ -80,12 +80,9 @@ final class DisniListener implements Listener {
             }
             return new Request(ev.id(), remote, d.ird(), d.ord(), d.peerToPeer(), d.rtr(), d.ulpData());
         }
-        int peerIrd = IrdOrd.checkedPeer("peer IRD (responder_resources)", ev.responderResources());
-        int peerOrd = IrdOrd.checkedPeer("peer ORD (initiator_depth)", ev.initiatorDepth());
-        if (peerIrd == 0 && peerOrd == 0) {
-            peerIrd = IrdOrd.UNKNOWN; // MPA revision 1 peer: no enhanced data
-            peerOrd = IrdOrd.UNKNOWN;
-        }
+        int[] peer = IrdOrd.peerFromRequest(ev.responderResources(), ev.initiatorDepth());
+        int peerIrd = peer[0];
+        int peerOrd = peer[1];
         return new Request(ev.id(), remote, peerIrd, peerOrd, false, Set.of(), ev.privateData());
     }
 

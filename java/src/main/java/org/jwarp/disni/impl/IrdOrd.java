@@ -39,6 +39,40 @@ public final class IrdOrd {
     }
 
     /**
+     * The peer's (IRD, ORD) from the rdma_conn_param of a kernel iWARP CONNECT_REQUEST. Measured
+     * on siw: initiator_depth carries the initiator's IRD (the bound for our ORD) and
+     * responder_resources its ORD. 0/0 means an MPA revision 1 peer (no enhanced data).
+     */
+    public static int[] peerFromRequest(int responderResources, int initiatorDepth) {
+        int ird = checkedPeer("peer IRD (initiator_depth)", initiatorDepth);
+        int ord = checkedPeer("peer ORD (responder_resources)", responderResources);
+        return ird == 0 && ord == 0 ? new int[] {UNKNOWN, UNKNOWN} : new int[] {ird, ord};
+    }
+
+    /**
+     * The responder's (IRD, ORD) from the ESTABLISHED event at the initiator. Measured on siw:
+     * responder_resources carries the responder's IRD and initiator_depth its ORD; other drivers
+     * (cxgb4) report them the other way round. The reading is checked against what RFC 6581
+     * section 9.1 guarantees, the responder's ORD never exceeding our IRD: if only the swapped
+     * reading satisfies it, that one is used; if neither does, the values are refused.
+     */
+    public static int[] peerFromEstablished(int responderResources, int initiatorDepth, int localIrd) {
+        int a = checkedPeer("peer IRD (responder_resources)", responderResources);
+        int b = checkedPeer("peer ORD (initiator_depth)", initiatorDepth);
+        if (a == 0 && b == 0) {
+            return new int[] {UNKNOWN, UNKNOWN};
+        }
+        if (b <= localIrd) {
+            return new int[] {a, b};
+        }
+        if (a <= localIrd) {
+            return new int[] {b, a};
+        }
+        throw new IllegalStateException("peer ORD: neither " + b + " nor " + a + " fits within our IRD " + localIrd
+                + " (RFC 6581 section 9.1: the responder's ORD must not exceed the initiator's IRD)");
+    }
+
+    /**
      * Validates a peer value reported by a CM event: 0..16383 (14 bits, RFC 6581 section 9.1).
      *
      * @throws IllegalStateException naming the field when it is out of range
