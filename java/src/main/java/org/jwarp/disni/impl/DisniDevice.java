@@ -31,7 +31,7 @@ import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
-import org.jwarp.verbs.RtrType;
+import org.jwarp.negotiation.RtrType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

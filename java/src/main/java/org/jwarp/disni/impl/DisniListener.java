@@ -13,7 +13,7 @@ import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
-import org.jwarp.verbs.RtrType;
+import org.jwarp.negotiation.RtrType;
 import org.jwarp.disni.natives.JwarpNative;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,7 +1,7 @@
 package org.jwarp.disni.impl;
 
 import java.nio.ByteBuffer;
-import org.jwarp.verbs.RtrType;
+import org.jwarp.negotiation.RtrType;
 
 /**
  * The RFC 6581 section 9.1 enhanced connection data (IRD and ORD words with the A/B/C/D flags)

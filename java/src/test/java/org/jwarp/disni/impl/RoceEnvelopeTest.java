@@ -13,7 +13,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
-import org.jwarp.verbs.RtrType;
+import org.jwarp.negotiation.RtrType;
 import org.junit.jupiter.api.Test;
 
 class RoceEnvelopeTest {
