@@ -1,0 +1,72 @@
+package org.jwarp.mpa;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Builds MPA FPDUs in place, RFC 5044 §4: the caller writes the ULPDU (DDP header and payload)
+ * at {@link #ulpduIndex(ByteBuffer)}, then {@link #finish} writes ULPDU_Length, zero pad and the
+ * CRC32c (or zero when CRC is off, RFC 5044 §4.4 / §7.1) and advances the buffer's position past
+ * the FPDU. With markers on, {@code finish} re-lays the FPDU with markers through a scratch buffer
+ * (markers are a rarely used slow path; siw never negotiates them).
+ *
+ * <p>No allocation per FPDU. Not thread-safe: one encoder per connection and direction.
+ */
+public final class FpduEncoder {
+    private final boolean crcEnabled;
+    private final MarkerInserter markers;
+    private final ByteBuffer scratch;
+    private final Crc32c crc = new Crc32c();
+
+    public FpduEncoder(boolean crcEnabled, boolean markersEnabled) {
+        this.crcEnabled = crcEnabled;
+        this.markers = markersEnabled ? new MarkerInserter() : null;
+        this.scratch = markersEnabled ? ByteBuffer.allocateDirect(Fpdu.MAX_FPDU_LENGTH) : null;
+    }
+
+    public boolean crcEnabled() {
+        return crcEnabled;
+    }
+
+    public boolean markersEnabled() {
+        return markers != null;
+    }
+
+    /** Stream bytes needed in {@code dst} for an FPDU carrying a ULPDU of this length. */
+    public int wireLength(int ulpduLength) {
+        return Fpdu.maxWireLength(ulpduLength, markers != null);
+    }
+
+    /** Absolute index in {@code dst} at which the caller writes the ULPDU of the next FPDU. */
+    public int ulpduIndex(ByteBuffer dst) {
+        return dst.position() + Fpdu.ULPDU_OFFSET;
+    }
+
+    /**
+     * Completes the FPDU whose ULPDU of {@code ulpduLength} bytes the caller wrote at
+     * {@link #ulpduIndex}; returns the stream bytes written and advances {@code dst}'s position.
+     */
+    public int finish(ByteBuffer dst, int ulpduLength) {
+        if (ulpduLength < 0 || ulpduLength > Fpdu.MAX_ULPDU_LENGTH) {
+            throw new FpduFormatException("ULPDU_Length " + ulpduLength + " outside 0..65535 (RFC 5044 §4.1)");
+        }
+        int start = dst.position();
+        int pad = Fpdu.padLength(ulpduLength);
+        dst.putShort(start + Fpdu.LENGTH_OFFSET, (short) ulpduLength);
+        int padAt = start + Fpdu.ULPDU_OFFSET + ulpduLength;
+        for (int i = 0; i < pad; i++) {
+            dst.put(padAt + i, (byte) 0);
+        }
+        int crcAt = padAt + pad;
+        int value = crcEnabled ? crc.compute(dst, start, crcAt - start) : 0;
+        Crc32c.putWire(dst, crcAt, value);
+        int fpduLength = crcAt + Fpdu.CRC_SIZE - start;
+        if (markers == null) {
+            dst.position(start + fpduLength);
+            return fpduLength;
+        }
+        scratch.put(0, dst, start, fpduLength);
+        int written = markers.copyFpdu(scratch, 0, fpduLength, dst, start);
+        dst.position(start + written);
+        return written;
+    }
+}
