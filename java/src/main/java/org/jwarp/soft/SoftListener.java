@@ -40,6 +40,7 @@ final class SoftListener implements Listener, Reactor.Handler {
     /** Reactor thread only. */
     private final Set<SoftStream> pending = new HashSet<>();
     private final AtomicLong refused = new AtomicLong();
+    private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
 
     SoftListener(SoftDevice device, Reactor reactor, InetSocketAddress address, int backlog) throws IOException {
@@ -108,6 +109,7 @@ final class SoftListener implements Listener, Reactor.Handler {
             try {
                 SoftStream s = SoftStream.responder(device, reactor, this, ch, baseConfig());
                 pending.add(s);
+                pendingCount.set(pending.size());
             } catch (IOException | RuntimeException e) {
                 LOG.warn("cannot set up accepted connection: {}", e.toString());
                 try {
@@ -135,7 +137,14 @@ final class SoftListener implements Listener, Reactor.Handler {
 
     /** Reactor thread: the stream left the pending state. */
     void pendingDone(SoftStream s) {
-        pending.remove(s);
+        if (pending.remove(s)) {
+            pendingCount.set(pending.size());
+        }
+    }
+
+    /** Connections waiting for their MPA Request or the ULP's decision (any thread). */
+    int pendingCount() {
+        return pendingCount.get();
     }
 
     @Override
@@ -177,9 +186,10 @@ final class SoftListener implements Listener, Reactor.Handler {
         }
         ready.clear();
         for (SoftStream s : new HashSet<>(pending)) {
-            s.closeByUser();
+            s.rejectIfUndecided();
         }
         pending.clear();
+        pendingCount.set(0);
     }
 
     /** Closes the port and rejects every pending request (RFC 5044 §7.1.2 MPA Reply with R=1). */

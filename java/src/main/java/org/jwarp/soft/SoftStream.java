@@ -67,6 +67,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private SoftConnectionRequest request;
 
     private MpaFrameReader reader;
+    /** Stream bytes received while waiting for the peer's MPA frame (a TERM can only be at offset 0). */
+    private long setupBytes;
     private byte[] requestBytes;
     private byte[] replyBytes;
     private NegotiationOutcome outcome;
@@ -184,6 +186,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     private void onConnected() throws IOException {
         MpaFrame req = ineg.createRequest();
+        setupBytes = 0;
         requestBytes = req.toBytes();
         tx.put(requestBytes);
         phase = Phase.AWAIT_REPLY;
@@ -203,10 +206,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private void onReplyBytes(ByteBuffer in) {
         int start = in.position();
         MpaFrameReader.Status st;
+        boolean atStart = setupBytes == 0;
+        setupBytes += in.remaining();
         try {
             st = reader.feed(in);
         } catch (MpaDecodeException e) {
-            TermCode peerTerm = reader.bytesConsumed() <= 1 ? SoftTerm.sniff(in, start) : null;
+            TermCode peerTerm = atStart ? SoftTerm.sniff(in, start) : null;
             if (peerTerm != null) {
                 decideInitiator(ineg.onTerminate(peerTerm), true);
             } else {
@@ -260,10 +265,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private void onRequestBytes(ByteBuffer in) {
         int start = in.position();
         MpaFrameReader.Status st;
+        boolean atStart = setupBytes == 0;
+        setupBytes += in.remaining();
         try {
             st = reader.feed(in);
         } catch (MpaDecodeException e) {
-            TermCode peerTerm = reader.bytesConsumed() <= 1 ? SoftTerm.sniff(in, start) : null;
+            TermCode peerTerm = atStart ? SoftTerm.sniff(in, start) : null;
             in.position(in.limit());
             decideResponder(peerTerm != null ? rneg.onTerminate(peerTerm) : rneg.onMalformedRequest(e));
             return;
@@ -304,6 +311,16 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             throw failure != null ? failure : new RdmaException("accept failed: " + d.outcome().reason());
         }
         return connection;
+    }
+
+    /** Reactor thread, listener closing: reject an undecided request, drop anything else pending. */
+    void rejectIfUndecided() {
+        if (phase == Phase.AWAIT_DECISION) {
+            request.invalidate();
+            decideResponder(rneg.reject(new byte[0]));
+        } else {
+            closeByUser();
+        }
     }
 
     /** Reactor thread: the ULP rejected. */
