@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
         description = "RDMA for Java over iWARP: protocol tools, demo, server and client.",
         subcommands = {
                 CommandLine.HelpCommand.class,
+                DdpCommand.class,
                 DemoCommand.class, ServerCommand.class, ClientCommand.class,
         })
 public final class JwarpCli {

@@ -1,0 +1,120 @@
+package org.jwarp.rdmap;
+
+import java.nio.ByteBuffer;
+import org.jwarp.ddp.DdpHeader;
+
+/**
+ * The RDMAP Terminate message codec, RFC 5040 §4.8, laid out as Linux siw sends it.
+ *
+ * <pre>
+ *  0: Layer(4) | EType(4) | Error Code(8) | M | D | R | Rsvd(13)
+ *  4: DDP Segment Length(16)            present when M, D or R is set
+ *  6: Terminated DDP Header (14 or 18)  when D
+ *  +: Terminated RDMA Header (28)       when R (the Read Request header)
+ * </pre>
+ *
+ * The Terminate message travels as an untagged DDP message on QN 2 with MSN 1 and MO 0
+ * (control word {@code 0x4147}). On decode, any layer/etype is accepted, in particular layer 2
+ * with etype 0 (RFC 5040) or 3 (cxgb4, irdma); see {@link TermCode#isMpa()}.
+ */
+public final class TerminateCodec {
+    private TerminateCodec() {
+    }
+
+    /** Hdrct M: DDP Segment Length valid. */
+    public static final int HDRCT_M = 0x8000;
+    /** Hdrct D: Terminated DDP header included. */
+    public static final int HDRCT_D = 0x4000;
+    /** Hdrct R: Terminated RDMA header included. */
+    public static final int HDRCT_R = 0x2000;
+    /** Size of the Terminate control word. */
+    public static final int CONTROL_LENGTH = 4;
+    /** Size of the DDP Segment Length field. */
+    public static final int SEGMENT_LENGTH_SIZE = 2;
+    /** Largest Terminate payload: control, segment length, untagged DDP header, Read Request header. */
+    public static final int MAX_PAYLOAD_LENGTH = CONTROL_LENGTH + SEGMENT_LENGTH_SIZE
+            + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;
+
+    /**
+     * Writes a Terminate payload at {@code dst[index..]}. {@code headers[headersIndex..]} holds the
+     * offending DDP header ({@code ddpHeaderLength} bytes, 0 if none) followed by its RDMAP header
+     * ({@code rdmapHeaderLength}, 0 or 28). Returns the payload length.
+     */
+    public static int encode(ByteBuffer dst, int index, TermCode code, int ddpSegmentLength, ByteBuffer headers,
+            int headersIndex, int ddpHeaderLength, int rdmapHeaderLength, boolean segmentLengthValid) {
+        if (ddpHeaderLength != 0 && ddpHeaderLength != DdpHeader.TAGGED_HEADER_LENGTH
+                && ddpHeaderLength != DdpHeader.UNTAGGED_HEADER_LENGTH) {
+            throw new IllegalArgumentException("terminated DDP header must be 0, 14 or 18 bytes: " + ddpHeaderLength);
+        }
+        if (rdmapHeaderLength != 0 && (rdmapHeaderLength != ReadRequestHeader.LENGTH || ddpHeaderLength == 0)) {
+            throw new IllegalArgumentException("terminated RDMA header must be a 28-byte Read Request header after a "
+                    + "DDP header (RFC 5040 §4.8): " + rdmapHeaderLength);
+        }
+        int hdrct = (segmentLengthValid ? HDRCT_M : 0) | (ddpHeaderLength > 0 ? HDRCT_D : 0)
+                | (rdmapHeaderLength > 0 ? HDRCT_R : 0);
+        dst.putInt(index, code.controlBits() | hdrct);
+        int n = CONTROL_LENGTH;
+        if (hdrct != 0) {
+            dst.putShort(index + n, (short) ddpSegmentLength);
+            n += SEGMENT_LENGTH_SIZE;
+            int h = ddpHeaderLength + rdmapHeaderLength;
+            if (h > 0) {
+                dst.put(index + n, headers, headersIndex, h);
+                n += h;
+            }
+        }
+        return n;
+    }
+
+    /** Decodes a Terminate payload; throws {@link RdmapFormatException} naming the field on bad input. */
+    public static TerminateMessage decode(ByteBuffer src, int index, int length) {
+        if (length < CONTROL_LENGTH) {
+            throw new RdmapFormatException("Terminate payload of " + length + " bytes is shorter than its 4-byte "
+                    + "control field (RFC 5040 §4.8)");
+        }
+        int word = src.getInt(index);
+        TermCode code = TermCode.fromControlWord(word);
+        boolean m = (word & HDRCT_M) != 0;
+        boolean d = (word & HDRCT_D) != 0;
+        boolean r = (word & HDRCT_R) != 0;
+        if (r && !d) {
+            throw new RdmapFormatException("Terminate Hdrct has R without D: the RDMA header follows the DDP header "
+                    + "(RFC 5040 §4.8)");
+        }
+        int n = CONTROL_LENGTH;
+        int segLen = 0;
+        byte[] ddp = new byte[0];
+        byte[] rdma = new byte[0];
+        if (m || d) {
+            if (length < n + SEGMENT_LENGTH_SIZE) {
+                throw new RdmapFormatException("Terminate payload of " + length + " bytes lacks the DDP Segment Length "
+                        + "its Hdrct announces (RFC 5040 §4.8)");
+            }
+            segLen = src.getShort(index + n) & 0xFFFF;
+            n += SEGMENT_LENGTH_SIZE;
+        }
+        if (d) {
+            if (length < n + 1) {
+                throw new RdmapFormatException("Terminate payload of " + length + " bytes lacks the Terminated DDP "
+                        + "Header (RFC 5040 §4.8)");
+            }
+            int hl = DdpHeader.headerLength(src.get(index + n) & 0xFF);
+            if (length < n + hl) {
+                throw new RdmapFormatException("Terminate payload of " + length + " bytes truncates the " + hl
+                        + "-byte Terminated DDP Header (RFC 5040 §4.8)");
+            }
+            ddp = new byte[hl];
+            src.get(index + n, ddp);
+            n += hl;
+        }
+        if (r) {
+            if (length < n + ReadRequestHeader.LENGTH) {
+                throw new RdmapFormatException("Terminate payload of " + length + " bytes truncates the 28-byte "
+                        + "Terminated RDMA Header (RFC 5040 §4.8)");
+            }
+            rdma = new byte[ReadRequestHeader.LENGTH];
+            src.get(index + n, rdma);
+        }
+        return new TerminateMessage(code, m, d, r, segLen, ddp, rdma);
+    }
+}
