@@ -379,7 +379,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             setDeadline(config.responderTimeout().toNanos());
         }
         connection = new SoftConnection(this, qp);
-        qp.attach(this, outcome.ord());
+        qp.attach(this, data.ord());
         if (!initiator && listener != null) {
             listener.pendingDone(this);
         }
