@@ -474,7 +474,7 @@ public final class ClientCommand implements Callable<Integer> {
         private int reap() throws RdmaException, InterruptedException {
             int n = cq.await(wcs, wcs.length, AWAIT_MS, TimeUnit.MILLISECONDS);
             if (n == 0) {
-                throw new RdmaException("no completion within " + AWAIT_MS + " ms");
+                throw new RdmaException("no completion within " + AWAIT_MS + " ms on " + conn.queuePair());
             }
             for (int k = 0; k < n; k++) {
                 if (!wcs[k].isSuccess()) {

@@ -129,7 +129,12 @@ public final class DemoCommand implements Callable<Integer> {
                     }
                 }
             }
-            long answered = served.get(10, TimeUnit.SECONDS);
+            long answered;
+            try {
+                answered = served.get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new org.jwarp.verbs.RdmaException("responder did not finish: " + r.connection().queuePair());
+            }
             r.close();
             server.join(5000);
             double secs = (System.nanoTime() - t0) / 1e9;

@@ -211,8 +211,11 @@ final class SoftDataPath implements RdmapListener {
                 feedSends();
             }
         }
+        if (!stopped && tx.position() > 0) {
+            stream.flushQuietly(); // leaves OP_WRITE set while bytes remain
+        }
         if (!stopped && ep.hasPendingOutput() && tx.remaining() >= ep.maxFpduWireLength()) {
-            stream.kick(); // yield, continue in the next loop turn
+            stream.kick(); // room but work left: yield, continue in the next loop turn
         }
         afterEngine();
     }
@@ -290,6 +293,12 @@ final class SoftDataPath implements RdmapListener {
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.ERROR) {
             stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
         }
+    }
+
+    String debugState() {
+        return "ep " + ep.state() + " sqOut=" + ep.sqOutstanding() + " rq=" + ep.rqPosted() + " readsOut="
+                + ep.readsOutstanding() + " respPending=" + ep.readResponsesPending() + " pending=" + ep.hasPendingOutput()
+                + (fenced ? " fenced" : "");
     }
 
     void stop() {

@@ -356,6 +356,9 @@ public final class SoftQueuePair implements QueuePair {
 
     @Override
     public String toString() {
-        return "SoftQueuePair[qp=" + qpNum + ", " + state + "]";
+        SoftStream st = stream;
+        return "SoftQueuePair[qp=" + qpNum + ", " + state + ", sq posted/issued/done=" + sqPosted + "/" + sqIssued + "/"
+                + sqDone + ", reads=" + readsOutstanding + ", rq posted/issued/done=" + rqPosted + "/" + rqIssued + "/"
+                + rqDone + (st != null ? ", " + st.debugState() : "") + "]";
     }
 }

@@ -748,6 +748,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return new MpaRequestReplyFlyweight().wrap(ByteBuffer.wrap(frame), 0).hasReplyKey() ? "reply" : "request";
     }
 
+    /** Counters for diagnostics (racy reads, any thread). */
+    String debugState() {
+        SoftDataPath d = data;
+        return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (tx == null ? 0 : tx.position());
+    }
+
     @Override
     public String toString() {
         return "SoftStream[" + (initiator ? "initiator" : "responder") + " " + remote + " " + phase + "]";
