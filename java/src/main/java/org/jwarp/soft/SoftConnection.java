@@ -65,7 +65,8 @@ public final class SoftConnection implements Connection {
 
     @Override
     public boolean isOpen() {
-        return !stream.closed.isDone() && stream.phase() == SoftStream.Phase.ESTABLISHED;
+        return !stream.closed.isDone() && stream.phase() == SoftStream.Phase.ESTABLISHED
+                && qp.state() != org.jwarp.verbs.QueuePair.QpState.ERR;
     }
 
     @Override

@@ -158,12 +158,15 @@ final class SoftDataPath implements RdmapListener {
             return false;
         }
         String mismatch = rtr == null ? null : rtrMismatch(head);
+        peek = null;
+        if (mismatch != null) {
+            rx.position(rx.limit());
+            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, mismatch);
+            afterEngine();
+            return false;
+        }
         feedReceives();
         ep.receive(head);
-        peek = null;
-        if (mismatch != null && ep.state() == RdmapEndpoint.State.RTS) {
-            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, mismatch);
-        }
         return true;
     }
 
@@ -302,7 +305,22 @@ final class SoftDataPath implements RdmapListener {
     }
 
     void stop() {
+        if (stopped) {
+            return;
+        }
         stopped = true;
+        if (peerTerm != null) {
+            WcStatus st = statusFor(peerTerm.code());
+            qp.lock.lock();
+            try {
+                // the oldest outstanding send-queue WR is the one the peer refused
+                if (qp.sqDone < qp.sqIssued) {
+                    qp.finishSend((int) (qp.sqDone % qp.sqSize()), st);
+                }
+            } finally {
+                qp.lock.unlock();
+            }
+        }
         if (ep.state() != RdmapEndpoint.State.RTS) {
             ep.flush();
         }
@@ -355,17 +373,7 @@ final class SoftDataPath implements RdmapListener {
 
     @Override
     public void onPeerTerminate(TerminateMessage term) {
-        peerTerm = term;
-        WcStatus st = statusFor(term.code());
-        qp.lock.lock();
-        try {
-            // the oldest outstanding send-queue WR is the one the peer refused
-            if (qp.sqDone < qp.sqIssued) {
-                qp.finishSend((int) (qp.sqDone % qp.sqSize()), st);
-            }
-        } finally {
-            qp.lock.unlock();
-        }
+        peerTerm = term; // acted on in stop(), once the stream is marked closing
     }
 
     @Override

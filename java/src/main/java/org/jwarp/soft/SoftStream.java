@@ -51,7 +51,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private final SoftConfig config;
     private SocketChannel ch;
     private SelectionKey key;
-    private Phase phase;
+    private volatile Phase phase;
     private long deadline;
     private boolean timed;
     private ByteBuffer tx;
@@ -635,6 +635,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         if (failure == null) {
             failure = cause;
         }
+        phase = Phase.CLOSING; // before the flush, so isOpen() is false once its completions appear
         if (data != null) {
             data.stop();
         }
@@ -713,6 +714,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
         if (data != null) {
             data.pump();
+        }
+        phase = Phase.CLOSING;
+        if (data != null) {
             data.stop();
         }
         if (qp != null) {
