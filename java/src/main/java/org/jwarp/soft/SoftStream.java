@@ -374,6 +374,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             return;
         }
         phase = Phase.ESTABLISHED;
+        reader = null; // its staging buffer is not needed in FPDU mode
         clearDeadline();
         if (!initiator && data.awaitingFirstFpdu() && outcome.rtr() != null) {
             setDeadline(config.responderTimeout().toNanos());
