@@ -77,7 +77,9 @@ public final class DemoCommand implements Callable<Integer> {
         }
         ConnectionParameters initiator = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(true)
                 .rtrTypes(ClientCommand.parseRtr(rtr)).build();
-        ConnectionParameters responder = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(true).build();
+        ConnectionParameters responder = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(true)
+                .rtrTypes(org.jwarp.verbs.RtrType.WRITE, org.jwarp.verbs.RtrType.READ, org.jwarp.verbs.RtrType.SEND)
+                .build();
         Map<String, Object> report = Json.object();
         try (RdmaProvider prov = Rdma.open(provider);
              Device dev = prov.open(InetAddress.getByName(address));
