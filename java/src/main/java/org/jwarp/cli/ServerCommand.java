@@ -100,8 +100,10 @@ public final class ServerCommand implements Callable<Integer> {
 
     /**
      * The server side of the workload on one connection (used by {@code server} and {@code demo}).
-     * Receive slots are posted once; a Send whose first byte is {@link ClientCommand#CREDIT_TAG}
-     * gets a zero-length Send back after its slot is re-posted, any other Send is echoed.
+     * Receive slots are posted once and re-posted as soon as their message is taken; a Send whose
+     * first byte is {@link ClientCommand#CREDIT_TAG} gets a zero-length Send back (a credit), any
+     * other Send is copied to an echo buffer and sent back. Either answer follows the re-post, so
+     * an answered peer always finds a buffer (RFC 5041 §7.2: a Send without one is fatal).
      */
     static final class Responder implements AutoCloseable {
         private static final long KIND_RECV = 1L << 40;
@@ -112,17 +114,19 @@ public final class ServerCommand implements Callable<Integer> {
         private final ProtectionDomain pd;
         private final CompletionQueue cq;
         private final MemoryRegion slotsMr;
+        private final MemoryRegion echoMr;
         private final MemoryRegion targetMr;
         private final Connection conn;
         private final int slots;
         private final int slotSize;
         private volatile boolean stop;
 
-        private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion targetMr,
-                          Connection conn, int slots, int slotSize) {
+        private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion echoMr,
+                          MemoryRegion targetMr, Connection conn, int slots, int slotSize) {
             this.pd = pd;
             this.cq = cq;
             this.slotsMr = slotsMr;
+            this.echoMr = echoMr;
             this.targetMr = targetMr;
             this.conn = conn;
             this.slots = slots;
@@ -146,6 +150,8 @@ public final class ServerCommand implements Callable<Integer> {
                 cq = dev.createCompletionQueue(4 * window + 16);
                 MemoryRegion slotsMr = pd.register(ByteBuffer.allocateDirect(slotSize * window),
                         EnumSet.of(Access.LOCAL_WRITE));
+                MemoryRegion echo = pd.register(ByteBuffer.allocateDirect(slotSize * window),
+                        EnumSet.of(Access.LOCAL_WRITE));
                 MemoryRegion target = pd.register(ByteBuffer.allocateDirect(Math.max(16, bufSize)),
                         EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
                 byte[] pdata = ClientCommand.RemoteBuffer.encode(target.address(), target.rkey(), target.length());
@@ -156,7 +162,7 @@ public final class ServerCommand implements Callable<Integer> {
                 }
                 QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4);
                 Connection conn = req.accept(qpc, p);
-                Responder r = new Responder(pd, cq, slotsMr, target, conn, window, slotSize);
+                Responder r = new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize);
                 for (int i = 0; i < window; i++) {
                     r.postSlot(i);
                 }
@@ -194,6 +200,7 @@ public final class ServerCommand implements Callable<Integer> {
             SendRequest wr = new SendRequest();
             QueuePair qp = conn.queuePair();
             ByteBuffer view = slotsMr.buffer().order(ByteOrder.BIG_ENDIAN);
+            ByteBuffer echoView = echoMr.buffer();
             long answered = 0;
             while (!stop) {
                 int n = cq.await(wcs, wcs.length, 200, TimeUnit.MILLISECONDS);
@@ -205,7 +212,6 @@ public final class ServerCommand implements Callable<Integer> {
                     if (!wc.isSuccess()) {
                         throw new RdmaException("server completion failed: " + wc);
                     }
-                    long kind = wc.wrId & ~SLOT_MASK;
                     int slot = (int) (wc.wrId & SLOT_MASK);
                     if (wc.opcode == WcOpcode.RECV) {
                         answered++;
@@ -214,14 +220,15 @@ public final class ServerCommand implements Callable<Integer> {
                             wr.send(KIND_ACK | slot, null, 0, 0);
                             qp.postSend(wr);
                         } else {
-                            wr.send(KIND_ECHO | slot, slotsMr, slot * slotSize, wc.byteLength);
+                            // copy out and re-post first, so the slot is ready before the peer sees the echo
+                            echoView.put(slot * slotSize, view, slot * slotSize, wc.byteLength);
+                            postSlot(slot);
+                            wr.send(KIND_ECHO | slot, echoMr, slot * slotSize, wc.byteLength);
                             qp.postSend(wr);
                         }
                         if (onMessage != null) {
                             onMessage.run();
                         }
-                    } else if (kind == KIND_ECHO) {
-                        postSlot(slot);
                     }
                 }
                 if (!conn.isOpen()) {
@@ -235,6 +242,7 @@ public final class ServerCommand implements Callable<Integer> {
         public void close() {
             conn.close();
             slotsMr.close();
+            echoMr.close();
             targetMr.close();
             cq.close();
             pd.close();
