@@ -17,23 +17,20 @@ import java.time.Duration;
  * @param decisionTimeout   longest time an accepted-but-undecided request may wait for
  *                          {@code accept}/{@code reject}; it is then rejected
  * @param maxFpdu           largest FPDU this side sends (bytes, incl. MPA header, pad and CRC)
- * @param rxBufferSize      receive buffer per connection; at least one FPDU of the peer
- * @param txBufferSize      transmit staging buffer per connection
+ * @param txBufferSize      transmit staging buffer per connection (receive buffers are per
+ *                          reactor thread: the decoders keep what they need)
  * @param reactors          event-loop threads per provider (connections are spread round-robin)
  */
 public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout,
-                         int maxFpdu, int rxBufferSize, int txBufferSize, int reactors) {
-
-    /** Largest FPDU siw sends over loopback (64 KiB GSO-free TCP segment). */
-    public static final int LARGEST_PEER_FPDU = 65536 + 64;
+                         int maxFpdu, int txBufferSize, int reactors) {
 
     public SoftConfig {
         if (maxFpdu < 64 || (maxFpdu & 7) != 0) {
             throw new IllegalArgumentException("maxFpdu: " + maxFpdu + " must be >= 64 and a multiple of 8 (RFC 5044 §8.1)");
         }
-        if (rxBufferSize < 1024 || txBufferSize < maxFpdu) {
-            throw new IllegalArgumentException("rxBufferSize >= 1024 and txBufferSize >= maxFpdu required: rx="
-                    + rxBufferSize + " tx=" + txBufferSize + " maxFpdu=" + maxFpdu);
+        if (txBufferSize < maxFpdu) {
+            throw new IllegalArgumentException("txBufferSize >= maxFpdu required: tx=" + txBufferSize + " maxFpdu="
+                    + maxFpdu);
         }
         if (reactors < 1 || reactors > 64) {
             throw new IllegalArgumentException("reactors: " + reactors + " must be 1..64");
@@ -42,7 +39,7 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
 
     public static SoftConfig defaults() {
         return new SoftConfig(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofSeconds(10),
-                16384, LARGEST_PEER_FPDU, 65536, 1);
+                16384, 65536, 1);
     }
 
     /** Defaults, overridden by {@code jwarp.soft.*} system properties. */
@@ -53,7 +50,6 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 millis("responderTimeoutMs", d.responderTimeout),
                 millis("decisionTimeoutMs", d.decisionTimeout),
                 Integer.getInteger("jwarp.soft.maxFpdu", d.maxFpdu),
-                Integer.getInteger("jwarp.soft.rxBufferSize", d.rxBufferSize),
                 Integer.getInteger("jwarp.soft.txBufferSize", d.txBufferSize),
                 Integer.getInteger("jwarp.soft.reactors", d.reactors));
     }
@@ -64,10 +60,14 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
     }
 
     public SoftConfig withTimeouts(Duration initiator, Duration responder, Duration decision) {
-        return new SoftConfig(initiator, responder, decision, maxFpdu, rxBufferSize, txBufferSize, reactors);
+        return new SoftConfig(initiator, responder, decision, maxFpdu, txBufferSize, reactors);
     }
 
-    public SoftConfig withBuffers(int fpdu, int rx, int tx) {
-        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, fpdu, rx, tx, reactors);
+    public SoftConfig withBuffers(int fpdu, int tx) {
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, fpdu, tx, reactors);
+    }
+
+    public SoftConfig withReactors(int n) {
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, n);
     }
 }

@@ -62,7 +62,7 @@ class SoftManyQueuePairsTest {
                     + " (raise it with `ulimit -n 4096`)");
         }
         assumeTrue(maxFds() >= need, "ulimit -n " + maxFds() + " < " + need + ": raise it with `ulimit -n 4096`");
-        SoftConfig cfg = SoftConfig.defaults().withBuffers(8192, 8192, 8192);
+        SoftConfig cfg = SoftConfig.defaults().withBuffers(8192, 8192);
         try (SoftFixture f = new SoftFixture(cfg)) {
             SoftCompletionQueue cqA = f.device.createCompletionQueue(8 * CONNECTIONS);
             SoftCompletionQueue cqB = f.device.createCompletionQueue(8 * CONNECTIONS);
