@@ -13,7 +13,7 @@ public interface DdpReceiveHandler {
      * ULP check of a tagged segment before placement (RFC 5040 opcode and version rules): null to
      * accept, or the TermCode to report. {@code rsvdUlp} is the 8-bit RsvdULP of the control field.
      */
-    TermCode checkTagged(int rsvdUlp, int stag, int payloadLength);
+    TermCode checkTagged(int rsvdUlp, int stag, long to, int payloadLength);
 
     /** Access rights (see {@code org.jwarp.memory.Access}) the target STag of this tagged segment must grant. */
     int taggedAccess(int rsvdUlp);

@@ -143,7 +143,7 @@ public final class DdpReceiver {
         int stag = hdr.stag();
         long to = hdr.to();
         int payload = length - DdpHeader.TAGGED_HEADER_LENGTH;
-        TermCode ulp = handler.checkTagged(rsvd, stag, payload);
+        TermCode ulp = handler.checkTagged(rsvd, stag, to, payload);
         if (ulp != null) {
             error(ulp, seg, index, length);
             return;

@@ -26,9 +26,15 @@ final class UntaggedQueue {
     final int[] rsvdUlp32;
     private int head;
     private int count;
-    private int headMsn = 1;
+    private int headMsn;
 
     UntaggedQueue(int depth) {
+        this(depth, 1);
+    }
+
+    /** A queue whose next expected MSN is {@code firstMsn} (tests exercise the 2^32 wrap). */
+    UntaggedQueue(int depth, int firstMsn) {
+        headMsn = firstMsn;
         buffers = new ByteBuffer[depth];
         offsets = new int[depth];
         capacities = new int[depth];

@@ -21,7 +21,7 @@ public final class StagTable {
     public static final int INVALID_STAG = 1;
     /** STag belongs to another protection domain (RFC 5041 §8.2, §7.1 check 2). */
     public static final int NOT_ASSOCIATED = 2;
-    /** Required access right missing (RFC 5040 §7.4 access rights violation). */
+    /** Required access right missing (RFC 5040 §4.8 access rights violation). */
     public static final int ACCESS_VIOLATION = 3;
     /** TO or TO + length outside the registered range (RFC 5041 §7.1 checks 3 and 4). */
     public static final int BASE_BOUNDS = 4;

@@ -281,7 +281,7 @@ public final class RdmapEndpoint {
             throw new IllegalArgumentException("RDMA Read length must not be negative: " + length);
         }
         if (settings.ord() == 0) {
-            throw new IllegalStateException("ORD is 0: no RDMA Read may be issued (RFC 5040 §6.4)");
+            throw new IllegalStateException("ORD is 0: no RDMA Read may be issued (RFC 5040 §5.2)");
         }
         if (length > 0) {
             int r = stags.check(localStag, pd, localTo, length, Access.LOCAL_WRITE);
@@ -629,7 +629,7 @@ public final class RdmapEndpoint {
         }
 
         @Override
-        public TermCode checkTagged(int rsvdUlp, int stag, int payloadLength) {
+        public TermCode checkTagged(int rsvdUlp, int stag, long to, int payloadLength) {
             TermCode v = versionCheck(rsvdUlp);
             if (v != null) {
                 return v;
@@ -641,7 +641,16 @@ public final class RdmapEndpoint {
                     if (orqCount == 0) {
                         return TermCode.RDMAP_UNEXPECTED_OPCODE;
                     }
-                    return stag == sqLocalStag[orq[orqHead] & sqMask] ? null : TermCode.DDP_TAGGED_INVALID_STAG;
+                    int s = orq[orqHead] & sqMask;
+                    if (stag != sqLocalStag[s]) {
+                        return TermCode.DDP_TAGGED_INVALID_STAG;
+                    }
+                    // The response may only fill the window its Read Request named (RFC 5040 §5.2).
+                    long rel = to - sqLocalTo[s];
+                    if (Long.compareUnsigned(rel, sqLen[s]) > 0 || rel + payloadLength > sqLen[s]) {
+                        return TermCode.DDP_TAGGED_BASE_BOUNDS;
+                    }
+                    return null;
                 default:
                     return TermCode.RDMAP_UNEXPECTED_OPCODE;
             }

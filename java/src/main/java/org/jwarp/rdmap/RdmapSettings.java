@@ -6,7 +6,7 @@ import org.jwarp.mpa.Fpdu;
  * The negotiated parameters of one RDMAP stream: the MULPDU (RFC 5044 §7.1; siw: MSS rounded down
  * to 8 minus 6), whether MPA CRC and markers are on (RFC 5044 §7.1 / RFC 6581), the IRD (inbound
  * RDMA Read Requests this side will hold) and ORD (outbound Read Requests it may have outstanding),
- * RFC 5040 §6.4 / RFC 6581 §4, and the local queue depths.
+ * RFC 5040 §5.2 / RFC 6581 §4, and the local queue depths.
  *
  * @param mulpdu  largest DDP segment sent, 128..65535 (≤ 16384 with markers)
  * @param crc     MPA CRC32c negotiated (C bit)

@@ -6,7 +6,7 @@ package org.jwarp.rdmap;
  *
  * <p>On the wire: bits 31–28 layer, 27–24 etype, 23–16 ecode of the first TERM word. Layer 2
  * errors from cxgb4 and irdma use etype 3 instead of 0; {@link #isMpa()} accepts both. The DDP
- * codes are those of RFC 5041 §7.2, the RDMAP codes those of RFC 5040 §7.4.
+ * codes are those of RFC 5041 §7.2, the RDMAP codes those of RFC 5040 §4.8.
  */
 public record TermCode(int layer, int etype, int ecode) {
 
@@ -60,34 +60,34 @@ public record TermCode(int layer, int etype, int ecode) {
     /** RFC 5041 §7.2 untagged buffer error: invalid DDP version. */
     public static final TermCode DDP_UNTAGGED_INVALID_VERSION = new TermCode(LAYER_DDP, ETYPE_DDP_UNTAGGED, 0x06);
 
-    // RFC 5040 §7.4: RDMAP error types and codes (layer 0).
+    // RFC 5040 §4.8: RDMAP error types and codes (layer 0).
     public static final int ETYPE_RDMAP_CATASTROPHIC = 0;
     public static final int ETYPE_RDMAP_REMOTE_PROTECTION = 1;
     public static final int ETYPE_RDMAP_REMOTE_OPERATION = 2;
-    /** RFC 5040 §7.4: local catastrophic error. */
+    /** RFC 5040 §4.8: local catastrophic error. */
     public static final TermCode RDMAP_LOCAL_CATASTROPHIC = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_CATASTROPHIC, 0x00);
-    /** RFC 5040 §7.4 remote protection error: invalid STag. */
+    /** RFC 5040 §4.8 remote protection error: invalid STag. */
     public static final TermCode RDMAP_INVALID_STAG = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_PROTECTION, 0x00);
-    /** RFC 5040 §7.4 remote protection error: base or bounds violation. */
+    /** RFC 5040 §4.8 remote protection error: base or bounds violation. */
     public static final TermCode RDMAP_BASE_BOUNDS = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_PROTECTION, 0x01);
-    /** RFC 5040 §7.4 remote protection error: access rights violation. */
+    /** RFC 5040 §4.8 remote protection error: access rights violation. */
     public static final TermCode RDMAP_ACCESS_VIOLATION = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_PROTECTION, 0x02);
-    /** RFC 5040 §7.4 remote protection error: STag not associated with RDMAP stream. */
+    /** RFC 5040 §4.8 remote protection error: STag not associated with RDMAP stream. */
     public static final TermCode RDMAP_STAG_NOT_ASSOCIATED = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_PROTECTION, 0x03);
-    /** RFC 5040 §7.4 remote protection error: TO wrap. */
+    /** RFC 5040 §4.8 remote protection error: TO wrap. */
     public static final TermCode RDMAP_TO_WRAP = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_PROTECTION, 0x04);
-    /** RFC 5040 §7.4 remote protection error: STag cannot be invalidated. */
+    /** RFC 5040 §4.8 remote protection error: STag cannot be invalidated. */
     public static final TermCode RDMAP_CANNOT_INVALIDATE = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_PROTECTION, 0x09);
-    /** RFC 5040 §7.4 remote operation error: invalid RDMAP version. */
+    /** RFC 5040 §4.8 remote operation error: invalid RDMAP version. */
     public static final TermCode RDMAP_INVALID_VERSION = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_OPERATION, 0x05);
-    /** RFC 5040 §7.4 remote operation error: unexpected opcode. */
+    /** RFC 5040 §4.8 remote operation error: unexpected opcode. */
     public static final TermCode RDMAP_UNEXPECTED_OPCODE = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_OPERATION, 0x06);
     /**
-     * RFC 5040 §7.4 remote operation error: catastrophic error, localized to the RDMAP stream. Also
+     * RFC 5040 §4.8 remote operation error: catastrophic error, localized to the RDMAP stream. Also
      * what siw reports when an inbound Read Request exceeds the IRD.
      */
     public static final TermCode RDMAP_CATASTROPHIC_STREAM = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_OPERATION, 0x07);
-    /** RFC 5040 §7.4 remote operation error: catastrophic error, global. */
+    /** RFC 5040 §4.8 remote operation error: catastrophic error, global. */
     public static final TermCode RDMAP_CATASTROPHIC_GLOBAL = new TermCode(LAYER_RDMAP, ETYPE_RDMAP_REMOTE_OPERATION, 0x08);
 
     public TermCode {

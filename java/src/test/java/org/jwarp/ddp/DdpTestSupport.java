@@ -82,7 +82,7 @@ final class DdpTestSupport {
         final List<long[]> taggedMsgs = new ArrayList<>(); // rsvd, stag, length
 
         @Override
-        public TermCode checkTagged(int rsvdUlp, int stag, int payloadLength) {
+        public TermCode checkTagged(int rsvdUlp, int stag, long to, int payloadLength) {
             return null;
         }
 

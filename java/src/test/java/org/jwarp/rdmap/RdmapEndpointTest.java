@@ -105,8 +105,8 @@ class RdmapEndpointTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §7.4: Send with Invalidate of another PD's STag is TERM 0/1/9 and the STag stays valid")
-    void invalidateForeignStag_5040_7_4() {
+    @DisplayName("RFC 5040 §4.8: Send with Invalidate of another PD's STag is TERM 0/1/9 and the STag stays valid")
+    void invalidateForeignStag_5040_4_8() {
         RdmapPair p = new RdmapPair(s1000);
         MemoryRegion mr = p.stags.register(p.pdA, ByteBuffer.allocateDirect(8), 0, 8, 0, Access.REMOTE_WRITE);
         p.b.postReceive(5, ByteBuffer.allocateDirect(100), 0, 100);
@@ -168,8 +168,8 @@ class RdmapEndpointTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §6.4: a Read Request beyond the IRD is TERM 0/2/7 carrying the DDP and RDMA headers")
-    void readBeyondIrdTerminates_5040_6_4() {
+    @DisplayName("RFC 5040 §5.2: a Read Request beyond the IRD is TERM 0/2/7 carrying the DDP and RDMA headers")
+    void readBeyondIrdTerminates_5040_5_2() {
         RdmapPair p = new RdmapPair(RdmapPair.settings(1000, true, 4, 4), RdmapPair.settings(1000, true, 1, 1), 1);
         ByteBuffer src = ByteBuffer.allocateDirect(100);
         MemoryRegion srcMr = p.stags.register(p.pdB, src, 0, 100, 0, Access.REMOTE_READ);
@@ -189,8 +189,8 @@ class RdmapEndpointTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §6.4: no more than ORD Read Requests are outstanding; the next waits on the SQ")
-    void ordBoundsOutstandingReads_5040_6_4() {
+    @DisplayName("RFC 5040 §5.2: no more than ORD Read Requests are outstanding; the next waits on the SQ")
+    void ordBoundsOutstandingReads_5040_5_2() {
         RdmapPair p = new RdmapPair(RdmapPair.settings(1000, true, 4, 1), RdmapPair.settings(1000, true, 4, 4), 1);
         ByteBuffer src = ByteBuffer.allocateDirect(100);
         MemoryRegion srcMr = p.stags.register(p.pdB, src, 0, 100, 0, Access.REMOTE_READ);
@@ -345,8 +345,8 @@ class RdmapEndpointTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §7.4: a Read Response with no Read outstanding is TERM 0/2/6 (unexpected opcode)")
-    void unsolicitedReadResponse_5040_7_4() {
+    @DisplayName("RFC 5040 §4.8: a Read Response with no Read outstanding is TERM 0/2/6 (unexpected opcode)")
+    void unsolicitedReadResponse_5040_4_8() {
         RdmapPair p = new RdmapPair(s1000);
         MemoryRegion mr = p.stags.register(p.pdB, ByteBuffer.allocateDirect(10), 0, 10, 0, Access.ALL);
         ByteBuffer seg = ByteBuffer.allocateDirect(14 + 4);
@@ -356,7 +356,7 @@ class RdmapEndpointTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §4.1/§7.4: RDMAP version other than 1 is TERM 0/2/5")
+    @DisplayName("RFC 5040 §4.1/§4.8: RDMAP version other than 1 is TERM 0/2/5")
     void invalidRdmapVersion_5040_4_1() {
         RdmapPair p = new RdmapPair(s1000);
         p.b.postReceive(1, ByteBuffer.allocateDirect(10), 0, 10);
@@ -405,6 +405,50 @@ class RdmapEndpointTest {
         assertEquals(List.of(TermCode.RDMAP_INVALID_STAG), p.evB.localErrors);
         assertTrue(p.evA.sendCompletions.isEmpty());
         assertEquals(TermCode.RDMAP_INVALID_STAG, p.evA.peerTerms.get(0).code());
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §6.2 / RFC 5040 §4.8: after the peer's TERM nothing more is delivered or sent, and no TERM goes back")
+    void abortiveTeardownOnPeerTerm_5041_6_2() {
+        RdmapPair p = new RdmapPair(s1000);
+        p.a.postReceive(1, ByteBuffer.allocateDirect(100), 0, 100);
+        p.b.terminate(TermCode.RDMAP_CATASTROPHIC_GLOBAL, "test");
+        p.pump();
+        assertEquals(TermCode.RDMAP_CATASTROPHIC_GLOBAL, p.evA.peerTerms.get(0).code());
+        assertEquals(RdmapEndpoint.State.ERROR, p.a.state());
+        assertEquals(0, p.bToA.size() - Fpdu.fpduLength(22), "B sent only its TERM");
+        assertEquals(0, p.aToB.size(), "A answers a TERM with nothing");
+        // A later well-formed Send from a (misbehaving) peer is ignored.
+        ByteBuffer seg = ByteBuffer.allocateDirect(18 + 4);
+        new DdpHeader().wrap(seg, 0).putUntagged(true, RdmapOpcode.control(RdmapOpcode.SEND), 0, 0, 1, 0);
+        FpduEncoder enc = new FpduEncoder(true, false);
+        ByteBuffer out = ByteBuffer.allocateDirect(64);
+        out.put(enc.ulpduIndex(out), seg, 0, 22);
+        enc.finish(out, 22);
+        out.flip();
+        p.a.receive(out);
+        assertTrue(p.evA.receives.isEmpty());
+        assertTrue(p.evA.localErrors.isEmpty());
+        assertThrows(IllegalStateException.class, () -> p.a.postSend(1, RdmapOpcode.SEND, direct(new byte[1]), 0, 1,
+                0, true));
+        p.a.flush();
+        assertArrayEquals(new long[] {1, 1}, p.evA.flushed.get(0));
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §5.2: a Read Response outside the window its Read Request named is rejected (1/1/1)")
+    void readResponseOutsideRequestedWindow_5040_5_2() {
+        RdmapPair p = new RdmapPair(s1000);
+        ByteBuffer sinkMem = ByteBuffer.allocateDirect(1000);
+        MemoryRegion sink = p.stags.register(p.pdB, sinkMem, 0, 1000, 0, Access.LOCAL_WRITE);
+        // B reads 10 bytes into [100, 110) of its sink; a forged response targets [500, 510) of the same STag.
+        p.b.postRead(1, sink.stag(), 100, 10, 0x777, 0, true);
+        p.b.transmit(ByteBuffer.allocateDirect(4096));
+        ByteBuffer seg = ByteBuffer.allocateDirect(14 + 10);
+        new DdpHeader().wrap(seg, 0).putTagged(true, RdmapOpcode.control(RdmapOpcode.READ_RESPONSE), sink.stag(), 500);
+        inject(p, seg, true);
+        assertEquals(List.of(TermCode.DDP_TAGGED_BASE_BOUNDS), p.evB.localErrors);
+        assertArrayEquals(new byte[1000], read(sinkMem, 0, 1000));
     }
 
     @Test

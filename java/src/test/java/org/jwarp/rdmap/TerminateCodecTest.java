@@ -1,0 +1,89 @@
+package org.jwarp.rdmap;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import org.jwarp.ddp.DdpHeader;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+class TerminateCodecTest {
+
+    @Test
+    @DisplayName("RFC 5040 §4.8: control word layer|etype|code|M|D|R, segment length, DDP and RDMA headers round-trip")
+    void roundTripWithHeaders_5040_4_8() {
+        ByteBuffer hdrs = ByteBuffer.allocate(46);
+        new DdpHeader().wrap(hdrs, 0).putUntagged(true, RdmapOpcode.control(RdmapOpcode.READ_REQUEST), 0, 1, 9, 0);
+        ReadRequestHeader.put(hdrs, 18, 0x100, 0x200, 300, 0x400, 0x500);
+        ByteBuffer out = ByteBuffer.allocate(64);
+        int n = TerminateCodec.encode(out, 0, TermCode.RDMAP_CATASTROPHIC_STREAM, 46, hdrs, 0, 18, 28, true);
+        assertEquals(4 + 2 + 18 + 28, n);
+        assertEquals(0x0207_0000 | 0x8000 | 0x4000 | 0x2000, out.getInt(0));
+        assertEquals(46, out.getShort(4));
+        TerminateMessage t = TerminateCodec.decode(out, 0, n);
+        assertEquals(TermCode.RDMAP_CATASTROPHIC_STREAM, t.code());
+        assertTrue(t.m() && t.d() && t.r());
+        assertEquals(46, t.ddpSegmentLength());
+        byte[] ddp = new byte[18];
+        hdrs.get(0, ddp);
+        assertArrayEquals(ddp, t.ddpHeader());
+        assertEquals(300, ReadRequestHeader.size(ByteBuffer.wrap(t.rdmapHeader()), 0));
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §4.8: a tagged offending header is 14 bytes")
+    void taggedHeader_5040_4_8() {
+        ByteBuffer hdrs = ByteBuffer.allocate(14);
+        new DdpHeader().wrap(hdrs, 0).putTagged(true, 0x40, 77, 88);
+        ByteBuffer out = ByteBuffer.allocate(64);
+        int n = TerminateCodec.encode(out, 0, TermCode.DDP_TAGGED_BASE_BOUNDS, 30, hdrs, 0, 14, 0, true);
+        assertEquals(20, n);
+        TerminateMessage t = TerminateCodec.decode(out, 0, n);
+        assertEquals(14, t.ddpHeader().length);
+        assertFalse(t.r());
+        assertEquals(0, t.rdmapHeader().length);
+    }
+
+    @Test
+    @DisplayName("Interop rule 4: layer-2 TERMs with etype 0 (RFC) and 3 (cxgb4/irdma) both decode as MPA errors")
+    void layer2EtypeZeroOrThree() {
+        for (int etype : new int[] {0, 3}) {
+            ByteBuffer b = ByteBuffer.allocate(4);
+            b.putInt(0, (2 << 28) | (etype << 24) | (0x02 << 16));
+            TerminateMessage t = TerminateCodec.decode(b, 0, 4);
+            assertTrue(t.code().isMpa());
+            assertEquals(2, t.code().ecode());
+            assertFalse(t.m() || t.d() || t.r());
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §4.8: truncated or inconsistent Terminate payloads are typed errors naming the section")
+    void malformedIsTyped_5040_4_8() {
+        ByteBuffer b = ByteBuffer.allocate(64);
+        assertThrows(RdmapFormatException.class, () -> TerminateCodec.decode(b, 0, 3));
+        b.putInt(0, TerminateCodec.HDRCT_R);
+        RdmapFormatException e = assertThrows(RdmapFormatException.class, () -> TerminateCodec.decode(b, 0, 64));
+        assertTrue(e.getMessage().contains("RFC 5040 §4.8"));
+        b.putInt(0, TerminateCodec.HDRCT_D | TerminateCodec.HDRCT_M);
+        assertThrows(RdmapFormatException.class, () -> TerminateCodec.decode(b, 0, 5));
+        b.put(6, (byte) 0x41);
+        assertThrows(RdmapFormatException.class, () -> TerminateCodec.decode(b, 0, 6 + 17));
+        assertEquals(18, TerminateCodec.decode(b, 0, 6 + 18).ddpHeader().length);
+        b.putInt(0, TerminateCodec.HDRCT_D | TerminateCodec.HDRCT_R);
+        assertThrows(RdmapFormatException.class, () -> TerminateCodec.decode(b, 0, 6 + 18 + 27));
+    }
+
+    @Test
+    void encodeRejectsImpossibleHeaderLengths() {
+        ByteBuffer b = ByteBuffer.allocate(64);
+        assertThrows(IllegalArgumentException.class,
+                () -> TerminateCodec.encode(b, 0, TermCode.MPA_CRC_ERROR, 0, b, 0, 10, 0, true));
+        assertThrows(IllegalArgumentException.class,
+                () -> TerminateCodec.encode(b, 0, TermCode.MPA_CRC_ERROR, 0, b, 0, 0, 28, true));
+    }
+}
