@@ -157,8 +157,9 @@ _jg_build() {
   cp "$b/siw/siw.ko" "$moddir/extra/siw.ko"
   local srchash
   srchash=$(cd "$b/siw" && cat ./*.c ./*.h Makefile | sha256sum | cut -c1-16)
-  printf 'siw.ko (sha256 %s) built from linux-source-%s %s drivers/infiniband/sw/siw (sources sha256 %s) with %s against linux-headers-%s\n' \
-    "$(sha256sum < "$b/siw/siw.ko" | cut -c1-16)" "$series" "$ver" "$srchash" "$("$cc" --version | head -n1)" "$kver" > "$b/siw-info"
+  printf 'siw.ko (sha256 %s) built from linux-source-%s %s drivers/infiniband/sw/siw (sources sha256 %s) with %s against linux-headers-%s; vermagic %s\n' \
+    "$(sha256sum < "$b/siw/siw.ko" | cut -c1-16)" "$series" "$ver" "$srchash" "$("$cc" --version | head -n1)" "$kver" \
+    "$(modinfo -F vermagic "$b/siw/siw.ko" 2>/dev/null | sed 's/ *$//')" > "$b/siw-info"
   rm -rf "$b/siw"
   depmod -b "$root" "$kver" || return 1
 
