@@ -32,8 +32,24 @@ jwarp_guest_clean() {
   if [ ! -e "$dir/.jwarp-guest-cache" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
     _jg_die "refusing to remove $dir: it is not a jwarp guest cache (no .jwarp-guest-cache marker)"
   fi
+  # Runs hold a shared lock on .inuse while their guest is up; wait for them.
+  exec 8>>"$dir/.inuse"
+  if ! flock -x -n 8; then
+    _jg_log "cache $dir is in use by running guests; waiting (up to 30 min) before removing it"
+    flock -x -w 1800 8 || _jg_die "cache $dir still in use after 30 min; not removed"
+  fi
   _jg_log "removing cache $dir"
   rm -rf -- "$dir"
+  exec 8>&-
+}
+
+# Marks the cache as in use by this process (and its qemu) until it exits.
+jwarp_guest_hold() {
+  local dir=$1
+  mkdir -p "$dir"
+  touch "$dir/.jwarp-guest-cache"
+  exec 8>>"$dir/.inuse"
+  flock -s 8
 }
 
 # jwarp_guest_prepare KVER: makes sure a ready entry exists; sets GUEST_ENTRY.
