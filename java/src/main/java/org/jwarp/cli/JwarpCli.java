@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
                 NegotiateCommand.class,
                 DdpCommand.class,
                 DemoCommand.class, ServerCommand.class, ClientCommand.class,
+                org.jwarp.disni.DisniCommand.class,
         })
 public final class JwarpCli {
 

@@ -11,13 +11,23 @@ import org.jwarp.verbs.RdmaProvider;
  * Prints, as one JSON object, whether the DiSNI provider loads here (RFC 5040/5041 devices via
  * DiSNI), where libdisni came from, the JNI versions and the devices with their RFC 6581
  * section 9.1 limits. Exit code 0 when the provider loads, 3 when it is unavailable.
+ * {@code java -jar jwarp-all.jar disni info} (the jar manifest's Add-Exports covers DiSNI's
+ * {@code sun.nio.ch} access), or with {@code -cp}:
  * {@code java --add-exports java.base/sun.nio.ch=ALL-UNNAMED -cp jwarp-all.jar org.jwarp.disni.DisniInfo}
  */
 public final class DisniInfo {
     private DisniInfo() {
     }
 
+    /** Exit code when the provider cannot run here. */
+    public static final int EXIT_UNAVAILABLE = 3;
+
     public static void main(String[] args) throws Exception {
+        System.exit(run(new java.io.PrintWriter(System.out, true)));
+    }
+
+    /** Prints the JSON object to {@code stdout}; returns 0, or {@link #EXIT_UNAVAILABLE}. */
+    public static int run(java.io.PrintWriter stdout) throws Exception {
         Map<String, Object> out = Json.object();
         out.put("platform", NativeLibrary.platform());
         try {
@@ -27,6 +37,7 @@ public final class DisniInfo {
             NativeInfo ni = NativeInfo.load();
             out.put("disniJniVersion", ni.disniJniVersion());
             out.put("extensionVersion", ni.extensionVersion());
+            out.put("directBufferAccess", rt.directBufferAccess());
             java.util.List<Object> devs = new java.util.ArrayList<>();
             try (RdmaProvider p = Rdma.open(DisniProviderFactory.NAME)) {
                 for (DeviceInfo d : p.devices()) {
@@ -42,12 +53,15 @@ public final class DisniInfo {
                 }
             }
             out.put("devices", devs);
-            System.out.println(Json.write(out));
+            stdout.println(Json.write(out));
+            stdout.flush();
+            return 0;
         } catch (DisniUnavailableException e) {
             out.put("available", false);
             out.put("reason", e.getMessage());
-            System.out.println(Json.write(out));
-            System.exit(3);
+            stdout.println(Json.write(out));
+            stdout.flush();
+            return EXIT_UNAVAILABLE;
         }
     }
 }

@@ -69,7 +69,20 @@ public final class DisniRuntime {
         }
     }
 
+    /** slf4j-simple's level property for DiSNI's loggers; DiSNI logs every CM and verbs call at INFO. */
+    static final String DISNI_LOG_LEVEL_PROPERTY = "org.slf4j.simpleLogger.log.com.ibm.disni";
+
+    /**
+     * Whether DiSNI's {@code MemoryUtils} may read {@code DirectBuffer.address()}: true when
+     * {@code java.base/sun.nio.ch} is exported to the unnamed modules (the jar manifest's
+     * Add-Exports with {@code java -jar}, or {@code --add-exports} on the command line).
+     */
+    public boolean directBufferAccess() {
+        return Object.class.getModule().isExported("sun.nio.ch", loader.getUnnamedModule());
+    }
+
     private static DisniRuntime load() {
+        System.getProperties().putIfAbsent(DISNI_LOG_LEVEL_PROPERTY, "warn");
         String os = System.getProperty("os.name", "");
         if (!os.toLowerCase(java.util.Locale.ROOT).startsWith("linux")) {
             throw new DisniUnavailableException("DiSNI needs Linux rdma-core; this is " + os);

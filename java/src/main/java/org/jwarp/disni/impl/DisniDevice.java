@@ -15,7 +15,6 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jwarp.disni.natives.JwarpNative;
 import org.jwarp.verbs.CompletionQueue;
@@ -31,16 +30,23 @@ import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
-import org.jwarp.negotiation.RtrType;
+import org.jwarp.mpa.MpaDecodeException;
+import org.jwarp.negotiation.NegotiationAction;
+import org.jwarp.negotiation.NegotiationDecision;
+import org.jwarp.negotiation.NegotiationOutcome;
+import org.jwarp.rdmap.TermCode;
+import org.jwarp.verbs.ConnectionTerminatedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A device opened through rdma_cm address binding (DiSNI exposes a verbs context only via a cm
  * id). It owns one rdma_cm event channel and its dispatcher thread, and implements connection
- * setup with the RFC 6581 section 9.1 IRD/ORD negotiation: on iWARP the kernel's MPA layer
- * carries the values given in rdma_conn_param; on RoCE they travel in a {@link RoceEnvelope} at
- * the start of the private data. Every wait has a deadline; every CM error becomes an exception.
+ * setup with the RFC 6581 section 9.1 IRD/ORD negotiation decided and checked by the project's
+ * engines ({@link CmNegotiation}): on iWARP the kernel's MPA layer carries the values given in
+ * rdma_conn_param; on RoCE the engine's enhanced data travels as
+ * {@link org.jwarp.negotiation.CmPrivateData}. Every wait has a deadline; every CM error becomes an
+ * exception.
  */
 final class DisniDevice implements Device, ConnectionManager {
     private static final Logger LOG = LoggerFactory.getLogger(DisniDevice.class);
@@ -56,6 +62,7 @@ final class DisniDevice implements Device, ConnectionManager {
     private final DeviceInfo info;
     final InetAddress localAddress;
     final boolean roce;
+    final CmNegotiation negotiation;
     private final CopyOnWriteArrayList<AutoCloseable> children = new CopyOnWriteArrayList<>();
     private volatile boolean open = true;
 
@@ -84,6 +91,7 @@ final class DisniDevice implements Device, ConnectionManager {
             JwarpNative.queryDevice(ctx, Math.max(1, JwarpNative.cmIdPortNum(CmDispatcher.ptr(a))), out);
             this.info = DisniProviderImpl.toInfo(JwarpNative.deviceName(ctx), out);
             this.roce = info.transport() != DeviceInfo.Transport.IWARP;
+            this.negotiation = new CmNegotiation(info);
         } catch (IOException e) {
             if (a != null) {
                 dispatcher.destroy(a, false);
@@ -185,12 +193,10 @@ final class DisniDevice implements Device, ConnectionManager {
             Duration timeout) throws RdmaException {
         checkOpen();
         long deadline = System.nanoTime() + timeout.toNanos();
-        int ird = IrdOrd.offer(params.ird(), info.maxQpRdAtom());
-        int ord = IrdOrd.offer(params.ord(), info.maxQpInitRdAtom());
-        byte[] pd = roce
-                ? RoceEnvelope.encode(ird, ord, params.peerToPeer(), params.rtrTypes(), params.privateData(),
-                        RoceEnvelope.IB_REQ_PRIVATE_DATA, "connect request")
-                : iwarpPrivateData(params.privateData());
+        CmNegotiation.Initiator neg = negotiation.initiator(params);
+        int ird = neg.responderResources();
+        int ord = neg.initiatorDepth();
+        byte[] pd = neg.privateData();
         RdmaCmId id;
         try {
             id = dispatcher.createId();
@@ -225,31 +231,33 @@ final class DisniDevice implements Device, ConnectionManager {
             }
             CmEvent ev = dispatcher.await(id, deadline, "connect to " + remote);
             if (ev.type() == CmEvent.REJECTED) {
-                throw rejected(ev, remote);
+                throw rejected(ev, remote, neg);
             }
             expect(ev, CmEvent.ESTABLISHED, remote, "connect");
-            // Peer values: the jwarp envelope on RoCE, the MPA values rdma_cm reports on iWARP.
-            int peerIrd;
-            int peerOrd;
+            NegotiationDecision d;
             byte[] peerPd;
-            boolean p2p = false;
-            if (roce) {
-                RoceEnvelope.Decoded d = RoceEnvelope.decode(ev.privateData());
-                peerIrd = d == null ? IrdOrd.UNKNOWN : d.ird();
-                peerOrd = d == null ? IrdOrd.UNKNOWN : d.ord();
-                peerPd = d == null ? ev.privateData() : d.ulpData();
-                p2p = d != null && d.peerToPeer();
-            } else {
-                int[] peer = IrdOrd.peerFromEstablished(ev.responderResources(), ev.initiatorDepth(), ird);
-                peerIrd = peer[0];
-                peerOrd = peer[1];
-                peerPd = ev.privateData();
+            try {
+                d = neg.onReply(ev, false);
+                peerPd = neg.peerPrivateData(d.outcome());
+            } catch (MpaDecodeException | IllegalArgumentException bad) {
+                disconnectQuietly(id);
+                throw new ConnectionTerminatedException("connect to " + remote + ": the responder's RFC 6581 section 9 "
+                        + "data is not usable: " + bad.getMessage(), TermCode.MPA_INVALID_REQ_REP, false);
             }
-            int negOrd = IrdOrd.ordWithin(ord, peerIrd);
-            q.established(negOrd);
+            NegotiationOutcome o = d.outcome();
+            if (d.action() != NegotiationAction.ESTABLISH) {
+                disconnectQuietly(id);
+                if (d.term() != null) {
+                    throw new ConnectionTerminatedException("connect to " + remote + ": " + o.reason()
+                            + "; disconnected (rdma_cm cannot send the MPA TERM itself)", d.term(), false);
+                }
+                throw new RdmaException("connect to " + remote + " closed: " + o.reason());
+            }
+            LOG.debug("connect to {}: {} (event rr={} id={})", remote, o, ev.responderResources(), ev.initiatorDepth());
+            q.established(o.ord());
             InetSocketAddress local = dispatcher.locked(() -> (InetSocketAddress) cm.getSrcAddr(id));
-            ConnectionInfo ci = new ConnectionInfo(local, remote, ird, negOrd, peerIrd, peerOrd, p2p, null, false,
-                    roce ? 0 : 2, peerPd);
+            ConnectionInfo ci = CmNegotiation.info(local, remote, o, o.peerValuesKnown() ? o.peerIrd() : -1,
+                    o.peerValuesKnown() ? o.peerOrd() : -1, peerPd, roce);
             DisniConnection c = new DisniConnection(this, id, q, ci);
             children.add(c);
             ok = true;
@@ -329,37 +337,34 @@ final class DisniDevice implements Device, ConnectionManager {
         }
     }
 
-    static byte[] iwarpPrivateData(byte[] pd) {
-        if (pd.length > ConnectionParameters.SIW_SAFE_PRIVATE_DATA) {
-            throw new IllegalArgumentException("privateData: " + pd.length + " bytes exceed the "
-                    + ConnectionParameters.SIW_SAFE_PRIVATE_DATA
-                    + " bytes kernel iWARP carries next to the RFC 6581 section 9.1 enhanced data");
-        }
-        return pd;
-    }
-
     /** IB CM reject reason of a consumer's rdma_reject (IBA 12.6.7.2, reason 28). */
     static final int IB_REJ_CONSUMER_DEFINED = 28;
     /** iWARP: the MPA Reply had R set (siw reports -ECONNRESET); -ECONNREFUSED is a TCP refusal. */
     static final int IW_MPA_REJECT = -104;
 
-    RdmaException rejected(CmEvent ev, InetSocketAddress remote) {
+    RdmaException rejected(CmEvent ev, InetSocketAddress remote, CmNegotiation.Initiator neg) {
         boolean ulp = roce ? ev.status() == IB_REJ_CONSUMER_DEFINED : ev.status() == IW_MPA_REJECT;
         if (!ulp) {
             return new RdmaException("connect to " + remote + " refused: no listener or not reachable ("
                     + (roce ? "IB CM reject reason " : "status ") + ev.status() + ")");
         }
-        byte[] pd = ev.privateData();
-        int required = -1;
-        if (roce) {
-            RoceEnvelope.Decoded d = RoceEnvelope.decode(pd);
-            if (d != null) {
-                pd = d.ulpData();
-                required = d.ird();
-            }
+        try {
+            NegotiationOutcome o = neg.onReply(ev, true).outcome();
+            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
+                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerOrd() : -1);
+        } catch (MpaDecodeException | IllegalArgumentException bad) {
+            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
+                    + ev.status() + "), private data not RFC 6581 section 9 data: " + bad.getMessage(),
+                    ev.privateData(), -1);
         }
-        return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                + ev.status() + ")", pd, required);
+    }
+
+    void disconnectQuietly(RdmaCmId id) {
+        try {
+            dispatcher.locked(() -> cm.disconnect(id));
+        } catch (IOException e) {
+            LOG.debug("rdma_disconnect: {}", e.toString());
+        }
     }
 
     static int remainingMs(long deadline, int cap) throws RdmaTimeoutException {
@@ -470,9 +475,5 @@ final class DisniDevice implements Device, ConnectionManager {
         } catch (Exception e) {
             LOG.warn("closing {}: {}", c, e.toString());
         }
-    }
-
-    static Set<RtrType> noRtr() {
-        return Set.of();
     }
 }

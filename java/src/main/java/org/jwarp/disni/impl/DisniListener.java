@@ -13,15 +13,21 @@ import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
+import org.jwarp.mpa.MpaDecodeException;
+import org.jwarp.negotiation.NegotiationAction;
+import org.jwarp.negotiation.NegotiationDecision;
+import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.RtrType;
+import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.disni.natives.JwarpNative;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A listening rdma_cm id. Requests carry the initiator's IRD/ORD (RFC 6581 section 9.1): on
- * iWARP as rdma_cm reports the MPA values, checked for range; on RoCE from the jwarp
- * {@link RoceEnvelope}.
+ * A listening rdma_cm id. Each CONNECT_REQUEST goes through the project's RFC 6581 section 9
+ * responder engine ({@link CmNegotiation}): the initiator's IRD/ORD as the kernel's MPA layer
+ * reported them (iWARP) or as {@link org.jwarp.negotiation.CmPrivateData} carried them (RoCE) are
+ * validated before the ULP sees the request; accept and reject use the engine's decision.
  */
 final class DisniListener implements Listener {
     private static final Logger LOG = LoggerFactory.getLogger(DisniListener.class);
@@ -57,33 +63,19 @@ final class DisniListener implements Listener {
                 LOG.debug("listener {} ignores {}", local, ev);
                 continue;
             }
+            InetSocketAddress remote;
             try {
-                return request(ev);
-            } catch (IllegalStateException bad) {
-                LOG.warn("rejecting request with invalid IRD/ORD: {}", bad.getMessage());
+                remote = dev.dispatcher.locked(() -> (InetSocketAddress) dev.cm.getDstAddr(ev.id()));
+            } catch (IOException e) {
+                remote = null;
+            }
+            try {
+                return new Request(ev.id(), remote, dev.negotiation.responder(ev));
+            } catch (MpaDecodeException | IllegalArgumentException bad) {
+                LOG.warn("rejecting the request from {}: {}", remote, bad.getMessage());
                 rejectQuietly(ev.id(), new byte[0]);
             }
         }
-    }
-
-    private Request request(CmEvent ev) throws RdmaException {
-        InetSocketAddress remote;
-        try {
-            remote = dev.dispatcher.locked(() -> (InetSocketAddress) dev.cm.getDstAddr(ev.id()));
-        } catch (IOException e) {
-            remote = null;
-        }
-        if (dev.roce) {
-            RoceEnvelope.Decoded d = RoceEnvelope.decode(ev.privateData());
-            if (d == null) {
-                return new Request(ev.id(), remote, IrdOrd.UNKNOWN, IrdOrd.UNKNOWN, false, Set.of(), ev.privateData());
-            }
-            return new Request(ev.id(), remote, d.ird(), d.ord(), d.peerToPeer(), d.rtr(), d.ulpData());
-        }
-        int[] peer = IrdOrd.peerFromRequest(ev.responderResources(), ev.initiatorDepth());
-        int peerIrd = peer[0];
-        int peerOrd = peer[1];
-        return new Request(ev.id(), remote, peerIrd, peerOrd, false, Set.of(), ev.privateData());
     }
 
     private void rejectQuietly(RdmaCmId child, byte[] pd) {
@@ -119,22 +111,13 @@ final class DisniListener implements Listener {
     final class Request implements ConnectionRequest {
         private final RdmaCmId child;
         private final InetSocketAddress remote;
-        private final int peerIrd;
-        private final int peerOrd;
-        private final boolean p2p;
-        private final Set<RtrType> rtr;
-        private final byte[] pd;
+        private final CmNegotiation.Responder neg;
         private boolean decided;
 
-        Request(RdmaCmId child, InetSocketAddress remote, int peerIrd, int peerOrd, boolean p2p, Set<RtrType> rtr,
-                byte[] pd) {
+        Request(RdmaCmId child, InetSocketAddress remote, CmNegotiation.Responder neg) {
             this.child = child;
             this.remote = remote;
-            this.peerIrd = peerIrd;
-            this.peerOrd = peerOrd;
-            this.p2p = p2p;
-            this.rtr = rtr;
-            this.pd = pd;
+            this.neg = neg;
         }
 
         @Override
@@ -144,27 +127,27 @@ final class DisniListener implements Listener {
 
         @Override
         public int peerIrd() {
-            return peerIrd;
+            return neg.peerIrd();
         }
 
         @Override
         public int peerOrd() {
-            return peerOrd;
+            return neg.peerOrd();
         }
 
         @Override
         public boolean peerToPeer() {
-            return p2p;
+            return neg.peer().peerToPeer();
         }
 
         @Override
         public Set<RtrType> offeredRtrTypes() {
-            return rtr;
+            return neg.peer().offeredRtrTypes();
         }
 
         @Override
         public byte[] privateData() {
-            return pd.clone();
+            return neg.peerPrivateData();
         }
 
         private void decide() throws RdmaException {
@@ -177,13 +160,25 @@ final class DisniListener implements Listener {
         @Override
         public synchronized Connection accept(QueuePairConfig qpc, ConnectionParameters params) throws RdmaException {
             decide();
-            var info = dev.info();
-            int ord = IrdOrd.ordWithin(IrdOrd.offer(params.ord(), info.maxQpInitRdAtom()), peerIrd);
-            int ird = IrdOrd.responderIrd(IrdOrd.offer(params.ird(), info.maxQpRdAtom()), peerOrd, info.maxQpRdAtom());
-            byte[] out = dev.roce
-                    ? RoceEnvelope.encode(ird, ord, p2p && params.peerToPeer(), params.rtrTypes(), params.privateData(),
-                            RoceEnvelope.IB_REP_PRIVATE_DATA, "connect reply")
-                    : DisniDevice.iwarpPrivateData(params.privateData());
+            NegotiationDecision d;
+            try {
+                d = neg.accept(params);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                rejectQuietly(child, new byte[0]);
+                throw e;
+            }
+            NegotiationOutcome o = d.outcome();
+            if (d.action() != NegotiationAction.ESTABLISH) {
+                byte[] rej = d.frame() != null ? neg.privateData(d) : new byte[0];
+                rejectQuietly(child, rej);
+                if (d.term() != null) {
+                    throw new ConnectionTerminatedException("accept from " + remote + ": " + o.reason(), d.term(), false);
+                }
+                throw new RdmaException("accept from " + remote + ": " + o.reason());
+            }
+            int ird = Math.min(o.ird(), CmNegotiation.CONN_PARAM_MAX);
+            int ord = Math.min(o.ord(), CmNegotiation.CONN_PARAM_MAX);
+            byte[] out = neg.privateData(d);
             long deadline = System.nanoTime() + DisniDevice.ACCEPT_TIMEOUT.toNanos();
             DisniQp qp = null;
             boolean ok = false;
@@ -196,9 +191,11 @@ final class DisniListener implements Listener {
                 });
                 CmEvent ev = dev.dispatcher.await(child, deadline, "accept from " + remote);
                 DisniDevice.expect(ev, CmEvent.ESTABLISHED, remote, "accept");
+                LOG.debug("accept from {}: {} (event rr={} id={})", remote, o, ev.responderResources(),
+                        ev.initiatorDepth());
                 qp.established(ord);
-                ConnectionInfo ci = new ConnectionInfo(local, remote, ird, ord, peerIrd, peerOrd, p2p, null, false,
-                        dev.roce ? 0 : 2, pd);
+                ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(),
+                        neg.peerPrivateData(), dev.roce);
                 DisniConnection c = new DisniConnection(dev, child, qp, ci);
                 dev.track(c);
                 ok = true;
@@ -221,10 +218,13 @@ final class DisniListener implements Listener {
         @Override
         public synchronized void reject(byte[] privateData) throws RdmaException {
             decide();
-            byte[] data = privateData == null ? new byte[0] : privateData;
-            byte[] out = dev.roce
-                    ? RoceEnvelope.encode(0, 0, false, Set.of(), data, RoceEnvelope.IB_REJ_PRIVATE_DATA, "reject")
-                    : DisniDevice.iwarpPrivateData(data);
+            byte[] out;
+            try {
+                out = neg.privateData(neg.reject(privateData));
+            } catch (IllegalArgumentException e) {
+                rejectQuietly(child, new byte[0]);
+                throw e;
+            }
             try {
                 long p = CmDispatcher.ptr(child);
                 dev.dispatcher.locked(() -> {
