@@ -76,11 +76,20 @@ check "guest reports kernel and siw build on stderr" "$work/err1" \
 check "runner prints timings" "$work/err1" grep -qE '^\[siw-guest\] timings: setup .*boot .*command ' "$work/err1"
 for dev in siw0 rxe0; do
   perf=$(sed -n "/^PERF_BEGIN $dev\$/,/^PERF_END $dev\$/p" "$work/out1")
-  # Result row: bytes iterations t_min t_max t_typical ...
-  row=$(awk '$1 == 2 && $2 == 200 && $5 ~ /^[0-9]+(\.[0-9]+)?$/ { print }' <<< "$perf")
+  # Result row: bytes iterations t_min t_max t_typical ... The figures come from
+  # perftest's own clock calibration, which can fail on a loaded emulated CPU
+  # ("inf"); the run itself (all 200 iterations, both sides exit 0) is the check.
+  row=$(awk '$1 == 2 && $2 == 200 && NF >= 5 { print }' <<< "$perf")
   check "ib_send_lat over rdma_cm on $dev (2 B x 200)" "$work/out1" \
     bash -c "[ -n '$row' ] && grep -qxF 'PERF_RC $dev 0' <<< '$perf'"
-  [ -z "$row" ] || echo "       $dev send latency typical $(awk '{ print $5 }' <<< "$row") us (TCG)"
+  if [ -n "$row" ]; then
+    typ=$(awk '{ print $5 }' <<< "$row")
+    if [[ $typ =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+      echo "       $dev send latency typical $typ us (TCG)"
+    else
+      echo "       $dev send latency not measured: perftest clock calibration gave '$typ' (loaded host)"
+    fi
+  fi
 done
 
 # --- run 2: argv form and another exit status ---------------------------------------
