@@ -10,8 +10,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
@@ -19,10 +17,8 @@ import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
-import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaProvider;
-import org.jwarp.verbs.WorkCompletion;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -33,12 +29,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The DiSNI provider's own facts on real devices: siw0 (iWARP, RFC 5040/5041/5044 with RFC 6581
  * setup in the kernel) and rxe0 (RoCE) are found with their transports and RFC 6581 §9.1 read
  * limits, and libdisni came from the jar. The API behaviour over them is
- * {@link org.jwarp.verbs.ProviderContractTest}'s (ProviderContractTestOnSiwTest/OnRxeTest). Run inside the guest (devices on 10.77.0.1 and 10.78.0.1, override with
+ * {@link org.jwarp.verbs.ProviderContractTest}'s (ProviderContractTestOnSiwTest/OnRxeTest). Run
+ * inside the guest (devices on 10.77.0.1 and 10.78.0.1, override with
  * {@code -Djwarp.it.devices=addr,addr}); fails when a device is missing rather than skipping.
  */
 @Tag("device")
 class DisniDeviceTest {
-    static final AtomicInteger PORT = new AtomicInteger(20000 + (int) (ProcessHandle.current().pid() % 1000) * 10);
     static RdmaProvider provider;
 
     static Stream<String> addresses() {
@@ -57,14 +53,13 @@ class DisniDeviceTest {
         }
     }
 
-    /** One device with a PD, a CQ and a registered 64 KiB region. */
+    /** One device with a PD, a CQ and a registered 64 KiB region (the device must allow all three). */
     static final class Side implements AutoCloseable {
         final Device dev;
         final ProtectionDomain pd;
         final CompletionQueue cq;
         final MemoryRegion mr;
         final ByteBuffer buf;
-        final WorkCompletion[] wcs = new WorkCompletion[16];
 
         Side(String addr) throws Exception {
             dev = provider.open(InetAddress.getByName(addr));
@@ -72,19 +67,6 @@ class DisniDeviceTest {
             cq = dev.createCompletionQueue(64);
             buf = ByteBuffer.allocateDirect(65536).order(ByteOrder.nativeOrder());
             mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
-            for (int i = 0; i < wcs.length; i++) {
-                wcs[i] = new WorkCompletion();
-            }
-        }
-
-        QueuePairConfig qp() {
-            return QueuePairConfig.of(pd, cq, 16);
-        }
-
-        WorkCompletion next() throws Exception {
-            int n = cq.await(wcs, 1, 20, TimeUnit.SECONDS);
-            assertEquals(1, n, "no completion within 20 s");
-            return wcs[0];
         }
 
         @Override
@@ -94,10 +76,6 @@ class DisniDeviceTest {
             pd.close();
             dev.close();
         }
-    }
-
-    static byte[] keyOf(MemoryRegion mr) {
-        return ByteBuffer.allocate(12).putLong(mr.address()).putInt(mr.rkey()).array();
     }
 
     @ParameterizedTest
