@@ -343,6 +343,28 @@ public abstract class ProviderContractTest {
     }
 
     @Test
+    @DisplayName("Closing flushes the posted receives on both ends (RFC 5040 §8.2), close never hangs")
+    void closeFlushesPostedReceivesOnBothEnds_5040_8_2() throws Exception {
+        try (Pair p = connect()) {
+            p.sc.queuePair().postRecv(31, p.server.mr, 0, 64);
+            p.sc.queuePair().postRecv(32, p.server.mr, 64, 64);
+            p.cc.queuePair().postRecv(41, p.client.mr, 0, 64);
+            p.cc.close(); // the initiator closes: its own receive flushes, and the responder's stream ends
+            WorkCompletion own = p.client.next();
+            System.out.println(providerName() + " closer's receive -> " + own);
+            assertEquals(41, own.wrId);
+            assertEquals(WcStatus.WR_FLUSH_ERR, own.status, own.toString());
+            for (long id = 31; id <= 32; id++) {
+                WorkCompletion w = p.server.next();
+                System.out.println(providerName() + " peer's receive -> " + w);
+                assertEquals(id, w.wrId, "flushed in order");
+                assertEquals(WcStatus.WR_FLUSH_ERR, w.status, w.toString());
+            }
+            assertFalse(p.cc.isOpen());
+        }
+    }
+
+    @Test
     @DisplayName("Connecting where nobody listens fails with an exception, long before the timeout")
     @Timeout(value = 45, unit = TimeUnit.SECONDS)
     void connectWithoutListenerFailsFast() throws Exception {

@@ -34,6 +34,7 @@ final class CmDispatcher implements AutoCloseable {
     final RdmaEventChannel channel;
     final ReentrantLock lock = new ReentrantLock(true);
     private final ConcurrentHashMap<Long, BlockingQueue<CmEvent>> queues = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Runnable> disconnectHandlers = new ConcurrentHashMap<>();
     private final ByteBuffer info = ByteBuffer.allocateDirect(JwarpNative.EV_SIZE).order(ByteOrder.nativeOrder());
     private final Thread thread;
     private volatile boolean running = true;
@@ -87,8 +88,17 @@ final class CmDispatcher implements AutoCloseable {
             LOG.warn("rdma_destroy_id: {}", e.toString());
         } finally {
             queues.remove(ptr(id));
+            disconnectHandlers.remove(ptr(id));
             lock.unlock();
         }
+    }
+
+    /**
+     * Runs {@code handler} once, on this dispatcher's thread, when DISCONNECTED or DEVICE_REMOVAL
+     * arrives for {@code id} (the event is still queued for {@link #await}).
+     */
+    void onDisconnect(RdmaCmId id, Runnable handler) {
+        disconnectHandlers.put(ptr(id), handler);
     }
 
     /** Runs a DiSNI CM call under the channel lock. */
@@ -127,6 +137,11 @@ final class CmDispatcher implements AutoCloseable {
             throw new RdmaTimeoutException(what + ": no rdma_cm event within the timeout");
         }
         return ev;
+    }
+
+    /** Whether {@code id} is still alive on this channel (not destroyed); call under {@link #lock}. */
+    boolean live(RdmaCmId id) {
+        return queues.containsKey(ptr(id));
     }
 
     /** Next event of {@code id} if one is queued, else null. */
@@ -206,6 +221,16 @@ final class CmDispatcher implements AutoCloseable {
             q.add(ev);
         } else {
             LOG.debug("cm event {} for an unknown id dropped", ev);
+        }
+        if ((ev.type() == CmEvent.DISCONNECTED || ev.type() == CmEvent.DEVICE_REMOVAL) && ev.id() != null) {
+            Runnable h = disconnectHandlers.remove(ptr(ev.id()));
+            if (h != null) {
+                try {
+                    h.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("disconnect handling for {}: {}", ev, e.toString());
+                }
+            }
         }
     }
 

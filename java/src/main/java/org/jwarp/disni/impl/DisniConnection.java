@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An established rdma_cm connection. Closing it disconnects (RFC 5040 section 5.3 graceful
- * close of the stream; outstanding WRs flush), destroys the QP and the id.
+ * close of the stream; outstanding WRs flush, RFC 5040 section 8.2), destroys the QP and the id.
+ * When the peer disconnects first, the dispatcher answers with rdma_disconnect at once: on the IB
+ * CM (RoCE) only that moves the local QP to the error state, so posted WRs flush then too.
  */
 final class DisniConnection implements Connection {
     private static final Logger LOG = LoggerFactory.getLogger(DisniConnection.class);
@@ -20,12 +22,26 @@ final class DisniConnection implements Connection {
     private final DisniQp qp;
     private final ConnectionInfo info;
     private volatile boolean open = true;
+    private volatile boolean peerClosed;
 
     DisniConnection(DisniDevice dev, RdmaCmId id, DisniQp qp, ConnectionInfo info) {
         this.dev = dev;
         this.id = id;
         this.qp = qp;
         this.info = info;
+        dev.dispatcher.onDisconnect(id, this::peerDisconnected);
+    }
+
+    /** Dispatcher thread: the stream ended from the peer's side (or the device went away). */
+    private void peerDisconnected() {
+        peerClosed = true;
+        qp.failed();
+        try {
+            // under the channel lock, so a concurrent close() cannot have destroyed the id meanwhile
+            dev.dispatcher.locked(() -> dev.dispatcher.live(id) ? dev.cm.disconnect(id) : 0);
+        } catch (IOException e) {
+            LOG.debug("rdma_disconnect after the peer's: {}", e.toString());
+        }
     }
 
     @Override
@@ -40,14 +56,7 @@ final class DisniConnection implements Connection {
 
     @Override
     public boolean isOpen() {
-        if (open) {
-            CmEvent ev = dev.dispatcher.pollEvent(id);
-            if (ev != null && (ev.type() == CmEvent.DISCONNECTED || ev.type() == CmEvent.DEVICE_REMOVAL)) {
-                qp.failed();
-                return false;
-            }
-        }
-        return open && qp.state() != QueuePair.QpState.ERR;
+        return open && !peerClosed && qp.state() != QueuePair.QpState.ERR;
     }
 
     @Override
@@ -57,10 +66,8 @@ final class DisniConnection implements Connection {
         }
         open = false;
         qp.failed();
-        try {
-            dev.dispatcher.locked(() -> dev.cm.disconnect(id));
-        } catch (IOException e) {
-            LOG.debug("rdma_disconnect: {}", e.toString());
+        if (!peerClosed) {
+            dev.disconnectQuietly(id);
         }
         long deadline = System.nanoTime() + DISCONNECT_WAIT_NANOS;
         try {
