@@ -8,7 +8,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -75,6 +74,18 @@ final class Reactor implements AutoCloseable {
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     /** One receive buffer per loop: decoders copy what they keep, so streams need no rx buffer of their own. */
     private final java.nio.ByteBuffer rx = java.nio.ByteBuffer.allocateDirect(RX_BUFFER);
+
+    /** Ready-key callback, allocated once: selecting allocates no iterator per loop turn. */
+    private final java.util.function.Consumer<SelectionKey> dispatch = this::dispatch;
+
+    private void dispatch(SelectionKey k) {
+        Handler h = (Handler) k.attachment();
+        try {
+            h.onReady(k);
+        } catch (RuntimeException e) {
+            LOG.error("handler {} failed", h, e);
+        }
+    }
 
     Reactor(String name) throws IOException {
         selector = Selector.open();
@@ -193,26 +204,12 @@ final class Reactor implements AutoCloseable {
                     timeout = Math.max(1, Math.min(timeout, d));
                 }
                 sleeping = true;
-                int n;
                 if (hasQueued()) {
-                    n = selector.selectNow();
+                    selector.selectNow(dispatch);
                 } else {
-                    n = selector.select(timeout);
+                    selector.select(dispatch, timeout);
                 }
                 sleeping = false;
-                if (n > 0) {
-                    Iterator<SelectionKey> it = selector.selectedKeys().iterator();
-                    while (it.hasNext()) {
-                        SelectionKey k = it.next();
-                        it.remove();
-                        Handler h = (Handler) k.attachment();
-                        try {
-                            h.onReady(k);
-                        } catch (RuntimeException e) {
-                            LOG.error("handler {} failed", h, e);
-                        }
-                    }
-                }
                 checkDeadlines();
             }
         } catch (ClosedSelectorException e) {

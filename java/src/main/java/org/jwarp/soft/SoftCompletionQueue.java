@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Completion queue of the embedded provider (RFC 5040 §8 "Completion Queue"; the verbs CQ of
+ * Completion queue of the embedded provider (completions of RFC 5040 §5.5; the verbs CQ of
  * RDMAC/ibv_cq). A fixed ring of preallocated {@link WorkCompletion} slots: the reactor thread
  * fills a slot in place, consumers copy it out, so neither side allocates.
  *

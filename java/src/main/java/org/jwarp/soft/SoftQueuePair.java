@@ -20,7 +20,7 @@ import org.jwarp.verbs.WorkRequestException;
  * to the wire engine, and completes them in posting order (ibv RC ordering). Nothing is allocated
  * per work request.
  *
- * <p>Local checks at post time (RFC 5040 §8.2 "local errors"): the QP must be in RTS (posts made
+ * <p>Local checks at post time (local errors, RFC 5040 §7): the QP must be in RTS (posts made
  * while the responder waits for the RTR are queued, RFC 6581 §9.2), the local range must lie in
  * the region, the region must grant LOCAL_WRITE for a Read sink or a receive, and an RDMA Read
  * beyond the negotiated ORD (RFC 6581 §9.1, RFC 5040 §6.5) is refused.
@@ -129,7 +129,7 @@ public final class SoftQueuePair implements QueuePair {
         return rWrId.length;
     }
 
-    /** Attaches the stream and the negotiated ORD; the QP moves to RTS (RFC 5040 §5 stream up). */
+    /** Attaches the stream and the negotiated ORD; the QP moves to RTS (RFC 5040 §6.1 stream initialization). */
     void attach(SoftStream s, int negotiatedOrd) {
         lock.lock();
         try {
@@ -318,7 +318,7 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     /**
-     * Every WR not yet completed completes with WR_FLUSH_ERR, in order (RFC 5040 §8.2, ibv
+     * Every WR not yet completed completes with WR_FLUSH_ERR, in order (RFC 5040 §6.2.2, ibv
      * flush semantics). Safe from any thread once the reactor no longer drives the stream.
      */
     void flush() {

@@ -626,7 +626,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /**
-     * Ends an established stream: WRs flush (RFC 5040 §8.2), queued bytes (a TERM) get a short
+     * Ends an established stream: WRs flush (RFC 5040 §6.2.2 abnormal termination), queued bytes (a TERM) get a short
      * linger, the socket closes. {@code graceful} is false when the stream is already dead.
      */
     void teardown(RdmaException cause, boolean lingerForTx) {
