@@ -82,7 +82,7 @@ class SoftAllocationTest {
             double appPerOp = (m1 - m0) / (3.0 * OPS);
             System.out.printf("soft data path allocation: reactor %.2f B/op, posting thread %.2f B/op%n", reactorPerOp,
                     appPerOp);
-            assertTrue(reactorPerOp < 1.0, "the reactor allocates nothing per op, measured " + reactorPerOp + " B/op");
+            assertTrue(reactorPerOp < 8.0, "the reactor allocates no object per op (16 B minimum), measured " + reactorPerOp + " B/op");
             assertTrue(appPerOp < BYTES_PER_OP_BOUND, "posting thread allocates " + appPerOp + " B/op");
             assertEquals(0, f.cq.overruns());
         }
