@@ -13,7 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import org.slf4j.Logger;
@@ -63,7 +62,7 @@ final class Reactor implements AutoCloseable {
 
     private final Selector selector;
     private final Thread thread;
-    private final ReentrantLock lock = new ReentrantLock();
+    private final Object lock = new Object();
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
     private final ArrayDeque<Scheduled> ready = new ArrayDeque<>();
     private final ArrayDeque<Scheduled> readyBatch = new ArrayDeque<>();
@@ -99,6 +98,11 @@ final class Reactor implements AutoCloseable {
         return rx;
     }
 
+    /** The loop thread (diagnostics and tests). */
+    Thread thread() {
+        return thread;
+    }
+
     boolean inReactorThread() {
         return Thread.currentThread() == thread;
     }
@@ -126,14 +130,11 @@ final class Reactor implements AutoCloseable {
 
     /** Runs {@code task} on the reactor thread soon (cold path: setup, close). */
     void execute(Runnable task) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (!running) {
                 throw new IllegalStateException("reactor closed");
             }
             tasks.add(task);
-        } finally {
-            lock.unlock();
         }
         wake();
     }
@@ -172,15 +173,12 @@ final class Reactor implements AutoCloseable {
 
     /** Hot path: asks the reactor to run {@code s}; allocation-free, at most one queue entry per handler. */
     void schedule(Scheduled s) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (s.queued) {
                 return;
             }
             s.queued = true;
             ready.add(s);
-        } finally {
-            lock.unlock();
         }
         if (!inReactorThread()) {
             wake();
@@ -222,17 +220,13 @@ final class Reactor implements AutoCloseable {
     }
 
     private boolean hasQueued() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             return !tasks.isEmpty() || !ready.isEmpty();
-        } finally {
-            lock.unlock();
         }
     }
 
     private void runQueued() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             taskBatch.addAll(tasks);
             tasks.clear();
             Scheduled s;
@@ -240,8 +234,6 @@ final class Reactor implements AutoCloseable {
                 s.queued = false;
                 readyBatch.add(s);
             }
-        } finally {
-            lock.unlock();
         }
         Runnable r;
         while ((r = taskBatch.poll()) != null) {

@@ -227,16 +227,13 @@ final class SoftDataPath implements RdmapListener {
         if (ep.state() != RdmapEndpoint.State.RTS) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             while (qp.rqIssued < qp.rqPosted) {
                 int i = (int) (qp.rqIssued % qp.rqSize());
                 SoftMemoryRegion mr = qp.rMr[i];
                 ep.postReceive(qp.rqIssued, mr == null ? EMPTY : mr.raw(), qp.rOff[i], qp.rLen[i]);
                 qp.rqIssued++;
             }
-        } finally {
-            qp.lock.unlock();
         }
     }
 
@@ -244,8 +241,7 @@ final class SoftDataPath implements RdmapListener {
         if (ep.state() != RdmapEndpoint.State.RTS) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             int depth = qp.sqSize();
             while (qp.sqIssued < qp.sqPosted && ep.sqOutstanding() < depth) {
                 long seq = qp.sqIssued;
@@ -272,8 +268,6 @@ final class SoftDataPath implements RdmapListener {
                             : WcStatus.LOC_QP_OP_ERR);
                 }
             }
-        } finally {
-            qp.lock.unlock();
         }
     }
 
@@ -311,14 +305,11 @@ final class SoftDataPath implements RdmapListener {
         stopped = true;
         if (peerTerm != null) {
             WcStatus st = statusFor(peerTerm.code());
-            qp.lock.lock();
-            try {
+            synchronized (qp.lock) {
                 // the oldest outstanding send-queue WR is the one the peer refused
                 if (qp.sqDone < qp.sqIssued) {
                     qp.finishSend((int) (qp.sqDone % qp.sqSize()), st);
                 }
-            } finally {
-                qp.lock.unlock();
             }
         }
         if (ep.state() != RdmapEndpoint.State.RTS) {
@@ -342,11 +333,8 @@ final class SoftDataPath implements RdmapListener {
         if (wrId < 0) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             qp.finishSend((int) (wrId % qp.sqSize()), WcStatus.SUCCESS);
-        } finally {
-            qp.lock.unlock();
         }
     }
 
@@ -355,12 +343,9 @@ final class SoftDataPath implements RdmapListener {
         if (wrId == RTR_RECV_ID) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag,
                     invalidatedStag != 0);
-        } finally {
-            qp.lock.unlock();
         }
     }
 

@@ -59,6 +59,15 @@ public final class SoftProvider implements RdmaProvider {
         return reactors[Math.floorMod(nextReactor.getAndIncrement(), reactors.length)];
     }
 
+    /** The event-loop threads (diagnostics and tests). */
+    java.util.List<Thread> reactorThreads() {
+        java.util.List<Thread> t = new java.util.ArrayList<>();
+        for (Reactor r : reactors) {
+            t.add(r.thread());
+        }
+        return t;
+    }
+
     static DeviceInfo deviceInfo() {
         return new DeviceInfo(DEVICE_NAME, DeviceInfo.Transport.IWARP, MAX_IRD_ORD, MAX_IRD_ORD, MAX_QP_WR, MAX_CQE,
                 Integer.MAX_VALUE);

@@ -1,9 +1,7 @@
 package org.jwarp.soft;
 
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 
-import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairConfig;
@@ -39,7 +37,7 @@ public final class SoftQueuePair implements QueuePair {
     private final SoftProtectionDomain pd;
     private final SoftCompletionQueue sendCq;
     private final SoftCompletionQueue recvCq;
-    final ReentrantLock lock = new ReentrantLock();
+    final Object lock = new Object();
     private volatile QpState state = QpState.INIT;
     private volatile SoftStream stream;
     private int ord;
@@ -131,29 +129,23 @@ public final class SoftQueuePair implements QueuePair {
 
     /** Attaches the stream and the negotiated ORD; the QP moves to RTS (RFC 5040 §6.1 stream initialization). */
     void attach(SoftStream s, int negotiatedOrd) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             stream = s;
             ord = negotiatedOrd;
             if (state == QpState.INIT) {
                 state = QpState.RTS;
             }
-        } finally {
-            lock.unlock();
         }
     }
 
     /** Moves to ERR; later posts are refused. Returns false if it already was in ERR. */
     boolean toError() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (state == QpState.ERR) {
                 return false;
             }
             state = QpState.ERR;
             return true;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -184,13 +176,12 @@ public final class SoftQueuePair implements QueuePair {
             }
             mr = m;
             checkRange(mr, wr.localOffset, len);
-            if (op == SendOpcode.RDMA_READ && !mr.access().contains(Access.LOCAL_WRITE)) {
+            if (op == SendOpcode.RDMA_READ && !mr.localWrite()) {
                 throw new WorkRequestException("local: an RDMA Read sink needs LOCAL_WRITE (RFC 5040 §6.5)");
             }
         }
         SoftStream s;
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (state != QpState.RTS) {
                 throw new WorkRequestException("QP " + qpNum + " is in state " + state + ", not RTS");
             }
@@ -219,8 +210,6 @@ public final class SoftQueuePair implements QueuePair {
             sStatus[i] = WcStatus.SUCCESS;
             sqPosted++;
             s = stream;
-        } finally {
-            lock.unlock();
         }
         if (s != null) {
             s.kick();
@@ -239,15 +228,14 @@ public final class SoftQueuePair implements QueuePair {
             }
             mr = m;
             checkRange(mr, offset, length);
-            if (length > 0 && !mr.access().contains(Access.LOCAL_WRITE)) {
+            if (length > 0 && !mr.localWrite()) {
                 throw new WorkRequestException("region: a receive buffer needs LOCAL_WRITE");
             }
         } else if (length > 0) {
             throw new WorkRequestException("region: null with length " + length);
         }
         SoftStream s;
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (state == QpState.ERR) {
                 throw new WorkRequestException("QP " + qpNum + " is in state ERR");
             }
@@ -261,8 +249,6 @@ public final class SoftQueuePair implements QueuePair {
             rLen[i] = length;
             rqPosted++;
             s = stream;
-        } finally {
-            lock.unlock();
         }
         if (s != null) {
             s.kick();
@@ -322,8 +308,7 @@ public final class SoftQueuePair implements QueuePair {
      * flush semantics). Safe from any thread once the reactor no longer drives the stream.
      */
     void flush() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             state = QpState.ERR;
             for (long q = sqDone; q < sqPosted; q++) {
                 int i = (int) (q % sWrId.length);
@@ -341,8 +326,6 @@ public final class SoftQueuePair implements QueuePair {
                 finishRecv(q, WcStatus.WR_FLUSH_ERR, 0, false, 0, false);
             }
             rqIssued = rqPosted;
-        } finally {
-            lock.unlock();
         }
     }
 
