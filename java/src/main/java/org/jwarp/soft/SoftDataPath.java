@@ -14,7 +14,6 @@ import org.jwarp.rdmap.ReadRequestHeader;
 import org.jwarp.rdmap.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
 import org.jwarp.verbs.ConnectionTerminatedException;
-import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.WcStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -85,10 +84,6 @@ final class SoftDataPath implements RdmapListener {
 
     boolean awaitingFirstFpdu() {
         return checkFirst;
-    }
-
-    RdmapEndpoint endpoint() {
-        return ep;
     }
 
     /** Queues the RTR (initiator) or the buffer the Send RTR consumes (responder). */
@@ -380,9 +375,5 @@ final class SoftDataPath implements RdmapListener {
                     : c.etype() == TermCode.ETYPE_DDP_UNTAGGED ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
         }
         return WcStatus.FATAL_ERR;
-    }
-
-    static boolean isReadOrSend(SendOpcode op) {
-        return op == SendOpcode.RDMA_READ || op == SendOpcode.SEND;
     }
 }
