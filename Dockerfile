@@ -7,7 +7,8 @@
 #     jwarp                      # prints the DiSNI provider report (devices, IRD/ORD limits)
 #
 # Pass every /dev/infiniband/uverbsN the host has. --network=host lets rdma_cm bind the host's
-# RDMA addresses. The image's own command is org.jwarp.disni.DisniInfo; run the CLI with
+# RDMA addresses. The image's own command is `java -jar /opt/jwarp/jwarp.jar disni info` (the
+# jar's manifest carries the Add-Exports DiSNI needs, so no JVM flags); run other commands with
 #   docker run ... jwarp java -jar /opt/jwarp/jwarp.jar --help
 
 # ---- build stage: the jar with libdisni.so built against Debian's rdma-core ------------------
@@ -38,4 +39,4 @@ COPY --from=build /src/java/target/jwarp-*-all.jar /opt/jwarp/jwarp.jar
 # libdisni is extracted from the jar to the cache on first use; no LD_LIBRARY_PATH needed.
 ENV XDG_CACHE_HOME=/var/cache
 ENTRYPOINT []
-CMD ["java", "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", "/opt/jwarp/jwarp.jar", "org.jwarp.disni.DisniInfo"]
+CMD ["java", "-jar", "/opt/jwarp/jwarp.jar", "disni", "info"]

@@ -36,7 +36,9 @@ import org.jwarp.verbs.DeviceInfo;
  * leaves the request's ORD 0. A reading that a conforming responder cannot have produced (its ORD
  * above our IRD, §9.1) is tried swapped and otherwise refused by the engine with TERM code 6. The
  * peer-to-peer model and RTR type are provider policy that rdma_cm can neither set nor report, so
- * the engines run client-server here and {@link ConnectionInfo#peerToPeer()} is false.
+ * the engines run client-server here and {@link ConnectionInfo#peerToPeer()} is false; MPA CRC
+ * (RFC 5044 §7.1.1 C) is provider policy too and unobservable, so {@link ConnectionInfo#crc()} is
+ * false although Linux siw uses CRC when the peer's Reply sets C.
  *
  * <p><b>RoCE / InfiniBand (IB CM).</b> No MPA exists; the engine's frame travels as
  * {@link CmPrivateData} (4 bytes of enhanced data, then the ULP's). The IB CM pads private data
