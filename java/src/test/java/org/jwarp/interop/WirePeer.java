@@ -126,6 +126,15 @@ final class WirePeer implements RdmapListener, AutoCloseable {
 
     /** Accepts one connection on {@code server} and runs the responder side of MPA setup. */
     static WirePeer accept(ServerSocketChannel server, ResponderConfig config, Duration timeout) throws IOException {
+        return accept(server, config, null, timeout);
+    }
+
+    /**
+     * Accepts one connection and runs the responder side of MPA setup; with {@code rejectPd}
+     * non-null the ULP rejects the request (Reply R=1 carrying it, RFC 5044 §7.1.1).
+     */
+    static WirePeer accept(ServerSocketChannel server, ResponderConfig config, byte[] rejectPd, Duration timeout)
+            throws IOException {
         server.configureBlocking(true);
         server.socket().setSoTimeout((int) timeout.toMillis());
         SocketChannel ch = server.socket().accept().getChannel();
@@ -138,7 +147,7 @@ final class WirePeer implements RdmapListener, AutoCloseable {
         byte[] raw = readFrame(ch, reader, timeout);
         NegotiationDecision d = neg.onRequest(reader.frame());
         if (d.action() == NegotiationAction.AWAIT_ACCEPT) {
-            d = neg.accept();
+            d = rejectPd != null ? neg.reject(rejectPd) : neg.accept();
         }
         byte[] reply = d.frame() != null ? d.frameBytes() : new byte[0];
         if (reply.length > 0) {
@@ -255,6 +264,11 @@ final class WirePeer implements RdmapListener, AutoCloseable {
             throw new AssertionError("stream died waiting for " + what + ": " + state());
         }
         return receives.poll();
+    }
+
+    /** Whether every byte the endpoint produced has been written to the socket. */
+    boolean txDrained() {
+        return tx.position() == 0;
     }
 
     boolean sendCompleted(long wrId) {

@@ -1,0 +1,128 @@
+package org.jwarp.interop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.time.Duration;
+import java.util.HexFormat;
+import org.jwarp.negotiation.NegotiationStatus;
+import org.jwarp.rdmap.RdmapEndpoint;
+import org.jwarp.rdmap.TermCode;
+import org.jwarp.rdmap.TerminateMessage;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Interop: a Terminate from each side (RFC 5040 §4.8, §7; RFC 5041 §7): siw's TERM for our RDMA
+ * Write to an STag it does not know, and our TERM, which must kill siw's QP (flushed work requests,
+ * DISCONNECTED at the rdma_cm peer).
+ */
+@Tag("guest")
+class TerminateInteropTest {
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    @BeforeAll
+    static void guest() {
+        Guest.require();
+    }
+
+    static boolean contains(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    @Test
+    @DisplayName("RDMA Write to an invalid STag: siw sends a TERM naming the tagged-buffer error and echoing "
+            + "our DDP header (RFC 5040 §4.8, RFC 5041 §7.2)")
+    void writeToInvalidStag_siwTerminates_5040_4_8() throws Exception {
+        int port = Guest.port();
+        try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50")) {
+            siw.awaitLine("listening", TIMEOUT);
+            try (WirePeer java = WirePeer.connect(Guest.siwAddress(port),
+                    JavaInitiatorSiwResponderTest.config().build(), TIMEOUT)) {
+                assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
+                BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
+                x.exchangeInfo();
+                int badStag = x.peerRkey ^ 0x5a5a5a00;
+                System.out.printf("interop: RDMA Write of 64 bytes to STag 0x%08x (siw's is 0x%08x)%n", badStag,
+                        x.peerRkey);
+                java.endpoint.postWrite(77, x.buf, 0, 64, badStag, x.peerAddr, true);
+                java.pumpUntil("siw's TERM", () -> !java.peerTerms.isEmpty(), TIMEOUT);
+                TerminateMessage t = java.peerTerms.get(0);
+                System.out.println("interop: siw TERM " + t + " ddpHeader=" + HexFormat.of().formatHex(t.ddpHeader())
+                        + " rdmapHeader=" + HexFormat.of().formatHex(t.rdmapHeader()));
+                TermCode c = t.code();
+                boolean ddpTagged = c.equals(TermCode.DDP_TAGGED_INVALID_STAG);
+                boolean rdmapProt = c.equals(TermCode.RDMAP_INVALID_STAG);
+                assertTrue(ddpTagged || rdmapProt, "TERM code: invalid STag at DDP (1/1/0) or RDMAP (0/1/0), got " + c);
+                assertTrue(t.d(), "D: the offending DDP header is included (RFC 5040 §4.8)");
+                byte[] stag = ByteBuffer.allocate(4).putInt(badStag).array();
+                assertTrue(contains(t.ddpHeader(), stag), "echoed DDP header carries our sink STag");
+                assertEquals(RdmapEndpoint.State.ERROR, java.endpoint.state(), "our stream is dead after a peer TERM");
+                assertTrue(java.localErrors.isEmpty(), "no TERM sent back for a received TERM: " + java.localErrors);
+                assertTrue(java.awaitClose(TIMEOUT), "siw closes the stream after its TERM");
+            }
+            assertEquals(0, siw.waitExit(TIMEOUT), siw::transcript);
+            String end = siw.awaitLine("idle_end", TIMEOUT);
+            assertFalse(end.contains("disconnected=0 wc_errors=0"), "siw QP died: " + end);
+        }
+    }
+
+    @Test
+    @DisplayName("our TERM to siw (initiator side): siw's QP goes to error, receives flush, rdma_cm DISCONNECTED "
+            + "(RFC 5040 §7.1)")
+    void javaTerminates_siwResponderDies_5040_7() throws Exception {
+        int port = Guest.port();
+        try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50")) {
+            siw.awaitLine("listening", TIMEOUT);
+            try (WirePeer java = WirePeer.connect(Guest.siwAddress(port),
+                    JavaInitiatorSiwResponderTest.config().build(), TIMEOUT)) {
+                assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
+                BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
+                x.exchangeInfo();
+                terminateAndExpectDeath(java, siw);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("our TERM to siw (responder side): siw's initiator QP goes to error and disconnects (RFC 5040 §7.1)")
+    void javaTerminates_siwInitiatorDies_5040_7() throws Exception {
+        int port = Guest.port();
+        try (ServerSocketChannel server = SiwInitiatorJavaResponderTest.listen(port);
+                SiwPeer siw = SiwInitiatorJavaResponderTest.client(port, "idle")) {
+            try (WirePeer java = WirePeer.accept(server, SiwInitiatorJavaResponderTest.config().build(), TIMEOUT)) {
+                assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
+                BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
+                x.exchangeInfo();
+                terminateAndExpectDeath(java, siw);
+            }
+        }
+    }
+
+    private static void terminateAndExpectDeath(WirePeer java, SiwPeer siw) throws Exception {
+        java.endpoint.terminate(TermCode.RDMAP_CATASTROPHIC_STREAM, "interop test: abort the stream");
+        java.pumpUntil("our TERM on the wire", () -> java.endpoint.state() == RdmapEndpoint.State.ERROR
+                && !java.endpoint.hasPendingOutput() && java.txDrained(), TIMEOUT);
+        String end = siw.awaitLine("idle_end", TIMEOUT);
+        System.out.println("interop: siw after our TERM: " + end);
+        assertTrue(siw.printed("status_str=Work Request Flushed Error") || siw.printed("RDMA_CM_EVENT_DISCONNECTED"),
+                "siw flushed its receives or reported DISCONNECTED:\n" + siw.transcript());
+        assertFalse(end.contains("disconnected=0 wc_errors=0"), "siw QP died: " + end);
+        assertTrue(java.awaitClose(TIMEOUT), "siw closes the TCP stream after our TERM");
+        assertEquals(0, siw.waitExit(TIMEOUT), siw::transcript);
+    }
+}
