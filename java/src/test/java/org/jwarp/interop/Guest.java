@@ -29,9 +29,62 @@ final class Guest {
         if (!Files.isDirectory(Path.of("/sys/class/infiniband", dev))) {
             fail("RDMA device " + dev + " is missing (/sys/class/infiniband/" + dev + "): the guest did not bring up siw");
         }
+        warmUp();
         if (!Files.isExecutable(peerBinary())) {
             fail("the C peer " + peerBinary() + " is not built: run `make -C native/interop` (scripts/guest-tests does)");
         }
+    }
+
+    private static boolean warm;
+
+    /**
+     * Loads and runs the MPA and RDMAP code once in memory. siw gives an initiator 5 s to send its
+     * MPA Request after TCP is up and a responder 10 s to reply; a cold JVM under TCG can need
+     * longer than that just to load the classes of the first connection.
+     */
+    static synchronized void warmUp() {
+        if (warm) {
+            return;
+        }
+        warm = true;
+        var ini = new org.jwarp.negotiation.InitiatorNegotiator(org.jwarp.negotiation.InitiatorConfig.builder().build());
+        var res = new org.jwarp.negotiation.ResponderNegotiator(org.jwarp.negotiation.ResponderConfig.builder().build());
+        try {
+            var req = org.jwarp.mpa.MpaFrame.decode(ini.createRequest().toBytes(), org.jwarp.mpa.MpaFrameLimits.RFC);
+            var d = res.respond(req);
+            ini.onReply(org.jwarp.mpa.MpaFrame.decode(d.frameBytes(), org.jwarp.mpa.MpaFrameLimits.RFC));
+        } catch (org.jwarp.mpa.MpaDecodeException e) {
+            throw new AssertionError("MPA warm-up failed", e);
+        }
+        var pd = new org.jwarp.memory.ProtectionDomain();
+        var stags = new org.jwarp.memory.StagTable(8);
+        var s = org.jwarp.rdmap.RdmapSettings.forMss(1460, true, false, 4, 4, 8, 8);
+        var none = new org.jwarp.rdmap.RdmapListener() {
+            @Override
+            public void onSendCompletion(long wrId, int opcode, int byteLength) {
+            }
+
+            @Override
+            public void onReceiveCompletion(long wrId, int opcode, int byteLength, int invalidatedStag) {
+            }
+
+            @Override
+            public void onLocalError(org.jwarp.rdmap.TermCode code, String detail) {
+            }
+
+            @Override
+            public void onPeerTerminate(org.jwarp.rdmap.TerminateMessage term) {
+            }
+        };
+        var a = new org.jwarp.rdmap.RdmapEndpoint(s, pd, stags, none);
+        var b = new org.jwarp.rdmap.RdmapEndpoint(s, pd, stags, none);
+        java.nio.ByteBuffer data = java.nio.ByteBuffer.allocateDirect(64);
+        java.nio.ByteBuffer wire = java.nio.ByteBuffer.allocateDirect(1 << 16);
+        b.postReceive(1, java.nio.ByteBuffer.allocateDirect(64), 0, 64);
+        a.postSend(1, org.jwarp.rdmap.RdmapOpcode.SEND, data, 0, 64, 0, true);
+        a.transmit(wire);
+        wire.flip();
+        b.receive(wire);
     }
 
     static String siwIp() {

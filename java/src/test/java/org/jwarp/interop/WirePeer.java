@@ -66,6 +66,8 @@ final class WirePeer implements RdmapListener, AutoCloseable {
     final List<TermCode> localErrors = new ArrayList<>();
     final List<TerminateMessage> peerTerms = new ArrayList<>();
     final List<Long> flushed = new ArrayList<>();
+    /** The first MiB of FPDU-mode bytes received, for wire-level diagnostics. */
+    final ByteArrayOutputStream received = new ByteArrayOutputStream();
     boolean firstFpdu;
     boolean eof;
     String ioError;
@@ -101,14 +103,16 @@ final class WirePeer implements RdmapListener, AutoCloseable {
      * an RTR, the RTR is queued as the first FPDU (RFC 6581 §9.2).
      */
     static WirePeer connect(InetSocketAddress address, InitiatorConfig config, Duration timeout) throws IOException {
+        // Everything before the Request is built first: siw waits only 5 s for it after accepting
+        // TCP, and a cold JVM under emulation can take longer than that to load the classes.
+        InitiatorNegotiator neg = new InitiatorNegotiator(config);
+        byte[] req = neg.createRequest().toBytes();
+        MpaFrameReader reader = neg.newReplyReader();
         SocketChannel ch = SocketChannel.open();
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         ch.socket().connect(address, (int) timeout.toMillis());
         ch.socket().setSoTimeout((int) timeout.toMillis());
-        InitiatorNegotiator neg = new InitiatorNegotiator(config);
-        byte[] req = neg.createRequest().toBytes();
         writeFully(ch, req);
-        MpaFrameReader reader = neg.newReplyReader();
         byte[] raw = readFrame(ch, reader, timeout);
         NegotiationDecision d = neg.onReply(reader.frame());
         WirePeer p = new WirePeer(ch, req, raw, reader.frame(), d.outcome(), null, 32);
@@ -232,6 +236,11 @@ final class WirePeer implements RdmapListener, AutoCloseable {
                 } else if (n > 0) {
                     progress = true;
                     rx.flip();
+                    if (received.size() < (1 << 20)) {
+                        for (int i = rx.position(); i < rx.limit(); i++) {
+                            received.write(rx.get(i));
+                        }
+                    }
                     if (endpoint != null) {
                         endpoint.receive(rx);
                     }
@@ -264,6 +273,13 @@ final class WirePeer implements RdmapListener, AutoCloseable {
             throw new AssertionError("stream died waiting for " + what + ": " + state());
         }
         return receives.poll();
+    }
+
+    /** The last {@code n} bytes received in FPDU mode, as hex. */
+    String lastReceivedHex(int n) {
+        byte[] all = received.toByteArray();
+        int from = Math.max(0, all.length - n);
+        return HexFormat.of().formatHex(all, from, all.length);
     }
 
     /** Whether every byte the endpoint produced has been written to the socket. */
