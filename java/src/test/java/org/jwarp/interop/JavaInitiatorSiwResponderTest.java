@@ -114,7 +114,10 @@ class JavaInitiatorSiwResponderTest {
     }
 
     static void runBasic(InitiatorConfig cfg, boolean expectCrcFromRequest, RtrType rtr) throws Exception {
-        int port = Guest.port();
+        runBasic(Guest.port(), cfg, expectCrcFromRequest, rtr);
+    }
+
+    static void runBasic(int port, InitiatorConfig cfg, boolean expectCrcFromRequest, RtrType rtr) throws Exception {
         try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "basic", "-t", "50")) {
             siw.awaitLine("listening", TIMEOUT);
             try (WirePeer java = WirePeer.connect(Guest.siwAddress(port), cfg, TIMEOUT)) {
