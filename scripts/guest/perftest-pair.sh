@@ -7,7 +7,10 @@
 #
 # DEVICE is siw0 (client connects to 10.77.0.1) or rxe0 (10.78.0.1). Adds
 # -R (rdma_cm) and -F. Use iteration counts (-n), not -D: perftest's clock
-# calibration fails under emulation. Exits non-zero if either side fails.
+# calibration fails under emulation. Each attempt starts a fresh server on a
+# fresh port and bounds both sides with PERFTEST_PAIR_TIMEOUT seconds (default
+# 120); up to PERFTEST_PAIR_ATTEMPTS (default 3) attempts. Exits non-zero, with
+# both sides' output on stderr, when no attempt succeeds.
 set -u
 tool=${1:?usage: perftest-pair.sh TOOL DEVICE [options]}
 dev=${2:?usage: perftest-pair.sh TOOL DEVICE [options]}
@@ -17,23 +20,39 @@ case $dev in
   rxe0) ip=${JWARP_RXE_IP:-10.78.0.1} ;;
   *) echo "perftest-pair: unknown device $dev (siw0 or rxe0)" >&2; exit 2 ;;
 esac
-port=$((18515 + RANDOM % 1000))
-slog=$(mktemp)
-"$tool" -R -F -d "$dev" -p "$port" "$@" > "$slog" 2>&1 &
-srv=$!
-rc=1
-for attempt in $(seq 1 30); do
-  sleep 1
-  kill -0 "$srv" 2>/dev/null || break
-  if "$tool" -R -F -d "$dev" -p "$port" "$@" "$ip"; then rc=0; break; fi
-  echo "perftest-pair: $tool client attempt $attempt on $dev failed, retrying" >&2
+limit=${PERFTEST_PAIR_TIMEOUT:-120}
+attempts=${PERFTEST_PAIR_ATTEMPTS:-3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+listening() { # listening PORT: the server's rdma_cm listener is up
+  local port=$1 hex
+  printf -v hex ':%04X ' "$port"
+  # siw listens on a kernel TCP socket; rxe has none, so fall back to a pause.
+  if [ "$dev" = siw0 ]; then grep -q "$hex.* 0A " /proc/net/tcp 2>/dev/null; else sleep 2; fi
+}
+
+for attempt in $(seq 1 "$attempts"); do
+  port=$((18515 + RANDOM % 2000))
+  timeout "$limit" "$tool" -R -F -d "$dev" -p "$port" "$@" > "$tmp/server" 2>&1 &
+  srv=$!
+  for _ in $(seq 1 $((limit * 4))); do
+    listening "$port" && break
+    kill -0 "$srv" 2>/dev/null || break
+    sleep 0.25
+  done
+  timeout "$limit" "$tool" -R -F -d "$dev" -p "$port" "$@" "$ip" > "$tmp/client" 2>&1
+  crc=$?
+  [ "$crc" -eq 0 ] || kill "$srv" 2>/dev/null
+  wait "$srv"; src=$?
+  if [ "$crc" -eq 0 ] && [ "$src" -eq 0 ]; then
+    cat "$tmp/client"
+    exit 0
+  fi
+  echo "perftest-pair: attempt $attempt of $tool on $dev port $port failed" \
+       "(client rc=$crc, server rc=$src; 124 = timed out after ${limit}s)" >&2
+  echo "--- client ---" >&2; cat "$tmp/client" >&2
+  echo "--- server ---" >&2; cat "$tmp/server" >&2
 done
-if [ "$rc" -ne 0 ]; then kill "$srv" 2>/dev/null; fi
-wait "$srv"; src=$?
-if [ "$src" -ne 0 ] || [ "$rc" -ne 0 ]; then
-  echo "perftest-pair: FAILED: $tool on $dev (client rc=$rc, server rc=$src); server output:" >&2
-  cat "$slog" >&2
-  rm -f "$slog"
-  exit 1
-fi
-rm -f "$slog"
+echo "perftest-pair: FAILED: $tool on $dev after $attempts attempts" >&2
+exit 1

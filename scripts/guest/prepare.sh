@@ -32,8 +32,24 @@ jwarp_guest_clean() {
   if [ ! -e "$dir/.jwarp-guest-cache" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
     _jg_die "refusing to remove $dir: it is not a jwarp guest cache (no .jwarp-guest-cache marker)"
   fi
+  # Runs hold a shared lock on .inuse while their guest is up; wait for them.
+  exec 8>>"$dir/.inuse"
+  if ! flock -x -n 8; then
+    _jg_log "cache $dir is in use by running guests; waiting (up to 30 min) before removing it"
+    flock -x -w 1800 8 || _jg_die "cache $dir still in use after 30 min; not removed"
+  fi
   _jg_log "removing cache $dir"
   rm -rf -- "$dir"
+  exec 8>&-
+}
+
+# Marks the cache as in use by this process (and its qemu) until it exits.
+jwarp_guest_hold() {
+  local dir=$1
+  mkdir -p "$dir"
+  touch "$dir/.jwarp-guest-cache"
+  exec 8>>"$dir/.inuse"
+  flock -s 8
 }
 
 # jwarp_guest_prepare KVER: makes sure a ready entry exists; sets GUEST_ENTRY.
@@ -157,8 +173,9 @@ _jg_build() {
   cp "$b/siw/siw.ko" "$moddir/extra/siw.ko"
   local srchash
   srchash=$(cd "$b/siw" && cat ./*.c ./*.h Makefile | sha256sum | cut -c1-16)
-  printf 'siw.ko (sha256 %s) built from linux-source-%s %s drivers/infiniband/sw/siw (sources sha256 %s) with %s against linux-headers-%s\n' \
-    "$(sha256sum < "$b/siw/siw.ko" | cut -c1-16)" "$series" "$ver" "$srchash" "$("$cc" --version | head -n1)" "$kver" > "$b/siw-info"
+  printf 'siw.ko (sha256 %s) built from linux-source-%s %s drivers/infiniband/sw/siw (sources sha256 %s) with %s against linux-headers-%s; vermagic %s\n' \
+    "$(sha256sum < "$b/siw/siw.ko" | cut -c1-16)" "$series" "$ver" "$srchash" "$("$cc" --version | head -n1)" "$kver" \
+    "$(modinfo -F vermagic "$b/siw/siw.ko" 2>/dev/null | sed 's/ *$//')" > "$b/siw-info"
   rm -rf "$b/siw"
   depmod -b "$root" "$kver" || return 1
 

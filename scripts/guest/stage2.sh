@@ -29,38 +29,39 @@ fail_setup() {
 
 mark t_stage2
 exec > "$X/setup.log" 2>&1
+PS4='+ ${EPOCHREALTIME} '
 set -x
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
 
-mkdir -p /dev/pts /dev/shm /run/lock /tmp
-mount -t devpts devpts /dev/pts
-mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-hostname jwarp-guest
+mkdir -p /run/lock /tmp /run/modprobe.d
+echo jwarp-guest > /proc/sys/kernel/hostname
 ulimit -l unlimited
 ulimit -n 65536 || true
+# init bound the kernel's module tree (with the out-of-tree siw.ko) from the host cache.
+[ -f "/lib/modules/$KVER/modules.dep" ] || fail_setup "module tree for $KVER not mounted (from $MODDIR)"
 
-# The kernel's modules (with the out-of-tree siw.ko) come from the host cache.
-mkdir -p "/lib/modules/$KVER"
-mount --bind "$MODDIR" "/lib/modules/$KVER" || fail_setup "cannot bind the module tree $MODDIR"
-
-modprobe virtio_rng || true
-ip link set lo up
-modprobe -a ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm || fail_setup "cannot load the RDMA core modules"
-modprobe dummy numdummies=0 || fail_setup "cannot load dummy"
-
+# One modprobe and one ip/rdma batch each: every program start reads over 9p.
 # rdma_cm does not resolve loopback addresses to siw, so each soft device sits
 # on its own dummy interface with an address that exists only in the guest.
-ip link add dummy0 type dummy && ip addr add 10.77.0.1/24 dev dummy0 && ip link set dummy0 up \
-  || fail_setup "cannot create dummy0"
-ip link add dummy1 type dummy && ip addr add 10.78.0.1/24 dev dummy1 && ip link set dummy1 up \
-  || fail_setup "cannot create dummy1"
-if [ "$WANT_SIW" = 1 ]; then
-  modprobe siw || fail_setup "cannot load siw.ko"
-  rdma link add siw0 type siw netdev dummy0 || fail_setup "cannot create siw0"
-fi
-if [ "$WANT_RXE" = 1 ]; then
-  modprobe rdma_rxe || fail_setup "cannot load rdma_rxe"
-  rdma link add rxe0 type rxe netdev dummy1 || fail_setup "cannot create rxe0"
+echo "options dummy numdummies=0" > /run/modprobe.d/jwarp-guest.conf
+mods=(virtio_rng ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm dummy)
+[ "$WANT_SIW" = 1 ] && mods+=(siw)
+[ "$WANT_RXE" = 1 ] && mods+=(rdma_rxe)
+modprobe -a "${mods[@]}" || fail_setup "cannot load modules: ${mods[*]}"
+ip -batch - <<'IP' || fail_setup "cannot create dummy0/dummy1"
+link set lo up
+link add dummy0 type dummy
+address add 10.77.0.1/24 dev dummy0
+link set dummy0 up
+link add dummy1 type dummy
+address add 10.78.0.1/24 dev dummy1
+link set dummy1 up
+IP
+links=()
+[ "$WANT_SIW" = 1 ] && links+=("link add siw0 type siw netdev dummy0")
+[ "$WANT_RXE" = 1 ] && links+=("link add rxe0 type rxe netdev dummy1")
+if [ ${#links[@]} -gt 0 ]; then
+  printf '%s\n' "${links[@]}" | rdma -b - || fail_setup "cannot create the RDMA links"
 fi
 [ "$WANT_SIW" != 1 ] || [ -e /sys/class/infiniband/siw0 ] || fail_setup "siw0 did not appear"
 [ "$WANT_RXE" != 1 ] || [ -e /sys/class/infiniband/rxe0 ] || fail_setup "rxe0 did not appear"
@@ -76,13 +77,14 @@ set +x
 mark t_ready
 
 # What the command runs against, for reports (stderr of the command).
+prefix() { local l; while IFS= read -r l; do echo "[siw-guest]   $l"; done; }
 {
-  echo "[siw-guest] kernel: $(uname -r) ($(uname -v))"
-  [ "$WANT_SIW" = 1 ] && echo "[siw-guest] siw: $SIW_INFO; vermagic $(modinfo -F vermagic siw 2>/dev/null)"
+  echo "[siw-guest] kernel: $(< /proc/sys/kernel/osrelease) ($(< /proc/sys/kernel/version))"
+  [ "$WANT_SIW" = 1 ] && echo "[siw-guest] siw: $SIW_INFO"
   echo "[siw-guest] rdma link:"
-  rdma link show 2>&1 | sed 's/^/[siw-guest]   /'
+  rdma link show 2>&1 | prefix
   echo "[siw-guest] ibv_devices:"
-  ibv_devices 2>&1 | sed 's/^/[siw-guest]   /'
+  ibv_devices 2>&1 | prefix
   echo "[siw-guest] addresses: siw0 10.77.0.1 (dummy0), rxe0 10.78.0.1 (dummy1)"
 } >> "$X/stderr" 2>&1
 

@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
                 MpaCommand.class,
                 NegotiateCommand.class,
                 DdpCommand.class,
+                DemoCommand.class, ServerCommand.class, ClientCommand.class,
         })
 public final class JwarpCli {
 

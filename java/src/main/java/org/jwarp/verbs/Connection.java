@@ -12,6 +12,15 @@ public interface Connection extends AutoCloseable {
 
     boolean isOpen();
 
+    /**
+     * Why the connection is no longer open: a {@link ConnectionTerminatedException} carrying the
+     * TERM sent or received (RFC 5040 §4.8), another {@link RdmaException} for a lost stream or a
+     * local close, or null while it is open.
+     */
+    default RdmaException failure() {
+        return null;
+    }
+
     @Override
     void close();
 }

@@ -1,0 +1,207 @@
+package org.jwarp.disni.impl;
+
+import com.ibm.disni.util.MemoryUtils;
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.IbvCompChannel;
+import com.ibm.disni.verbs.RdmaVerbs;
+import com.ibm.disni.verbs.SVCReqNotify;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
+import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A completion queue created through DiSNI with its own completion channel. Polling reads
+ * {@code struct ibv_wc} entries from a preallocated direct buffer (no allocation per poll) and
+ * tells the owning queue pair which send WRs retired, so it can count outstanding RDMA Reads
+ * against the negotiated ORD (RFC 6581 section 9.1, RFC 5040 section 6.5).
+ */
+final class DisniCq implements CompletionQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(DisniCq.class);
+    static final int WC_SIZE = JwarpNative.probe(JwarpNative.PROBE_WC_SIZE);
+    static final int WC_STATUS = JwarpNative.probe(JwarpNative.PROBE_WC_STATUS);
+    static final int WC_OPCODE = JwarpNative.probe(JwarpNative.PROBE_WC_OPCODE);
+    static final int WC_VENDOR_ERR = JwarpNative.probe(JwarpNative.PROBE_WC_VENDOR_ERR);
+    static final int WC_BYTE_LEN = JwarpNative.probe(JwarpNative.PROBE_WC_BYTE_LEN);
+    static final int WC_IMM = JwarpNative.probe(JwarpNative.PROBE_WC_IMM);
+    static final int WC_QP_NUM = JwarpNative.probe(JwarpNative.PROBE_WC_QP_NUM);
+    static final int WC_FLAGS = JwarpNative.probe(JwarpNative.PROBE_WC_FLAGS);
+    static final int IBV_WC_WITH_INV = 1 << 3;
+    private static final int BATCH = 32;
+
+    private final RdmaVerbs verbs;
+    final IbvCompChannel channel;
+    final IbvCQ cq;
+    private final long cqPtr;
+    private final int capacity;
+    private final ByteBuffer wcs = ByteBuffer.allocateDirect(WC_SIZE * BATCH).order(ByteOrder.nativeOrder());
+    private final long wcsAddr = MemoryUtils.getAddress(wcs);
+    private final SVCReqNotify arm;
+    private volatile DisniQp[] qps = new DisniQp[0];
+    private volatile boolean open = true;
+
+    DisniCq(RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
+        this.verbs = verbs;
+        this.channel = channel;
+        this.cq = cq;
+        this.cqPtr = CmDispatcher.ptr(cq);
+        this.capacity = capacity;
+        this.arm = verbs.reqNotifyCQ(cq, false);
+    }
+
+    synchronized void attach(DisniQp qp) {
+        DisniQp[] n = java.util.Arrays.copyOf(qps, qps.length + 1);
+        n[qps.length] = qp;
+        qps = n;
+    }
+
+    synchronized void detach(DisniQp qp) {
+        DisniQp[] cur = qps;
+        int i = java.util.Arrays.asList(cur).indexOf(qp);
+        if (i >= 0) {
+            DisniQp[] n = new DisniQp[cur.length - 1];
+            System.arraycopy(cur, 0, n, 0, i);
+            System.arraycopy(cur, i + 1, n, i, cur.length - i - 1);
+            qps = n;
+        }
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public synchronized int poll(WorkCompletion[] out, int max) {
+        if (!open) {
+            throw new IllegalStateException("completion queue is closed");
+        }
+        int want = Math.min(Math.min(max, out.length), BATCH);
+        if (want <= 0) {
+            return 0;
+        }
+        int n = JwarpNative.pollCq(cqPtr, want, wcsAddr);
+        if (n < 0) {
+            throw new IllegalStateException("ibv_poll_cq failed: " + n);
+        }
+        for (int i = 0; i < n; i++) {
+            decode(i * WC_SIZE, out[i]);
+        }
+        return n;
+    }
+
+    private void decode(int base, WorkCompletion wc) {
+        wc.wrId = wcs.getLong(base);
+        int status = wcs.getInt(base + WC_STATUS);
+        wc.status = WcStatus.of(status);
+        wc.qpNum = wcs.getInt(base + WC_QP_NUM);
+        wc.vendorError = wcs.getInt(base + WC_VENDOR_ERR);
+        wc.solicited = false;
+        DisniQp qp = find(wc.qpNum);
+        if (status == 0) {
+            int op = wcs.getInt(base + WC_OPCODE);
+            wc.opcode = opcode(op);
+            wc.byteLength = wcs.getInt(base + WC_BYTE_LEN);
+            int flags = wcs.getInt(base + WC_FLAGS);
+            wc.withInvalidate = (flags & IBV_WC_WITH_INV) != 0;
+            wc.invalidatedRkey = wc.withInvalidate ? wcs.getInt(base + WC_IMM) : 0;
+            if (qp != null && op < WcOpcode.RECV.code) {
+                qp.retired(wc.wrId);
+            }
+        } else {
+            // only wr_id, status, qp_num and vendor_err are valid in an error completion
+            wc.byteLength = 0;
+            wc.withInvalidate = false;
+            wc.invalidatedRkey = 0;
+            WcOpcode posted = qp == null ? null : qp.retiredOnError(wc.wrId);
+            wc.opcode = posted != null ? posted : WcOpcode.RECV;
+        }
+    }
+
+    private static WcOpcode opcode(int op) {
+        switch (op) {
+            case 0: return WcOpcode.SEND;
+            case 1: return WcOpcode.RDMA_WRITE;
+            case 2: return WcOpcode.RDMA_READ;
+            case 3: return WcOpcode.COMP_SWAP;
+            case 4: return WcOpcode.FETCH_ADD;
+            case 5: return WcOpcode.BIND_MW;
+            case 6: return WcOpcode.LOCAL_INV;
+            case 128: return WcOpcode.RECV;
+            case 129: return WcOpcode.RECV_RDMA_WITH_IMM;
+            default: return WcOpcode.SEND;
+        }
+    }
+
+    private DisniQp find(int qpNum) {
+        for (DisniQp q : qps) {
+            if (q.qpNum() == qpNum) {
+                return q;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (true) {
+            int n = poll(out, max);
+            if (n > 0) {
+                return n;
+            }
+            try {
+                arm.execute();
+            } catch (IOException e) {
+                throw new IllegalStateException("ibv_req_notify_cq failed: " + e.getMessage(), e);
+            }
+            n = poll(out, max); // a completion that raced the arming
+            if (n > 0) {
+                return n;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return 0;
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            int ms = (int) Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 100));
+            try {
+                if (verbs.getCqEvent(channel, cq, ms)) {
+                    verbs.ackCqEvents(cq, 1);
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException("ibv_get_cq_event failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        arm.free();
+        try {
+            int rc = verbs.destroyCQ(cq);
+            if (rc != 0) {
+                LOG.warn("ibv_destroy_cq returned {} (a QP still uses it?)", rc);
+            }
+            rc = verbs.destroyCompChannel(channel);
+            if (rc != 0) {
+                LOG.warn("ibv_destroy_comp_channel returned {}", rc);
+            }
+        } catch (IOException e) {
+            LOG.warn("destroying CQ: {}", e.toString());
+        }
+    }
+}

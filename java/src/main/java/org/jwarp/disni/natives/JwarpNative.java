@@ -1,0 +1,139 @@
+package org.jwarp.disni.natives;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * JNI entry points of jwarp's libdisni beyond DiSNI 2.1: rdma_cm connect/accept/reject with a
+ * full {@code rdma_conn_param} (responder resources = IRD, initiator depth = ORD, the values the
+ * RFC 6581 section 9 negotiation decides, private data as in RFC 5044 section 7.1 /
+ * RFC 6581 section 9), the data of the last CM event of an id, device limits, and
+ * allocation-free post/poll calls. Defined by the DiSNI class loader only (it must share the
+ * loader that loaded the library).
+ *
+ * <p>All handles are raw C pointers as obtained from DiSNI's {@code getObjId()}.
+ */
+public final class JwarpNative {
+    /** Version of the extension this Java class expects. */
+    public static final int VERSION = 1;
+
+    /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
+    public static final int EV_SEQ = 0;
+    public static final int EV_EVENT = 4;
+    public static final int EV_STATUS = 8;
+    public static final int EV_RESPONDER_RESOURCES = 12;
+    public static final int EV_INITIATOR_DEPTH = 16;
+    public static final int EV_PRIVATE_DATA_LEN = 20;
+    public static final int EV_QP_NUM = 24;
+    public static final int EV_FLAGS = 28;
+    public static final int EV_PRIVATE_DATA = 32;
+    /** Longest private data an event or a conn param carries (u8 length). */
+    public static final int MAX_PRIVATE_DATA = 255;
+    public static final int EV_SIZE = EV_PRIVATE_DATA + MAX_PRIVATE_DATA;
+
+    /** Offsets of {@link #queryDevice} output. */
+    public static final int DEV_MAX_QP_RD_ATOM = 0;
+    public static final int DEV_MAX_QP_INIT_RD_ATOM = 4;
+    public static final int DEV_MAX_RES_RD_ATOM = 8;
+    public static final int DEV_MAX_QP_WR = 12;
+    public static final int DEV_MAX_SGE = 16;
+    public static final int DEV_MAX_CQE = 20;
+    public static final int DEV_MAX_QP = 24;
+    public static final int DEV_TRANSPORT = 28;
+    public static final int DEV_NODE_TYPE = 32;
+    public static final int DEV_VENDOR_ID = 36;
+    public static final int DEV_VENDOR_PART = 40;
+    public static final int DEV_PORT_CNT = 44;
+    public static final int DEV_MAX_MR_SIZE = 48;
+    public static final int DEV_NODE_GUID = 56;
+    public static final int DEV_LINK_LAYER = 64;
+    public static final int DEV_ACTIVE_MTU = 68;
+    public static final int DEV_PORT_STATE = 72;
+    public static final int DEV_SIZE = 80;
+
+    /** {@code enum ibv_transport_type}. */
+    public static final int TRANSPORT_IB = 0;
+    public static final int TRANSPORT_IWARP = 1;
+    /** {@code IBV_LINK_LAYER_*}. */
+    public static final int LINK_LAYER_INFINIBAND = 1;
+    public static final int LINK_LAYER_ETHERNET = 2;
+
+    /** Keys of {@link #probe(int)}: sizes and offsets of rdma-core structures. */
+    public static final int PROBE_SEND_WR_SIZE = 1;
+    public static final int PROBE_RECV_WR_SIZE = 2;
+    public static final int PROBE_SGE_SIZE = 3;
+    public static final int PROBE_WC_SIZE = 4;
+    public static final int PROBE_SEND_WR_REMOTE_ADDR = 5;
+    public static final int PROBE_SEND_WR_RKEY = 6;
+    public static final int PROBE_SEND_WR_OPCODE = 7;
+    public static final int PROBE_SEND_WR_FLAGS = 8;
+    public static final int PROBE_SEND_WR_IMM = 9;
+    public static final int PROBE_SEND_WR_SG_LIST = 10;
+    public static final int PROBE_SEND_WR_NUM_SGE = 11;
+    public static final int PROBE_SEND_WR_NEXT = 12;
+    public static final int PROBE_WC_STATUS = 13;
+    public static final int PROBE_WC_OPCODE = 14;
+    public static final int PROBE_WC_VENDOR_ERR = 15;
+    public static final int PROBE_WC_BYTE_LEN = 16;
+    public static final int PROBE_WC_IMM = 17;
+    public static final int PROBE_WC_QP_NUM = 18;
+    public static final int PROBE_WC_FLAGS = 19;
+    public static final int PROBE_CONN_PARAM_SIZE = 20;
+    public static final int PROBE_EVENT_INFO_SIZE = 21;
+    public static final int PROBE_DEVICE_INFO_SIZE = 22;
+    public static final int PROBE_MAX_PRIVATE_DATA = 23;
+
+    static {
+        System.loadLibrary("disni");
+    }
+
+    private JwarpNative() {
+    }
+
+    /** Extension version compiled into the library. */
+    public static native int version();
+
+    /** Size or offset for a PROBE_* key, -1 for an unknown key. */
+    public static native int probe(int key);
+
+    /** {@code rdma_connect}; IRD = responderResources, ORD = initiatorDepth (0..255). */
+    public static native void connect(long cmId, int responderResources, int initiatorDepth, int retryCount,
+            int rnrRetryCount, byte[] privateData) throws IOException;
+
+    /** {@code rdma_accept} with the given IRD/ORD and private data. */
+    public static native void accept(long cmId, int responderResources, int initiatorDepth, int retryCount,
+            int rnrRetryCount, byte[] privateData) throws IOException;
+
+    /** {@code rdma_reject} with private data (may be null). */
+    public static native void reject(long cmId, byte[] privateData) throws IOException;
+
+    /**
+     * Copies the last CM event recorded for the id into {@code out} (direct, at least EV_SIZE
+     * bytes, native order); returns bytes written or -1 when nothing was recorded.
+     */
+    public static native int cmEventInfo(long cmId, ByteBuffer out);
+
+    /** {@code ibv_query_device} (+ {@code ibv_query_port} when port &gt; 0) into {@code out}. */
+    public static native int queryDevice(long verbsContext, int port, ByteBuffer out) throws IOException;
+
+    /** Opens the named device, queries it and port 1 into {@code out}, closes it again. */
+    public static native int queryDeviceByName(String name, ByteBuffer out) throws IOException;
+
+    /** {@code ibv_get_device_name} of a verbs context. */
+    public static native String deviceName(long verbsContext);
+
+    /** Names of all RDMA devices ({@code ibv_get_device_list}). */
+    public static native String[] deviceNames() throws IOException;
+
+    /** {@code id->port_num}. */
+    public static native int cmIdPortNum(long cmId);
+
+    /** {@code ibv_post_send} on a chain of {@code struct ibv_send_wr} at wr; 0 or an errno value. */
+    public static native int postSend(long qp, long wr);
+
+    /** {@code ibv_post_recv}; 0 or an errno value. */
+    public static native int postRecv(long qp, long wr);
+
+    /** {@code ibv_poll_cq} into {@code struct ibv_wc[n]} at wcs; count or negative errno. */
+    public static native int pollCq(long cq, int n, long wcs);
+}

@@ -1,0 +1,333 @@
+package org.jwarp.soft;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The NIO event loop of the embedded provider: one thread drives every listener and every queue
+ * pair's LLP stream (RFC 5040 §5: one TCP connection per RDMAP stream), so the thread count does
+ * not grow with the number of QPs (the duty-cycle agent style: each {@link Handler} does its work
+ * when its channel is ready or when it was {@linkplain #schedule scheduled}).
+ *
+ * <p>Application threads never touch sockets. They put work into a handler's own queue and call
+ * {@link #schedule(Scheduled)}; the handler is queued at most once (a flag, no allocation) and the
+ * selector is woken only when the loop is about to sleep or sleeping.
+ */
+final class Reactor implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Reactor.class);
+    /** Longest sleep in select, so deadlines are checked even when nothing happens. */
+    private static final long MAX_SELECT_MILLIS = 100;
+    /** Bytes read from a socket at a time. */
+    static final int RX_BUFFER = 256 * 1024;
+
+    /** Something registered with the selector. */
+    interface Handler {
+        /** Called on the reactor thread when {@code key} is ready. */
+        void onReady(SelectionKey key);
+
+        /** Called on the reactor thread when the reactor shuts down. */
+        void onReactorClose();
+    }
+
+    /** A unit the reactor runs on request, at most once per request batch. */
+    abstract static class Scheduled {
+        /** Guarded by the reactor's ready lock. */
+        boolean queued;
+
+        /** Runs on the reactor thread. */
+        abstract void runScheduled();
+    }
+
+    /** A deadline owner; {@link #onDeadline} runs on the reactor thread once the deadline passes. */
+    interface Timed {
+        long deadlineNanos();
+
+        void onDeadline(long nowNanos);
+    }
+
+    private final Selector selector;
+    private final Thread thread;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+    private final ArrayDeque<Scheduled> ready = new ArrayDeque<>();
+    private final ArrayDeque<Scheduled> readyBatch = new ArrayDeque<>();
+    private final ArrayDeque<Runnable> taskBatch = new ArrayDeque<>();
+    private final List<Timed> timed = new ArrayList<>();
+    private volatile boolean sleeping;
+    private volatile boolean running = true;
+    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+    /** One receive buffer per loop: decoders copy what they keep, so streams need no rx buffer of their own. */
+    private final java.nio.ByteBuffer rx = java.nio.ByteBuffer.allocateDirect(RX_BUFFER);
+
+    Reactor(String name) throws IOException {
+        selector = Selector.open();
+        thread = new Thread(this::loop, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** The loop's shared receive buffer; reactor thread only. */
+    java.nio.ByteBuffer rxBuffer() {
+        return rx;
+    }
+
+    boolean inReactorThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    boolean isRunning() {
+        return running;
+    }
+
+    /** Registers {@code ch} (already non-blocking) for {@code ops}; reactor thread only. */
+    SelectionKey register(SelectableChannel ch, int ops, Handler h) throws IOException {
+        assert inReactorThread();
+        return ch.register(selector, ops, h);
+    }
+
+    /** Adds a deadline owner; reactor thread only. It stays until {@link #cancelDeadline}. */
+    void addDeadline(Timed t) {
+        assert inReactorThread();
+        timed.add(t);
+    }
+
+    void cancelDeadline(Timed t) {
+        assert inReactorThread();
+        timed.remove(t);
+    }
+
+    /** Runs {@code task} on the reactor thread soon (cold path: setup, close). */
+    void execute(Runnable task) {
+        lock.lock();
+        try {
+            if (!running) {
+                throw new IllegalStateException("reactor closed");
+            }
+            tasks.add(task);
+        } finally {
+            lock.unlock();
+        }
+        wake();
+    }
+
+    /** Runs {@code task} on the reactor thread and waits for its result. */
+    <T> T call(Supplier<T> task, long timeoutMillis) throws IOException {
+        if (inReactorThread()) {
+            return task.get();
+        }
+        CompletableFuture<T> f = new CompletableFuture<>();
+        execute(() -> {
+            try {
+                f.complete(task.get());
+            } catch (Throwable t) {
+                f.completeExceptionally(t);
+            }
+        });
+        try {
+            return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted waiting for the reactor", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof UncheckedIOException u) {
+                throw u.getCause();
+            }
+            if (c instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IOException(c);
+        } catch (TimeoutException e) {
+            throw new IOException("reactor did not answer within " + timeoutMillis + " ms");
+        }
+    }
+
+    /** Hot path: asks the reactor to run {@code s}; allocation-free, at most one queue entry per handler. */
+    void schedule(Scheduled s) {
+        lock.lock();
+        try {
+            if (s.queued) {
+                return;
+            }
+            s.queued = true;
+            ready.add(s);
+        } finally {
+            lock.unlock();
+        }
+        if (!inReactorThread()) {
+            wake();
+        }
+    }
+
+    private void wake() {
+        if (sleeping) {
+            selector.wakeup();
+        }
+    }
+
+    private void loop() {
+        try {
+            while (running) {
+                runQueued();
+                long timeout = MAX_SELECT_MILLIS;
+                long now = System.nanoTime();
+                for (int i = 0; i < timed.size(); i++) {
+                    long d = TimeUnit.NANOSECONDS.toMillis(timed.get(i).deadlineNanos() - now) + 1;
+                    timeout = Math.max(1, Math.min(timeout, d));
+                }
+                sleeping = true;
+                int n;
+                if (hasQueued()) {
+                    n = selector.selectNow();
+                } else {
+                    n = selector.select(timeout);
+                }
+                sleeping = false;
+                if (n > 0) {
+                    Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+                    while (it.hasNext()) {
+                        SelectionKey k = it.next();
+                        it.remove();
+                        Handler h = (Handler) k.attachment();
+                        try {
+                            h.onReady(k);
+                        } catch (RuntimeException e) {
+                            LOG.error("handler {} failed", h, e);
+                        }
+                    }
+                }
+                checkDeadlines();
+            }
+        } catch (ClosedSelectorException e) {
+            // closing
+        } catch (Throwable t) {
+            LOG.error("reactor {} died", thread.getName(), t);
+        } finally {
+            shutdownOnThread();
+        }
+    }
+
+    private boolean hasQueued() {
+        lock.lock();
+        try {
+            return !tasks.isEmpty() || !ready.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void runQueued() {
+        lock.lock();
+        try {
+            taskBatch.addAll(tasks);
+            tasks.clear();
+            Scheduled s;
+            while ((s = ready.poll()) != null) {
+                s.queued = false;
+                readyBatch.add(s);
+            }
+        } finally {
+            lock.unlock();
+        }
+        Runnable r;
+        while ((r = taskBatch.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.error("reactor task failed", e);
+            }
+        }
+        Scheduled s;
+        while ((s = readyBatch.poll()) != null) {
+            try {
+                s.runScheduled();
+            } catch (RuntimeException e) {
+                LOG.error("scheduled work failed", e);
+            }
+        }
+    }
+
+    private void checkDeadlines() {
+        if (timed.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (int i = timed.size() - 1; i >= 0; i--) {
+            if (i < timed.size()) {
+                Timed t = timed.get(i);
+                if (now - t.deadlineNanos() >= 0) {
+                    timed.remove(i);
+                    try {
+                        t.onDeadline(now);
+                    } catch (RuntimeException e) {
+                        LOG.error("deadline handler failed", e);
+                    }
+                }
+            }
+        }
+    }
+
+    private void shutdownOnThread() {
+        running = false;
+        runQueuedQuietly();
+        for (SelectionKey k : selector.keys()) {
+            if (k.attachment() instanceof Handler h) {
+                try {
+                    h.onReactorClose();
+                } catch (RuntimeException e) {
+                    LOG.warn("handler close failed", e);
+                }
+            }
+        }
+        try {
+            selector.close();
+        } catch (IOException e) {
+            LOG.warn("selector close failed", e);
+        }
+        terminated.complete(null);
+    }
+
+    private void runQueuedQuietly() {
+        try {
+            runQueued();
+        } catch (RuntimeException e) {
+            LOG.warn("pending work at shutdown failed", e);
+        }
+    }
+
+    /** Stops the loop; every handler gets {@link Handler#onReactorClose()}. Waits at most 5 s. */
+    @Override
+    public void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        selector.wakeup();
+        if (!inReactorThread()) {
+            try {
+                terminated.get(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.warn("reactor {} did not stop in time", thread.getName());
+            }
+        }
+    }
+}

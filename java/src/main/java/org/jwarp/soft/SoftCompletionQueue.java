@@ -1,0 +1,158 @@
+package org.jwarp.soft;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Completion queue of the embedded provider (RFC 5040 §8 "Completion Queue"; the verbs CQ of
+ * RDMAC/ibv_cq). A fixed ring of preallocated {@link WorkCompletion} slots: the reactor thread
+ * fills a slot in place, consumers copy it out, so neither side allocates.
+ *
+ * <p>A full CQ is an overrun (ibv IBV_EVENT_CQ_ERR): the completion is dropped, counted in
+ * {@link #overruns()} and logged; size CQs for the sum of the queue depths that use them.
+ */
+public final class SoftCompletionQueue implements CompletionQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(SoftCompletionQueue.class);
+
+    private final WorkCompletion[] ring;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition notEmpty = lock.newCondition();
+    private final SoftDevice device;
+    private long head;
+    private long tail;
+    private long overruns;
+    private int waiters;
+    private boolean closed;
+
+    SoftCompletionQueue(SoftDevice device, int entries) {
+        if (entries < 1) {
+            throw new IllegalArgumentException("entries: " + entries + " must be >= 1");
+        }
+        this.device = device;
+        ring = new WorkCompletion[entries];
+        for (int i = 0; i < entries; i++) {
+            ring[i] = new WorkCompletion();
+        }
+    }
+
+    @Override
+    public int capacity() {
+        return ring.length;
+    }
+
+    /** Completions dropped because the CQ was full. */
+    public long overruns() {
+        lock.lock();
+        try {
+            return overruns;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Entries waiting to be polled. */
+    public int size() {
+        lock.lock();
+        try {
+            return (int) (tail - head);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Producer side (reactor thread, or a closing thread when flushing). */
+    void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, int vendorError,
+                  int invalidatedRkey, boolean withInvalidate, boolean solicited) {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (tail - head == ring.length) {
+                overruns++;
+                LOG.error("CQ overrun ({} entries): dropped completion wr {} {} {} of QP {}", ring.length, wrId,
+                        opcode, status, qpNum);
+                return;
+            }
+            WorkCompletion wc = ring[(int) (tail % ring.length)];
+            wc.wrId = wrId;
+            wc.status = status;
+            wc.opcode = opcode;
+            wc.byteLength = byteLength;
+            wc.qpNum = qpNum;
+            wc.vendorError = vendorError;
+            wc.invalidatedRkey = invalidatedRkey;
+            wc.withInvalidate = withInvalidate;
+            wc.solicited = solicited;
+            tail++;
+            if (waiters > 0) {
+                notEmpty.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int poll(WorkCompletion[] out, int max) {
+        lock.lock();
+        try {
+            return drain(out, max);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int drain(WorkCompletion[] out, int max) {
+        int n = (int) Math.min(Math.min(max, out.length), tail - head);
+        for (int i = 0; i < n; i++) {
+            out[i].copyFrom(ring[(int) (head % ring.length)]);
+            head++;
+        }
+        return n;
+    }
+
+    @Override
+    public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
+        long nanos = unit.toNanos(timeout);
+        lock.lockInterruptibly();
+        try {
+            while (tail == head && !closed) {
+                if (nanos <= 0) {
+                    return 0;
+                }
+                waiters++;
+                try {
+                    nanos = notEmpty.awaitNanos(nanos);
+                } finally {
+                    waiters--;
+                }
+            }
+            return drain(out, max);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            closed = true;
+            notEmpty.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (device != null) {
+            device.forget(this);
+        }
+    }
+}

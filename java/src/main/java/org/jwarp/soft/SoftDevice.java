@@ -1,0 +1,123 @@
+package org.jwarp.soft;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.jwarp.memory.StagTable;
+import org.jwarp.verbs.ConnectionManager;
+import org.jwarp.verbs.Device;
+import org.jwarp.verbs.DeviceInfo;
+import org.jwarp.verbs.RdmaException;
+
+/**
+ * The one device of the embedded provider (RFC 5040 §8 RNIC interface). It owns the STag table
+ * (RFC 5041 §8.2, shared by its protection domains) and the connection manager.
+ */
+public final class SoftDevice implements Device {
+    /** Live registrations per device. */
+    static final int STAG_CAPACITY = 1 << 16;
+
+    private final SoftProvider provider;
+    private final StagTable stags = new StagTable(STAG_CAPACITY);
+    private final SoftConnectionManager cm;
+    private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    SoftDevice(SoftProvider provider) {
+        this.provider = provider;
+        this.cm = new SoftConnectionManager(this);
+    }
+
+    SoftProvider provider() {
+        return provider;
+    }
+
+    SoftConfig config() {
+        return provider.config();
+    }
+
+    StagTable stags() {
+        return stags;
+    }
+
+    @Override
+    public DeviceInfo info() {
+        return SoftProvider.deviceInfo();
+    }
+
+    @Override
+    public SoftProtectionDomain allocateProtectionDomain() throws RdmaException {
+        checkOpen();
+        SoftProtectionDomain pd = new SoftProtectionDomain(this);
+        owned.add(pd);
+        return pd;
+    }
+
+    @Override
+    public SoftCompletionQueue createCompletionQueue(int entries) throws RdmaException {
+        checkOpen();
+        if (entries > SoftProvider.MAX_CQE) {
+            throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
+        }
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries);
+        owned.add(cq);
+        return cq;
+    }
+
+    @Override
+    public ConnectionManager connectionManager() {
+        return cm;
+    }
+
+    void track(AutoCloseable c) {
+        owned.add(c);
+    }
+
+    void forget(AutoCloseable c) {
+        owned.remove(c);
+    }
+
+    void checkOpen() throws RdmaException {
+        if (closed) {
+            throw new RdmaException("device " + SoftProvider.DEVICE_NAME + " is closed");
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Closes listeners and connections first (flushing their WRs), then PDs and CQs. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<AutoCloseable> all = new ArrayList<>(owned);
+        all.sort((a, b) -> Integer.compare(rank(a), rank(b)));
+        for (AutoCloseable c : all) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // keep closing the rest
+            }
+        }
+        owned.clear();
+        provider.forget(this);
+    }
+
+    private static int rank(AutoCloseable c) {
+        if (c instanceof SoftListener) {
+            return 0;
+        }
+        if (c instanceof SoftConnection) {
+            return 1;
+        }
+        if (c instanceof SoftProtectionDomain) {
+            return 2;
+        }
+        return 3;
+    }
+}

@@ -1,0 +1,103 @@
+package org.jwarp.soft;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jwarp.verbs.DeviceInfo;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RdmaProvider;
+
+/**
+ * The embedded pure-Java iWARP provider: RFC 5040 RDMAP over RFC 5041 DDP over RFC 5044/6581 MPA
+ * over TCP, driven by a fixed number of NIO {@link Reactor} threads (default one) shared by every
+ * device, listener and queue pair it creates. One device, {@value #DEVICE_NAME}, serves every
+ * local address.
+ */
+public final class SoftProvider implements RdmaProvider {
+    public static final String DEVICE_NAME = "soft0";
+    /** Same limit as Linux siw (SIW_MAX_IRD_QP / SIW_MAX_ORD_QP). */
+    public static final int MAX_IRD_ORD = 128;
+    public static final int MAX_QP_WR = 16384;
+    public static final int MAX_CQE = 1 << 20;
+
+    private static final AtomicInteger INSTANCE = new AtomicInteger();
+
+    private final SoftConfig config;
+    private final Reactor[] reactors;
+    private final AtomicInteger nextReactor = new AtomicInteger();
+    private final List<SoftDevice> devices = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    public SoftProvider(SoftConfig config) throws RdmaException {
+        this.config = config;
+        reactors = new Reactor[config.reactors()];
+        int id = INSTANCE.incrementAndGet();
+        try {
+            for (int i = 0; i < reactors.length; i++) {
+                reactors[i] = new Reactor("jwarp-soft-" + id + "-reactor-" + i);
+            }
+        } catch (IOException e) {
+            for (Reactor r : reactors) {
+                if (r != null) {
+                    r.close();
+                }
+            }
+            throw new RdmaException("cannot open NIO selector: " + e.getMessage(), e);
+        }
+    }
+
+    public SoftConfig config() {
+        return config;
+    }
+
+    Reactor nextReactor() {
+        return reactors[Math.floorMod(nextReactor.getAndIncrement(), reactors.length)];
+    }
+
+    static DeviceInfo deviceInfo() {
+        return new DeviceInfo(DEVICE_NAME, DeviceInfo.Transport.IWARP, MAX_IRD_ORD, MAX_IRD_ORD, MAX_QP_WR, MAX_CQE,
+                Integer.MAX_VALUE);
+    }
+
+    @Override
+    public String name() {
+        return SoftProviderFactory.NAME;
+    }
+
+    @Override
+    public List<DeviceInfo> devices() {
+        return List.of(deviceInfo());
+    }
+
+    @Override
+    public SoftDevice open(InetAddress localAddress) throws RdmaException {
+        if (closed) {
+            throw new RdmaException("provider closed");
+        }
+        SoftDevice d = new SoftDevice(this);
+        devices.add(d);
+        return d;
+    }
+
+    void forget(SoftDevice d) {
+        devices.remove(d);
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (SoftDevice d : new ArrayList<>(devices)) {
+            d.close();
+        }
+        for (Reactor r : reactors) {
+            r.close();
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package org.jwarp.soft;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import org.jwarp.verbs.Access;
+import org.jwarp.verbs.Connection;
+import org.jwarp.verbs.ConnectionParameters;
+import org.jwarp.verbs.ConnectionRequest;
+import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.WorkCompletion;
+
+/** Loopback test bench: one provider, one device, a listener, and helpers to connect both ends. */
+final class SoftFixture implements AutoCloseable {
+    static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    final SoftProvider provider;
+    final SoftDevice device;
+    final SoftProtectionDomain pd;
+    final SoftCompletionQueue cq;
+    final SoftProtectionDomain pd2;
+    final SoftCompletionQueue cq2;
+    SoftListener listener;
+
+    SoftFixture() throws RdmaException {
+        this(SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(5)));
+    }
+
+    SoftFixture(SoftConfig config) throws RdmaException {
+        provider = new SoftProvider(config);
+        device = provider.open(LOOPBACK);
+        pd = device.allocateProtectionDomain();
+        cq = device.createCompletionQueue(256);
+        pd2 = device.allocateProtectionDomain();
+        cq2 = device.createCompletionQueue(256);
+    }
+
+    SoftListener listen(int backlog) throws RdmaException {
+        listener = (SoftListener) device.connectionManager().listen(new InetSocketAddress(LOOPBACK, 0), backlog);
+        return listener;
+    }
+
+    InetSocketAddress address() {
+        return listener.localAddress();
+    }
+
+    QueuePairConfig initiatorQp() {
+        return QueuePairConfig.of(pd, cq, 32);
+    }
+
+    QueuePairConfig responderQp() {
+        return QueuePairConfig.of(pd2, cq2, 32);
+    }
+
+    SoftMemoryRegion region(SoftProtectionDomain p, int size, Access first, Access... more) throws RdmaException {
+        return p.register(ByteBuffer.allocateDirect(size), EnumSet.of(first, more));
+    }
+
+    /** Both ends of one connection. */
+    record Pair(Connection initiator, Connection responder) implements AutoCloseable {
+        @Override
+        public void close() {
+            initiator.close();
+            responder.close();
+        }
+    }
+
+    /** Connects with {@code ip} while a thread accepts with {@code rp}. */
+    Pair connect(ConnectionParameters ip, ConnectionParameters rp) throws Exception {
+        return connect(ip, req -> rp);
+    }
+
+    Pair connect(ConnectionParameters ip, Function<ConnectionRequest, ConnectionParameters> decide) throws Exception {
+        if (listener == null) {
+            listen(8);
+        }
+        CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
+            try {
+                ConnectionRequest r = listener.next(Duration.ofSeconds(5));
+                return r.accept(responderQp(), decide.apply(r));
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        Connection c = device.connectionManager().connect(address(), initiatorQp(), ip, Duration.ofSeconds(5));
+        try {
+            return new Pair(c, acc.get(5, TimeUnit.SECONDS));
+        } catch (ExecutionException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    static WorkCompletion[] wcs(int n) {
+        WorkCompletion[] a = new WorkCompletion[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = new WorkCompletion();
+        }
+        return a;
+    }
+
+    /** Waits for exactly one completion (fails after 5 s). */
+    static WorkCompletion one(SoftCompletionQueue q) throws InterruptedException {
+        WorkCompletion[] a = wcs(1);
+        int n = q.await(a, 1, 5, TimeUnit.SECONDS);
+        if (n != 1) {
+            throw new AssertionError("no completion within 5 s");
+        }
+        return a[0];
+    }
+
+    static ConnectionParameters.Builder p2p() {
+        return ConnectionParameters.builder().peerToPeer(true);
+    }
+
+    static ConnectionParameters.Builder clientServer() {
+        return ConnectionParameters.builder().peerToPeer(false).rtrTypes(java.util.Set.of());
+    }
+
+    @Override
+    public void close() {
+        provider.close();
+    }
+}

@@ -1,0 +1,61 @@
+/*
+ * jwarp libdisni: shared helpers for the JNI entry points.
+ *
+ * Every handle that crosses the JNI boundary is the raw C pointer carried in a jlong.
+ * Errors of calls declared "throws IOException" on the Java side are raised as
+ * java.io.IOException carrying the call name and strerror(errno).
+ */
+#ifndef JW_COMMON_H
+#define JW_COMMON_H
+
+#include <jni.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+/* Version the Java side (NativeDispatcher.JVERBS_VERSION) insists on. */
+#define JW_DISNI_JNI_VERSION 32
+/* Version of our own extension (org.jwarp.disni.natives.JwarpNative). */
+#define JW_EXT_VERSION 1
+
+/* Private data a CM event can carry (rdma_conn_param.private_data_len is a u8). */
+#define JW_MAX_PRIVATE_DATA 255
+
+#define JW_PTR(type, j) ((type *)(uintptr_t)(j))
+#define JW_JLONG(p) ((jlong)(uintptr_t)(p))
+
+/*
+ * Side record kept per rdma_cm_id (in id->context): the data of the last CM event for that
+ * id, copied out of the event before it is acknowledged, so the Java side can read the
+ * status, the peer's private data and the IRD/ORD the kernel reported.
+ */
+struct jw_cm_rec {
+	struct rdma_cm_id *owner;   /* the id this record belongs to (children inherit context) */
+	uint32_t seq;               /* number of events recorded for this id */
+	int32_t event;              /* enum rdma_cm_event_type, -1 before the first event */
+	int32_t status;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t private_data_len;
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint32_t qp_num;
+	uint8_t private_data[JW_MAX_PRIVATE_DATA];
+};
+
+extern pthread_mutex_t jw_cm_lock;
+
+/* Throws java.io.IOException "<what>: <strerror(err)> (errno <err>)". */
+void jw_throw_io(JNIEnv *env, const char *what, int err);
+/* Throws java.io.IOException with a plain message. */
+void jw_throw_msg(JNIEnv *env, const char *cls, const char *msg);
+
+/* Allocates and attaches a fresh record to id (replacing an inherited one). NULL on ENOMEM. */
+struct jw_cm_rec *jw_rec_attach(struct rdma_cm_id *id);
+/* Detaches and frees the record owned by id, if any. */
+void jw_rec_release(struct rdma_cm_id *id);
+
+#endif
