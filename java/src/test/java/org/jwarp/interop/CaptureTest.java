@@ -34,11 +34,13 @@ import org.junit.jupiter.api.Test;
  * Captures the project's iWARP traffic with tshark on the guest's {@code lo} (where traffic
  * between two endpoints on the guest's own addresses flows) and checks that Wireshark's
  * dissectors decode it as MPA (RFC 5044) and DDP/RDMAP (RFC 5041/5040) without a malformed
- * packet: Java ↔ siw (CRC on) and Java ↔ Java (CRC on, Send, Write, Read, TERM). The MPA
+ * packet: Java ↔ siw (CRC on), Java ↔ Java (CRC on, Send, Write, Read, TERM) and siw's TERM for a
+ * Write to an invalid STag. The MPA
  * dissector is a heuristic on TCP ({@code tshark -G heuristic-decodes}: {@code tcp iwarp_mpa T}),
  * enabled by default on every port, so no {@code -d} option is needed.
  */
 @Tag("guest")
+@Tag("device")
 class CaptureTest {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
 
@@ -58,14 +60,16 @@ class CaptureTest {
         Files.deleteIfExists(file);
         int siwPort = Guest.port();
         int javaPort = Guest.port();
+        int termPort = Guest.port();
         Process ts = new ProcessBuilder(tshark.toString(), "-i", "lo", "-f",
-                "tcp port " + siwPort + " or tcp port " + javaPort, "-w", file.toString())
+                "tcp port " + siwPort + " or tcp port " + javaPort + " or tcp port " + termPort, "-w", file.toString())
                 .redirectErrorStream(true).redirectOutput(dir.resolve("tshark-capture.log").toFile()).start();
         try {
             awaitCaptureStarted(ts, dir.resolve("tshark-capture.log"));
             JavaInitiatorSiwResponderTest.runBasic(siwPort, JavaInitiatorSiwResponderTest.config().crc(true).build(),
                     true, RtrType.WRITE);
             javaToJava(javaPort);
+            TerminateInteropTest.invalidStagCase(termPort); // siw's own TERM on the wire
             Thread.sleep(500); // the last segments reach the capture
         } finally {
             ts.destroy(); // SIGTERM: tshark finishes the file
@@ -114,10 +118,10 @@ class CaptureTest {
                 + " iwarp_ddp_rdmap=" + ddp + " rdmap opcodes=" + opcodes + " ports=" + ddpPorts);
         bad.forEach(l -> System.out.println("interop: tshark problem: " + l));
         assertTrue(bad.isEmpty(), "no malformed packet and no error-level expert info: " + bad);
-        assertEquals(2, mpaReq, "MPA Request frames decoded (one per connection)");
-        assertEquals(2, mpaRep, "MPA Reply frames decoded");
+        assertEquals(3, mpaReq, "MPA Request frames decoded (one per connection)");
+        assertEquals(3, mpaRep, "MPA Reply frames decoded");
         assertTrue(ddp > 0, "iwarp_ddp_rdmap frames decoded");
-        assertTrue(ddpPorts.contains("" + siwPort) && ddpPorts.contains("" + javaPort),
+        assertTrue(ddpPorts.contains("" + siwPort) && ddpPorts.contains("" + javaPort) && ddpPorts.contains("" + termPort),
                 "DDP/RDMAP decoded on both connections: " + ddpPorts);
         for (String op : List.of("0", "1", "2", "3", "7")) {
             assertTrue(opcodes.contains(op) || opcodes.contains("0x0" + op) || opcodes.contains("0x" + op),

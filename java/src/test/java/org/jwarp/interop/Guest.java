@@ -12,6 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Where the guest-tagged interop tests run: inside {@code scripts/siw-guest}, which sets
  * {@code JWARP_GUEST=1} and creates the kernel soft-iWARP device {@code siw0} on 10.77.0.1.
  * Outside it these tests fail loudly instead of skipping, so a CI run without a device is red.
+ * They are tagged {@code guest} and also {@code device}, which the java module's surefire
+ * profiles already exclude from the host build.
  */
 final class Guest {
     private static final AtomicInteger NEXT_PORT = new AtomicInteger(7500);

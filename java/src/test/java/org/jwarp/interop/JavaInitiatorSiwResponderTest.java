@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * the kernel's siw as responder, through the C peer {@code siw_peer server} on siw0.
  */
 @Tag("guest")
+@Tag("device")
 class JavaInitiatorSiwResponderTest {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
     static final byte[] JAVA_PD = "jwarp-initiator".getBytes();

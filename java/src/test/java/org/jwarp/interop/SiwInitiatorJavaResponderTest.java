@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * project's wire engine as responder listening on siw0's address (RFC 5044 §7.1, RFC 6581).
  */
 @Tag("guest")
+@Tag("device")
 class SiwInitiatorJavaResponderTest {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
     static final byte[] SIW_PD = "siw-initiator".getBytes();

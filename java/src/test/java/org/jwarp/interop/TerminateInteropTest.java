@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HexFormat;
 import org.jwarp.negotiation.NegotiationStatus;
 import org.jwarp.rdmap.RdmapEndpoint;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * DISCONNECTED at the rdma_cm peer).
  */
 @Tag("guest")
+@Tag("device")
 class TerminateInteropTest {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
 
@@ -48,7 +50,14 @@ class TerminateInteropTest {
     @DisplayName("RDMA Write to an invalid STag: siw sends a TERM naming the invalid-STag error "
             + "(RFC 5040 §4.8, RFC 5041 §7.2)")
     void writeToInvalidStag_siwTerminates_5040_4_8() throws Exception {
-        int port = Guest.port();
+        invalidStagCase(Guest.port());
+    }
+
+    /**
+     * Runs the invalid-STag case on {@code port} (also used by the capture test) and checks siw's
+     * TERM both as the engine decoded it and byte by byte.
+     */
+    static void invalidStagCase(int port) throws Exception {
         try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50")) {
             siw.awaitLine("listening", TIMEOUT);
             try (WirePeer java = WirePeer.connect(Guest.siwAddress(port),
@@ -76,8 +85,25 @@ class TerminateInteropTest {
                     byte[] stag = ByteBuffer.allocate(4).putInt(badStag).array();
                     assertTrue(contains(t.ddpHeader(), stag), "echoed DDP header carries our sink STag");
                 }
-                String wire = java.lastReceivedHex(64);
-                assertTrue(wire.contains("4147"), "a TERM FPDU (control 0x4147, RFC 5040 §4.8) arrived: " + wire);
+                byte[] term = null;
+                for (byte[] u : java.receivedUlpdus()) {
+                    if (u.length >= 22 && (u[1] & 0x0F) == 7) {
+                        term = u;
+                    }
+                }
+                assertTrue(term != null, "a Terminate FPDU arrived: " + java.lastReceivedHex(64));
+                String hex = HexFormat.of().formatHex(term);
+                int ctrl = ByteBuffer.wrap(term, 18, 4).getInt();
+                System.out.printf("interop: siw TERM ULPDU %s; control word 0x%08x: layer %d etype %d code %d, "
+                        + "RFC 5040 Hdrct bits (15..13) %s, bits 10..8 %s%n", hex, ctrl, ctrl >>> 28, (ctrl >>> 24) & 15,
+                        (ctrl >>> 16) & 0xFF, Integer.toBinaryString((ctrl >>> 13) & 7), Integer.toBinaryString((ctrl >>> 8) & 7));
+                assertEquals(0x4147, ((term[0] & 0xFF) << 8) | (term[1] & 0xFF), "TERM DDP/RDMAP control (RFC 5040 §4.8)");
+                assertEquals(2, ByteBuffer.wrap(term, 6, 4).getInt(), "TERM on QN 2 (RFC 5040 §4.8)");
+                assertEquals(1, ByteBuffer.wrap(term, 10, 4).getInt(), "TERM MSN 1");
+                assertTrue(term.length > 22, "siw appends the offending segment's header after the control word");
+                byte[] tail = Arrays.copyOfRange(term, 22, term.length);
+                byte[] stagBytes = ByteBuffer.allocate(4).putInt(badStag).array();
+                assertTrue(contains(tail, stagBytes), "the appended DDP header carries our sink STag: " + hex);
                 assertEquals(RdmapEndpoint.State.ERROR, java.endpoint.state(), "our stream is dead after a peer TERM");
                 assertTrue(java.localErrors.isEmpty(), "no TERM sent back for a received TERM: " + java.localErrors);
                 assertTrue(java.awaitClose(TIMEOUT), "siw closes the stream after its TERM");

@@ -275,6 +275,27 @@ final class WirePeer implements RdmapListener, AutoCloseable {
         return receives.poll();
     }
 
+    /**
+     * The ULPDUs (DDP segments, RFC 5044 §4) of every FPDU received so far, split by the MPA
+     * length field: length(2) ULPDU pad CRC(4). No markers (siw never negotiates them).
+     */
+    List<byte[]> receivedUlpdus() {
+        byte[] all = received.toByteArray();
+        List<byte[]> out = new ArrayList<>();
+        int i = 0;
+        while (i + 2 <= all.length) {
+            int len = ((all[i] & 0xFF) << 8) | (all[i + 1] & 0xFF);
+            int pad = (4 - (2 + len) % 4) % 4;
+            int total = 2 + len + pad + 4;
+            if (i + total > all.length) {
+                break;
+            }
+            out.add(java.util.Arrays.copyOfRange(all, i + 2, i + 2 + len));
+            i += total;
+        }
+        return out;
+    }
+
     /** The last {@code n} bytes received in FPDU mode, as hex. */
     String lastReceivedHex(int n) {
         byte[] all = received.toByteArray();
