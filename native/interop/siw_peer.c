@@ -12,6 +12,8 @@
  *   -d HEX      private data to send with rdma_connect/rdma_accept (ULP data, <= 251 bytes)
  *   -j HEX      server: reject the request with this private data instead of accepting
  *   -n BYTES    size of each data area (default 8192)
+ *   -W          "basic": wait for the peer's INFO before sending ours (for peers that can post
+ *               receive buffers only once connected)
  *   -t SECS     give up after SECS (default 60)
  *
  * Every line it prints starts with "siw_peer: " and is key=value, for the Java tests to parse.
@@ -65,6 +67,7 @@ static struct {
     int reject_len, reject;
     size_t area;
     int timeout;
+    int wait_first;
 } opt = { .script = "basic", .resp_res = -1, .init_depth = -1, .pdata_len = -1, .area = 8192, .timeout = 60 };
 
 static struct rdma_event_channel *ech;
@@ -362,8 +365,11 @@ static void rdma_op(int wr_id, enum ibv_wr_opcode op, uint8_t *local, uint32_t r
 static int script_basic(void)
 {
     int failures = 0;
-    send_msg(MSG_INFO, 0);
+    if (!opt.wait_first)
+        send_msg(MSG_INFO, 0);
     const uint8_t *info = wait_msg(MSG_INFO);
+    if (opt.wait_first)
+        send_msg(MSG_INFO, 0);
     uint32_t prkey = get32(info + 8), plen = get32(info + 12);
     uint64_t paddr = get64(info + 16);
     out("peer_info rkey=0x%08x addr=0x%llx area=%u", prkey, (unsigned long long)paddr, plen);
@@ -408,7 +414,7 @@ static int script_idle(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: siw_peer server|client -a ADDR -p PORT [-s basic|idle|none] [-r IRD] [-i ORD]\n"
-                    "                [-d HEX] [-j HEX] [-n BYTES] [-t SECS]\n");
+                    "                [-d HEX] [-j HEX] [-n BYTES] [-t SECS] [-W]\n");
     exit(2);
 }
 
@@ -426,7 +432,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "client"))
         usage();
     optind = 2;
-    while ((c = getopt(argc, argv, "a:p:s:r:i:d:j:n:t:")) != -1) {
+    while ((c = getopt(argc, argv, "a:p:s:r:i:d:j:n:t:W")) != -1) {
         switch (c) {
         case 'a': opt.addr = optarg; break;
         case 'p': opt.port = optarg; break;
@@ -437,6 +443,7 @@ int main(int argc, char **argv)
         case 'j': opt.reject_len = parse_hex(optarg, opt.reject_pdata, 251); opt.reject = 1; break;
         case 'n': opt.area = (size_t)atol(optarg); break;
         case 't': opt.timeout = atoi(optarg); break;
+        case 'W': opt.wait_first = 1; break;
         default: usage();
         }
     }
