@@ -16,7 +16,7 @@ import org.jwarp.mpa.MpaFrame;
 import org.jwarp.rdmap.ReadRequestHeader;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
-import org.jwarp.verbs.RtrType;
+import org.jwarp.negotiation.RtrType;
 import org.jwarp.verbs.SendRequest;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

@@ -32,8 +32,8 @@ class SoftStreamChunkingTest {
         return CompletableFuture.supplyAsync(() -> {
             try {
                 return f.listener.next(Duration.ofSeconds(5)).accept(f.responderQp(),
-                        SoftFixture.p2p().crc(crc).rtrTypes(org.jwarp.verbs.RtrType.WRITE,
-                                org.jwarp.verbs.RtrType.READ, org.jwarp.verbs.RtrType.SEND).build());
+                        SoftFixture.p2p().crc(crc).rtrTypes(org.jwarp.negotiation.RtrType.WRITE,
+                                org.jwarp.negotiation.RtrType.READ, org.jwarp.negotiation.RtrType.SEND).build());
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
