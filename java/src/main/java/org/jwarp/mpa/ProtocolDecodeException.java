@@ -1,7 +1,5 @@
 package org.jwarp.mpa;
 
-import org.jwarp.cli.JwarpCli;
-
 /**
  * Received connection-setup input breaks a rule of the protocol: an MPA Request/Reply frame
  * (RFC 5044 §7.1.1, §7.1.2; RFC 6581 §6 and §9) or a DDP Stream Session Control payload
@@ -11,9 +9,9 @@ import org.jwarp.cli.JwarpCli;
  * <p>The common shape of {@link MpaDecodeException} and
  * {@link org.jwarp.sctp.SessionControlDecodeException}; each decoder throws its own subtype, so a
  * caller can still tell MPA from session control. The CLI maps every subtype to exit 2 through
- * {@link JwarpCli.MalformedInputException}.
+ * the CLI maps it to exit code 2.
  */
-public abstract class ProtocolDecodeException extends Exception implements JwarpCli.MalformedInputException {
+public abstract class ProtocolDecodeException extends Exception {
     private static final long serialVersionUID = 1L;
 
     private final String field;

@@ -69,7 +69,7 @@ class FieldChecksTest {
         assertEquals("MPA PD_Length: 600 exceeds 512 (RFC 5044 §7.1.1)", mpa.getMessage());
         assertEquals("Function Code", sc.field());
         assertEquals("RFC 5043 §4", sc.rfcSection());
-        assertInstanceOf(JwarpCli.MalformedInputException.class, mpa);
-        assertInstanceOf(JwarpCli.MalformedInputException.class, sc);
+        assertInstanceOf(ProtocolDecodeException.class, mpa);
+        assertInstanceOf(ProtocolDecodeException.class, sc);
     }
 }
