@@ -227,8 +227,10 @@ final class Reactor implements AutoCloseable {
 
     private void runQueued() {
         synchronized (lock) {
-            taskBatch.addAll(tasks);
-            tasks.clear();
+            Runnable t;
+            while ((t = tasks.poll()) != null) {
+                taskBatch.add(t); // element by element: ArrayDeque.addAll allocates a method reference
+            }
             Scheduled s;
             while ((s = ready.poll()) != null) {
                 s.queued = false;

@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
@@ -101,6 +102,19 @@ public final class SoftQueuePair implements QueuePair {
         rMr = new SoftMemoryRegion[m];
         rOff = new int[m];
         rLen = new int[m];
+    }
+
+    /** Runs the configuration's hook (posting receives before any peer message can arrive). */
+    void runBeforeConnect() throws WorkRequestException {
+        if (config.beforeConnect() != null) {
+            try {
+                config.beforeConnect().prepare(this);
+            } catch (WorkRequestException e) {
+                throw e;
+            } catch (RdmaException | RuntimeException e) {
+                throw new WorkRequestException("beforeConnect hook failed: " + e);
+            }
+        }
     }
 
     QueuePairConfig config() {

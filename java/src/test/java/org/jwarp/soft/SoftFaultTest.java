@@ -61,12 +61,14 @@ class SoftFaultTest {
     void peerResetMidTransferFlushes_5040_6_2_2() throws Exception {
         assertTimeoutPreemptively(HANG_GUARD, () -> {
             try (SoftFixture f = new SoftFixture(); ServerSocket ss = new ServerSocket(0, 4, SoftFixture.LOOPBACK)) {
+                java.util.concurrent.CountDownLatch posted = new java.util.concurrent.CountDownLatch(1);
                 CompletableFuture<Void> peer = CompletableFuture.runAsync(() -> {
                     try (EvilPeer p = EvilPeer.accept(ss)) {
                         p.readFrame();
                         p.send(MpaFrame.reply().crc(true).revision(2)
                                 .enhancedData(new EnhancedConnectionData(false, false, false, false, 8, 8)).build()
                                 .toBytes());
+                        posted.await(5, TimeUnit.SECONDS);
                         p.read(64 * 1024);
                         p.socket.setSoLinger(true, 0);
                     } catch (Exception e) {
@@ -87,6 +89,7 @@ class SoftFaultTest {
                 for (int i = 0; i < 4; i++) {
                     c.queuePair().postRecv(100 + i, rb, i * 256, 256);
                 }
+                posted.countDown();
                 peer.get(10, TimeUnit.SECONDS);
                 long[] total = {0};
                 int flushed = reap(f.cq, writes + 4, total);

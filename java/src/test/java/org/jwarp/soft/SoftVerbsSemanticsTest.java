@@ -207,6 +207,52 @@ class SoftVerbsSemanticsTest {
     }
 
     @Test
+    @DisplayName("RFC 6581 §9.2: receives posted in beforeConnect catch a Send the responder issues as soon as it accepts")
+    void receivesPostedBeforeConnectCatchImmediateSend_6581_9_2() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            try (SoftFixture f = new SoftFixture()) {
+                f.listen(2);
+                SoftMemoryRegion ib = f.region(f.pd, 64, Access.LOCAL_WRITE);
+                SoftMemoryRegion src = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                java.util.concurrent.CompletableFuture<org.jwarp.verbs.Connection> acc =
+                        java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                            try {
+                                org.jwarp.verbs.Connection c = f.listener.next(java.time.Duration.ofSeconds(5))
+                                        .accept(f.responderQp(), SoftFixture.p2p().build());
+                                // the responder sends first, right away: queued until the RTR arrives
+                                c.queuePair().postSend(new SendRequest().send(1, src, 0, 32));
+                                return c;
+                            } catch (Exception e) {
+                                throw new RuntimeException(e);
+                            }
+                        });
+                org.jwarp.verbs.Connection c = f.device.connectionManager().connect(f.address(),
+                        f.initiatorQp().withBeforeConnect(qp -> qp.postRecv(9, ib, 0, 64)), SoftFixture.p2p().build(),
+                        java.time.Duration.ofSeconds(5));
+                WorkCompletion rc = SoftFixture.one(f.cq);
+                assertEquals(WcStatus.SUCCESS, rc.status, rc.toString());
+                assertEquals(9, rc.wrId);
+                assertEquals(32, rc.byteLength);
+                assertTrue(c.isOpen());
+                acc.get(5, TimeUnit.SECONDS).close();
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("beforeConnect may post receives but not sends (the QP is not in RTS yet)")
+    void beforeConnectRefusesSends() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            SoftMemoryRegion src = f.region(f.pd, 64, Access.LOCAL_WRITE);
+            assertThrows(WorkRequestException.class, () -> f.device.connectionManager().connect(f.address(),
+                    f.initiatorQp().withBeforeConnect(qp -> qp.postSend(new SendRequest().send(1, src, 0, 8))),
+                    SoftFixture.p2p().build(), java.time.Duration.ofSeconds(5)));
+        }
+    }
+
+    @Test
     @DisplayName("Completion queue: poll on empty returns 0, await times out with 0, overruns are counted")
     void completionQueueBasics() throws Exception {
         try (SoftFixture f = new SoftFixture()) {
