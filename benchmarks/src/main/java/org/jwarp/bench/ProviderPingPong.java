@@ -59,6 +59,8 @@ final class ProviderPingPong implements AutoCloseable {
     private final ByteBuffer clientTx;
     private final int last;
     private long counter;
+    /** Send WR ids are unique: a provider may retire unsignaled WRs up to the signaled one's id. */
+    private long seq;
     private int outstanding;
     private int next;
 
@@ -109,16 +111,17 @@ final class ProviderPingPong implements AutoCloseable {
     /** Send {@code size} bytes and wait for the echo. Returns the received length. */
     int sendRtt() throws Exception {
         int i = nextQp();
-        qps[i].postSend(wr.send(1, f.client.tx, 0, size));
+        qps[i].postSend(wr.send(++seq, f.client.tx, 0, size));
         return awaitRecv(i);
     }
 
     /** RDMA Write {@code size} bytes plus a zero-length Send; wait for the peer's Write + Send. */
     int writeRtt() throws Exception {
         int i = nextQp();
-        wr.write(2, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
+        wr.write(++seq, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
         wr.signaled = false;
         qps[i].postSend(wr);
+        notify.wrId = ++seq;
         qps[i].postSend(notify);
         return awaitRecv(i);
     }
@@ -127,7 +130,7 @@ final class ProviderPingPong implements AutoCloseable {
     long writePollRtt() throws Exception {
         long n = ++counter;
         LONGS.setVolatile(clientTx, last, n);
-        wr.write(3, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
+        wr.write(++seq, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
         wr.signaled = (n & 7) == 0;
         qps[0].postSend(wr);
         long deadline = System.nanoTime() + TIMEOUT_NANOS;
@@ -150,7 +153,7 @@ final class ProviderPingPong implements AutoCloseable {
     /** One RDMA Read of {@code size} bytes from the server's tx region. */
     int readRtt() throws Exception {
         int i = nextQp();
-        qps[i].postSend(wr.read(4, f.client.rx, 0, size, f.server.tx.address(), f.server.tx.rkey()));
+        qps[i].postSend(wr.read(++seq, f.client.rx, 0, size, f.server.tx.address(), f.server.tx.rkey()));
         return drainUntil(WcOpcode.RDMA_READ).byteLength;
     }
 
@@ -160,7 +163,7 @@ final class ProviderPingPong implements AutoCloseable {
             drainUntil(WcOpcode.RDMA_WRITE);
             outstanding--;
         }
-        qps[0].postSend(wr.write(5, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey()));
+        qps[0].postSend(wr.write(++seq, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey()));
         outstanding++;
         return outstanding;
     }
@@ -240,6 +243,7 @@ final class ProviderPingPong implements AutoCloseable {
         SendRequest done = new SendRequest().send(0, null, 0, 0);
         MemoryRegion stx = f.server.tx;
         MemoryRegion srx = f.server.rx;
+        long id = 0;
         long craddr = f.client.rx.address();
         int crkey = f.client.rx.rkey();
         try {
@@ -260,12 +264,13 @@ final class ProviderPingPong implements AutoCloseable {
                     QueuePair qp = f.server.conns[idx].queuePair();
                     qp.postRecv(idx, srx, 0, size);
                     if (wc.byteLength == 0) {
-                        reply.write(6, stx, 0, size, craddr, crkey);
+                        reply.write(++id, stx, 0, size, craddr, crkey);
                         reply.signaled = false;
                         qp.postSend(reply);
+                        done.wrId = ++id;
                         qp.postSend(done);
                     } else {
-                        qp.postSend(reply.send(7, stx, 0, wc.byteLength));
+                        qp.postSend(reply.send(++id, stx, 0, wc.byteLength));
                     }
                 }
             }
@@ -285,6 +290,7 @@ final class ProviderPingPong implements AutoCloseable {
         WorkCompletion[] out = wcs(16);
         QueuePair qp = f.server.conns[0].queuePair();
         long seen = 0;
+        long id = 0;
         try {
             while (running) {
                 long v = (long) LONGS.getVolatile(rx, last);
@@ -294,7 +300,7 @@ final class ProviderPingPong implements AutoCloseable {
                 }
                 seen = v;
                 LONGS.setVolatile(tx, last, v);
-                reply.write(8, f.server.tx, 0, size, f.client.rx.address(), f.client.rx.rkey());
+                reply.write(++id, f.server.tx, 0, size, f.client.rx.address(), f.client.rx.rkey());
                 reply.signaled = (v & 7) == 0;
                 qp.postSend(reply);
                 if (reply.signaled) {
