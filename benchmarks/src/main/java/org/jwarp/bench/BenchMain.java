@@ -26,6 +26,9 @@ import org.HdrHistogram.Histogram;
  * (10^6 bytes per second) over {@code n} Writes with {@code --window} outstanding.
  */
 public final class BenchMain {
+    /** The first runs keep warming up until then (JIT compilation is slow under emulation). */
+    private static long warmUntil;
+
     private BenchMain() {
     }
 
@@ -37,6 +40,7 @@ public final class BenchMain {
         o.put("sizes", "64");
         o.put("n", "2000");
         o.put("warmup", "2000");
+        o.put("warmup-seconds", "0");
         o.put("wait", "spin");
         o.put("window", "4");
         o.put("label", "");
@@ -55,6 +59,7 @@ public final class BenchMain {
         }
         int n = Integer.parseInt(o.get("n"));
         int warmup = Integer.parseInt(o.get("warmup"));
+        warmUntil = System.nanoTime() + (long) (Double.parseDouble(o.get("warmup-seconds")) * 1e9);
         int window = Integer.parseInt(o.get("window"));
         ProviderPingPong.Wait wait = ProviderPingPong.Wait.valueOf(o.get("wait").toUpperCase(Locale.ROOT));
         List<String> lines = new ArrayList<>();
@@ -86,14 +91,17 @@ public final class BenchMain {
         Histogram h = new Histogram(3_600_000_000_000L, 3);
         long t0;
         long t1;
+        long jit0;
+        long jit1;
         try (ProviderFixture f = new ProviderFixture(provider, address, 1, size, depth);
              ProviderPingPong p = new ProviderPingPong(f, w, peer)) {
-            for (int i = 0; i < warmup; i++) {
+            for (int i = 0; i < warmup || System.nanoTime() - warmUntil < 0; i++) {
                 once(p, op, window);
             }
             if (op.equals("bw")) {
                 p.drainStream();
             }
+            jit0 = jitMillis();
             t0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
                 long s = System.nanoTime();
@@ -104,12 +112,14 @@ public final class BenchMain {
                 p.drainStream();
             }
             t1 = System.nanoTime();
+            jit1 = jitMillis();
         }
         StringBuilder b = new StringBuilder(256);
         b.append("{\"provider\":\"").append(provider).append("\",\"label\":\"").append(label)
                 .append("\",\"address\":\"").append(address).append("\",\"op\":\"").append(op)
                 .append("\",\"size\":").append(size).append(",\"n\":").append(n)
-                .append(",\"wait\":\"").append(w.name().toLowerCase(Locale.ROOT)).append('"');
+                .append(",\"wait\":\"").append(w.name().toLowerCase(Locale.ROOT)).append('"')
+                .append(",\"jit_ms_while_measuring\":").append(jit1 - jit0);
         if (op.equals("bw")) {
             double mbps = (double) size * n / ((t1 - t0) / 1e9) / 1e6;
             b.append(",\"window\":").append(window).append(",\"mb_per_s\":").append(fmt(mbps));
@@ -132,6 +142,12 @@ public final class BenchMain {
             case "read" -> p.readRtt();
             default -> p.writeStream(window);
         }
+    }
+
+    /** Total JIT compilation time so far; a non-zero difference means the JIT ran while we measured. */
+    private static long jitMillis() {
+        java.lang.management.CompilationMXBean c = java.lang.management.ManagementFactory.getCompilationMXBean();
+        return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() : -1;
     }
 
     private static String us(long nanos) {
