@@ -202,13 +202,13 @@ def table(lat, bw, scale, conn, guest, runs):
     if lat:
         p(f"Host: soft provider / raw NIO TCP over loopback, {len(runs)} run(s); ratio median [min..max] over runs")
         p(f"{'op':<14}{'wait':<6}{'size':>8} | {'soft p50':>9}{'p99':>9}{'p99.9':>9} | {'tcp p50':>8}{'p99':>8}{'p99.9':>9}"
-          f" | {'ratio p50':>22}{'ratio p99':>22}{'ratio p99.9':>22}")
+          f" | {'ratio p50':>22}{'ratio p99':>24}{'ratio p99.9':>26}")
         for r in lat:
             o = lambda s: f(r["ours_" + s + "_us"]["median"] if r["ours_" + s + "_us"] else None)
             b = lambda s: f(r["base_" + s + "_us"]["median"] if r["base_" + s + "_us"] else None)
             p(f"{r['benchmark'].split('.')[-1]:<14}{r['wait'] or '':<6}{r['size']:>8} | {o('p50'):>9}{o('p99'):>9}{o('p999'):>9}"
-              f" | {b('p50'):>8}{b('p99'):>8}{b('p999'):>9} | {sp(r['ratio_p50']):>22}{sp(r['ratio_p99']):>22}"
-              f"{sp(r['ratio_p999']):>22}")
+              f" | {b('p50'):>8}{b('p99'):>8}{b('p999'):>9} | {sp(r['ratio_p50']):>22}{sp(r['ratio_p99']):>24}"
+              f"{sp(r['ratio_p999']):>26}")
         p("(µs, round trip; read = one RDMA Read vs one TCP ping-pong of the same size)")
     if bw:
         p("")
@@ -219,9 +219,9 @@ def table(lat, bw, scale, conn, guest, runs):
         p("(MB = 10^6 B; tcp = send 1 MiB then wait for an 8-byte ack)")
     if scale:
         p("")
-        p(f"{'QPs active':<12}{'p50 µs':>22}{'p99 µs':>22}{'p99.9 µs':>22}{'p50 / fewest':>22}")
+        p(f"{'QPs active':<12}{'p50 µs':>24}{'p99 µs':>26}{'p99.9 µs':>28}{'p50 / fewest':>22}")
         for r in scale:
-            p(f"{r['qps']:<12}{sp(r['p50_us'], '{:.1f}'):>22}{sp(r['p99_us'], '{:.1f}'):>22}{sp(r['p999_us'], '{:.1f}'):>22}"
+            p(f"{r['qps']:<12}{sp(r['p50_us'], '{:.1f}'):>24}{sp(r['p99_us'], '{:.0f}'):>26}{sp(r['p999_us'], '{:.0f}'):>28}"
               f"{sp(r['p50_vs_fewest']):>22}")
     for c in conn:
         p(f"connection setup: {sp(c['connections_per_s'], '{:.0f}')} connections/s (connect + close), "
