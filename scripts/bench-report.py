@@ -113,8 +113,6 @@ def host_rows(runs):
     return lat, bw, scale, conn
 
 
-PERF_LAT = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
-PERF_READ = PERF_LAT
 PERF_BW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
 
 
@@ -131,11 +129,11 @@ def load_perftest(path):
             continue
         if cur is None:
             continue
-        m = PERF_LAT.match(line)
-        if m and cur[0].endswith("_lat"):
-            # bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
-            out[cur] = {"min": float(m[3]), "p50": float(m[5]), "mean": float(m[6]),
-                        "p99": float(m[8]), "p999": float(m[9])}
+        t = line.split()
+        if cur[0].endswith("_lat") and len(t) == 9 and t[0] == str(cur[2]) and t[1].isdigit():
+            # bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9 (t_stdev may be -nan)
+            num = lambda x: float(x) if re.fullmatch(r"[\d.]+", x) else None
+            out[cur] = {"min": num(t[2]), "p50": num(t[4]), "mean": num(t[5]), "p99": num(t[7]), "p999": num(t[8])}
             continue
         m = PERF_BW.match(line)
         if m and cur[0].endswith("_bw"):
@@ -175,7 +173,7 @@ def guest_rows(perf, ours):
         o = ours.get((op, dev, size))
         p = perf[(tool, dev, size)]
         row = {"device": dev, "op": op, "tool": tool, "size": size, "half_rtt": half}
-        for stat in ("p50", "p99", "p999"):
+        for stat in ("min", "p50", "p99", "p999"):
             row["perftest_" + stat + "_us"] = p[stat]
             v = o["rtt_" + stat + "_us"] / (2 if half else 1) if o else None
             row["disni_" + stat + "_us"] = v
@@ -229,18 +227,18 @@ def table(lat, bw, scale, conn, guest, runs):
     if guest:
         p("")
         p("Guest (qemu TCG): DiSNI provider / perftest, same device, same guest run")
-        p(f"{'dev':<6}{'tool':<14}{'size':>8} | {'disni p50':>10}{'p99':>9}{'p99.9':>9} | {'perf p50':>9}{'p99':>9}"
-          f"{'p99.9':>9} | {'ratio p50':>10}{'p99':>7}{'p99.9':>7}")
+        p(f"{'dev':<6}{'tool':<14}{'size':>8} | {'disni min':>10}{'p50':>9}{'p99':>9}{'p99.9':>9} | {'perf min':>9}{'p50':>9}"
+          f"{'p99':>9}{'p99.9':>9} | {'ratio min':>10}{'p50':>7}{'p99':>7}{'p99.9':>7}")
         for r in guest:
             if r["op"] == "bw":
                 p(f"{r['device']:<6}{r['tool']:<14}{r['size']:>8} | {f(r['disni_mb_s'], '{:.0f}'):>10} MB/s{'':>14}"
-                  f"| {f(r['perftest_mb_s'], '{:.0f}'):>9} MB/s{'':>13}| {f(r['ratio'], '{:.2f}'):>10}")
+                  f"{'':>9}| {f(r['perftest_mb_s'], '{:.0f}'):>9} MB/s{'':>22}| {f(r['ratio'], '{:.2f}'):>10}")
                 continue
-            p(f"{r['device']:<6}{r['tool']:<14}{r['size']:>8} | {f(r['disni_p50_us']):>10}{f(r['disni_p99_us']):>9}"
-              f"{f(r['disni_p999_us']):>9} | {f(r['perftest_p50_us']):>9}{f(r['perftest_p99_us']):>9}"
-              f"{f(r['perftest_p999_us']):>9} | {f(r['ratio_p50'], '{:.2f}'):>10}{f(r['ratio_p99'], '{:.2f}'):>7}"
-              f"{f(r['ratio_p999'], '{:.2f}'):>7}")
-        p("(µs; send/write: half round trip as perftest prints it, perftest p50 = t_typical; "
+            p(f"{r['device']:<6}{r['tool']:<14}{r['size']:>8} | {f(r['disni_min_us']):>10}{f(r['disni_p50_us']):>9}"
+              f"{f(r['disni_p99_us']):>9}{f(r['disni_p999_us']):>9} | {f(r['perftest_min_us']):>9}{f(r['perftest_p50_us']):>9}"
+              f"{f(r['perftest_p99_us']):>9}{f(r['perftest_p999_us']):>9} | {f(r['ratio_min'], '{:.2f}'):>10}"
+              f"{f(r['ratio_p50'], '{:.2f}'):>7}{f(r['ratio_p99'], '{:.2f}'):>7}{f(r['ratio_p999'], '{:.2f}'):>7}")
+        p("(µs; send/write: half round trip as perftest prints it, perftest p50 = t_typical; min = t_min; "
           "DiSNI column '-' = provider not usable in that run)")
     return out
 
