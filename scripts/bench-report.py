@@ -321,7 +321,7 @@ def svg(lat, guest):
         parts.append(f'<text x="{pad}" y="{y0 + 28}" font-size="15" font-family="sans-serif">{title}</text>')
         parts.append(f'<line x1="{pad}" y1="{Y(10 ** ymin):.1f}" x2="{W - pad - 180}" y2="{Y(10 ** ymin):.1f}" stroke="black"/>')
         parts.append(f'<line x1="{pad}" y1="{Y(10 ** ymin):.1f}" x2="{pad}" y2="{Y(10 ** ymax):.1f}" stroke="black"/>')
-        for e in range(int(ymin), int(math.ceil(ymax)) + 1):
+        for e in range(int(ymin), int(round(ymax)) + 1):
             yy = Y(10 ** e)
             parts.append(f'<line x1="{pad}" y1="{yy:.1f}" x2="{W - pad - 180}" y2="{yy:.1f}" stroke="#ddd"/>')
             parts.append(f'<text x="{pad - 8}" y="{yy + 4:.1f}" font-size="11" text-anchor="end" font-family="sans-serif">{10 ** e:g} µs</text>')
