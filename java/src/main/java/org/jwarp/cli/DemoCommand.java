@@ -86,7 +86,7 @@ public final class DemoCommand implements Callable<Integer> {
              Listener listener = dev.connectionManager().listen(new InetSocketAddress(InetAddress.getByName(address), port), 4)) {
             if (!json) {
                 out.println("jwarp demo: provider " + prov.name() + ", listener " + listener.localAddress()
-                        + ", peer-to-peer, RTR offered " + rtr);
+                        + ", peer-to-peer, RTR offered " + ClientCommand.parseRtr(rtr).toString().toLowerCase(Locale.ROOT));
             }
             CompletableFuture<ServerCommand.Responder> accepted = new CompletableFuture<>();
             CompletableFuture<Long> served = new CompletableFuture<>();

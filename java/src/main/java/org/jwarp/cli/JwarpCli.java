@@ -1,5 +1,6 @@
 package org.jwarp.cli;
 
+import org.jwarp.mpa.ProtocolDecodeException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -32,7 +33,7 @@ public final class JwarpCli {
     public static int run(String... args) {
         CommandLine cl = new CommandLine(new JwarpCli());
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-            if (ex instanceof MalformedInputException || ex instanceof IllegalArgumentException) {
+            if (ex instanceof ProtocolDecodeException || ex instanceof IllegalArgumentException) {
                 cmd.getErr().println(ex.getMessage());
                 return EXIT_MALFORMED;
             }
@@ -42,8 +43,4 @@ public final class JwarpCli {
         return cl.execute(args);
     }
 
-    /** Marker for errors that must produce exit code 2 with one line on stderr. */
-    public interface MalformedInputException {
-        String getMessage();
-    }
 }

@@ -160,13 +160,14 @@ public final class ServerCommand implements Callable<Integer> {
                 if (!p.peerToPeer()) {
                     p = p.toBuilder().rtrTypes(Set.of()).build();
                 }
-                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4);
+                // receive slots are posted before the Reply goes out: the client may send at once
+                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4).withBeforeConnect(qp -> {
+                    for (int i = 0; i < window; i++) {
+                        qp.postRecv(KIND_RECV | i, slotsMr, i * slotSize, slotSize);
+                    }
+                });
                 Connection conn = req.accept(qpc, p);
-                Responder r = new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize);
-                for (int i = 0; i < window; i++) {
-                    r.postSlot(i);
-                }
-                return r;
+                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize);
             } catch (RdmaException | RuntimeException e) {
                 if (cq != null) {
                     cq.close();

@@ -1,7 +1,5 @@
 package org.jwarp.mpa;
 
-import org.jwarp.cli.JwarpCli;
-
 /**
  * A received MPA Request/Reply frame (RFC 5044 §7.1.1, RFC 6581 §6 and §9), SCTP session control
  * chunk (RFC 5043 §4, RFC 6581 §7) or related connection-setup input violates a rule of the
@@ -10,11 +8,8 @@ import org.jwarp.cli.JwarpCli;
  *
  * <p>This is the only exception the connection-setup decoders throw for bad input.
  */
-public final class MpaDecodeException extends Exception implements JwarpCli.MalformedInputException {
+public final class MpaDecodeException extends ProtocolDecodeException {
     private static final long serialVersionUID = 1L;
-
-    private final String field;
-    private final String rfcSection;
 
     /**
      * @param field      the field as the RFC names it, e.g. "PD_Length"
@@ -22,18 +17,6 @@ public final class MpaDecodeException extends Exception implements JwarpCli.Malf
      * @param rfcSection the rule, e.g. "RFC 5044 §7.1.1"
      */
     public MpaDecodeException(String field, String detail, String rfcSection) {
-        super(field + ": " + detail + " (" + rfcSection + ")");
-        this.field = field;
-        this.rfcSection = rfcSection;
-    }
-
-    /** The offending field, e.g. "MPA PD_Length". */
-    public String field() {
-        return field;
-    }
-
-    /** The RFC and section whose rule was violated, e.g. "RFC 5044 §7.1.1". */
-    public String rfcSection() {
-        return rfcSection;
+        super(field, detail, rfcSection);
     }
 }

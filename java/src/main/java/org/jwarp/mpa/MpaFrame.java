@@ -333,7 +333,7 @@ public final class MpaFrame {
         }
 
         public Builder ulpPrivateData(byte[] v) {
-            ulpPrivateData = v == null ? new byte[0] : v.clone();
+            ulpPrivateData = FieldChecks.privateDataCopy(v);
             return this;
         }
 
@@ -364,12 +364,7 @@ public final class MpaFrame {
                     throw new IllegalArgumentException("Enhanced data B/C/D: must be zero when A is zero (RFC 6581 §9.2)");
                 }
             }
-            int ulpMax = limits.ulpCapacity(enhancedData != null);
-            if (ulpPrivateData.length > ulpMax) {
-                throw new IllegalArgumentException("MPA Private Data: " + ulpPrivateData.length
-                        + " bytes of ULP private data exceed the limit of " + ulpMax + " (" + SEC_FRAME
-                        + (enhancedData != null ? ", 4 bytes taken by RFC 6581 §9 enhanced data" : "") + ")");
-            }
+            FieldChecks.ulpPrivateData("MPA Private Data", ulpPrivateData.length, limits, enhancedData != null);
             return new MpaFrame(kind, marker, crc, reject, revision, enhancedData, ulpPrivateData.clone());
         }
     }

@@ -4,6 +4,7 @@ import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
 import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.FieldChecks;
 import org.jwarp.mpa.MpaFrameLimits;
 
 /**
@@ -140,18 +141,18 @@ public final class InitiatorConfig {
         }
 
         public Builder ird(int v) {
-            ird = check14("ird", v);
+            ird = FieldChecks.irdOrd("ird", v);
             return this;
         }
 
         public Builder ord(int v) {
-            ord = check14("ord", v);
+            ord = FieldChecks.irdOrd("ord", v);
             return this;
         }
 
         /** Defaults to {@link #ird(int)}. */
         public Builder maxIrd(int v) {
-            maxIrd = check14("maxIrd", v);
+            maxIrd = FieldChecks.irdOrd("maxIrd", v);
             return this;
         }
 
@@ -181,7 +182,7 @@ public final class InitiatorConfig {
         }
 
         public Builder ulpPrivateData(byte[] v) {
-            ulpPrivateData = v == null ? new byte[0] : v.clone();
+            ulpPrivateData = FieldChecks.privateDataCopy(v);
             return this;
         }
 
@@ -201,22 +202,9 @@ public final class InitiatorConfig {
             if (ird != EnhancedConnectionData.NO_NEGOTIATION && effectiveMax < ird) {
                 throw new IllegalArgumentException("maxIrd: " + effectiveMax + " is below ird " + ird + " (RFC 6581 §9.1)");
             }
-            if (peerToPeer && rtrTypes.isEmpty()) {
-                throw new IllegalArgumentException("rtr: peer-to-peer mode needs at least one RTR type (RFC 6581 §9.2)");
-            }
-            int cap = limits.ulpCapacity(enhanced);
-            if (ulpPrivateData.length > cap) {
-                throw new IllegalArgumentException("privateData: " + ulpPrivateData.length + " bytes exceed the limit of "
-                        + cap + " (RFC 5044 §7.1.1" + (enhanced ? ", 4 bytes taken by RFC 6581 §9 enhanced data" : "") + ")");
-            }
+            FieldChecks.rtrTypeForPeerToPeer("rtr", peerToPeer, rtrTypes);
+            FieldChecks.ulpPrivateData("privateData", ulpPrivateData.length, limits, enhanced);
             return new InitiatorConfig(this);
         }
-    }
-
-    static int check14(String field, int v) {
-        if (v < 0 || v > EnhancedConnectionData.IRD_ORD_MASK) {
-            throw new IllegalArgumentException(field + ": " + v + " is outside the 14-bit range 0..16383 (RFC 6581 §9)");
-        }
-        return v;
     }
 }

@@ -4,6 +4,7 @@ import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
 import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.FieldChecks;
 import org.jwarp.mpa.MpaFrameLimits;
 
 /**
@@ -144,17 +145,17 @@ public final class ResponderConfig {
         }
 
         public Builder maxIrd(int v) {
-            maxIrd = InitiatorConfig.check14("maxIrd", v);
+            maxIrd = FieldChecks.irdOrd("maxIrd", v);
             return this;
         }
 
         public Builder ord(int v) {
-            ord = InitiatorConfig.check14("ord", v);
+            ord = FieldChecks.irdOrd("ord", v);
             return this;
         }
 
         public Builder requiredOrd(int v) {
-            requiredOrd = InitiatorConfig.check14("requiredOrd", v);
+            requiredOrd = FieldChecks.irdOrd("requiredOrd", v);
             return this;
         }
 
@@ -189,7 +190,7 @@ public final class ResponderConfig {
         }
 
         public Builder ulpPrivateData(byte[] v) {
-            ulpPrivateData = v == null ? new byte[0] : v.clone();
+            ulpPrivateData = FieldChecks.privateDataCopy(v);
             return this;
         }
 
@@ -209,11 +210,7 @@ public final class ResponderConfig {
             if (ord != EnhancedConnectionData.NO_NEGOTIATION && requiredOrd > ord) {
                 throw new IllegalArgumentException("requiredOrd: " + requiredOrd + " is above ord " + ord + " (RFC 6581 §9.1)");
             }
-            int cap = limits.ulpCapacity(enhanced);
-            if (ulpPrivateData.length > cap) {
-                throw new IllegalArgumentException("privateData: " + ulpPrivateData.length + " bytes exceed the limit of "
-                        + cap + " (RFC 5044 §7.1.1" + (enhanced ? ", 4 bytes taken by RFC 6581 §9 enhanced data" : "") + ")");
-            }
+            FieldChecks.ulpPrivateData("privateData", ulpPrivateData.length, limits, enhanced);
             return new ResponderConfig(this);
         }
     }

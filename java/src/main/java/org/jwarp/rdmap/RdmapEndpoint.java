@@ -231,7 +231,16 @@ public final class RdmapEndpoint {
             return false;
         }
         int s = sqNext & sqMask;
-        return sqKind[s] != KIND_READ || orqCount < settings.ord();
+        return sqKind[s] != KIND_READ || orqCount < readLimit(s);
+    }
+
+    /**
+     * Read Requests that may be outstanding when entry {@code s} goes out: the ORD, except that the
+     * Read RTR always has one slot, since a responder raises its IRD to 1 for it even when the
+     * initiator's ORD is 0 (RFC 6581 §9.1).
+     */
+    private int readLimit(int s) {
+        return sqWrId[s] == RTR_WR_ID ? Math.max(1, settings.ord()) : settings.ord();
     }
 
     // ---------------------------------------------------------------- posting (RFC 5040 §5)
@@ -304,12 +313,10 @@ public final class RdmapEndpoint {
 
     /**
      * Queues siw's Read RTR (RFC 6581 §5): a zero-length Read Request with sink STag 0, source STag 1,
-     * size 0, unsignalled; it takes one ORD slot until its empty Read Response arrives.
+     * size 0, unsignalled; it takes one Read slot until its empty Read Response arrives, even when the
+     * negotiated ORD is 0 (the responder then raised its IRD to 1 for it, RFC 6581 §9.1).
      */
     public void postReadRtr() {
-        if (settings.ord() == 0) {
-            throw new IllegalStateException("a Read RTR needs ORD ≥ 1 (RFC 6581 §5)");
-        }
         int s = reserve();
         fill(s, KIND_READ, RdmapOpcode.READ_REQUEST, RTR_WR_ID, EMPTY, 0, 0, 1, 0, 0, 0, false);
     }
@@ -435,7 +442,7 @@ public final class RdmapEndpoint {
         int s = sqNext & sqMask;
         switch (sqKind[s]) {
             case KIND_READ: {
-                if (orqCount >= settings.ord()) {
+                if (orqCount >= readLimit(s)) {
                     return false;
                 }
                 int ulpdu = DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;

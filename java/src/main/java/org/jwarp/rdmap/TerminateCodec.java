@@ -27,6 +27,19 @@ public final class TerminateCodec {
     public static final int HDRCT_D = 0x4000;
     /** Hdrct R: Terminated RDMA header included. */
     public static final int HDRCT_R = 0x2000;
+    /**
+     * Linux siw builds the Terminate control word from a little-endian bitfield and puts M, D and R
+     * in bits 8, 9 and 10 (reserved in RFC 5040 §4.8) instead of 15, 14 and 13: seen on the wire from
+     * kernel 6.1 siw as {@code 11000300 0040 c140 ...} for a Write to an invalid STag. Accepted on
+     * receive when the RFC positions are clear; never sent.
+     */
+    public static final int SIW_HDRCT_M = 0x0100;
+    /** siw's position of Hdrct D; see {@link #SIW_HDRCT_M}. */
+    public static final int SIW_HDRCT_D = 0x0200;
+    /** siw's position of Hdrct R; see {@link #SIW_HDRCT_M}. */
+    public static final int SIW_HDRCT_R = 0x0400;
+    private static final int HDRCT_RFC_MASK = HDRCT_M | HDRCT_D | HDRCT_R;
+    private static final int HDRCT_SIW_MASK = SIW_HDRCT_M | SIW_HDRCT_D | SIW_HDRCT_R;
     /** Size of the Terminate control word. */
     public static final int CONTROL_LENGTH = 4;
     /** Size of the DDP Segment Length field. */
@@ -74,9 +87,10 @@ public final class TerminateCodec {
         }
         int word = src.getInt(index);
         TermCode code = TermCode.fromControlWord(word);
-        boolean m = (word & HDRCT_M) != 0;
-        boolean d = (word & HDRCT_D) != 0;
-        boolean r = (word & HDRCT_R) != 0;
+        boolean siwLayout = (word & HDRCT_RFC_MASK) == 0 && (word & HDRCT_SIW_MASK) != 0;
+        boolean m = (word & (siwLayout ? SIW_HDRCT_M : HDRCT_M)) != 0;
+        boolean d = (word & (siwLayout ? SIW_HDRCT_D : HDRCT_D)) != 0;
+        boolean r = (word & (siwLayout ? SIW_HDRCT_R : HDRCT_R)) != 0;
         if (r && !d) {
             throw new RdmapFormatException("Terminate Hdrct has R without D: the RDMA header follows the DDP header "
                     + "(RFC 5040 §4.8)");

@@ -158,6 +158,10 @@ public final class SessionControlChunk {
                 throw new SessionControlDecodeException("Enhanced data", "truncated: " + pd + " of 4 bytes", SEC_6581);
             }
             ed = EnhancedConnectionData.get(buf, p);
+            if (!ed.peerToPeer() && (ed.sendRtr() || ed.writeRtr() || ed.readRtr())) {
+                // RFC 6581 §9.2: B, C and D are ignored on receive when A is 0.
+                ed = new EnhancedConnectionData(false, false, false, false, ed.ird(), ed.ord());
+            }
             p += EnhancedConnectionData.LENGTH;
             pd -= EnhancedConnectionData.LENGTH;
         }

@@ -8,13 +8,11 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import org.slf4j.Logger;
@@ -64,7 +62,7 @@ final class Reactor implements AutoCloseable {
 
     private final Selector selector;
     private final Thread thread;
-    private final ReentrantLock lock = new ReentrantLock();
+    private final Object lock = new Object();
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
     private final ArrayDeque<Scheduled> ready = new ArrayDeque<>();
     private final ArrayDeque<Scheduled> readyBatch = new ArrayDeque<>();
@@ -76,6 +74,18 @@ final class Reactor implements AutoCloseable {
     /** One receive buffer per loop: decoders copy what they keep, so streams need no rx buffer of their own. */
     private final java.nio.ByteBuffer rx = java.nio.ByteBuffer.allocateDirect(RX_BUFFER);
 
+    /** Ready-key callback, allocated once: selecting allocates no iterator per loop turn. */
+    private final java.util.function.Consumer<SelectionKey> dispatch = this::dispatch;
+
+    private void dispatch(SelectionKey k) {
+        Handler h = (Handler) k.attachment();
+        try {
+            h.onReady(k);
+        } catch (RuntimeException e) {
+            LOG.error("handler {} failed", h, e);
+        }
+    }
+
     Reactor(String name) throws IOException {
         selector = Selector.open();
         thread = new Thread(this::loop, name);
@@ -86,6 +96,11 @@ final class Reactor implements AutoCloseable {
     /** The loop's shared receive buffer; reactor thread only. */
     java.nio.ByteBuffer rxBuffer() {
         return rx;
+    }
+
+    /** The loop thread (diagnostics and tests). */
+    Thread thread() {
+        return thread;
     }
 
     boolean inReactorThread() {
@@ -115,14 +130,11 @@ final class Reactor implements AutoCloseable {
 
     /** Runs {@code task} on the reactor thread soon (cold path: setup, close). */
     void execute(Runnable task) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (!running) {
                 throw new IllegalStateException("reactor closed");
             }
             tasks.add(task);
-        } finally {
-            lock.unlock();
         }
         wake();
     }
@@ -161,15 +173,12 @@ final class Reactor implements AutoCloseable {
 
     /** Hot path: asks the reactor to run {@code s}; allocation-free, at most one queue entry per handler. */
     void schedule(Scheduled s) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (s.queued) {
                 return;
             }
             s.queued = true;
             ready.add(s);
-        } finally {
-            lock.unlock();
         }
         if (!inReactorThread()) {
             wake();
@@ -193,26 +202,12 @@ final class Reactor implements AutoCloseable {
                     timeout = Math.max(1, Math.min(timeout, d));
                 }
                 sleeping = true;
-                int n;
                 if (hasQueued()) {
-                    n = selector.selectNow();
+                    selector.selectNow(dispatch);
                 } else {
-                    n = selector.select(timeout);
+                    selector.select(dispatch, timeout);
                 }
                 sleeping = false;
-                if (n > 0) {
-                    Iterator<SelectionKey> it = selector.selectedKeys().iterator();
-                    while (it.hasNext()) {
-                        SelectionKey k = it.next();
-                        it.remove();
-                        Handler h = (Handler) k.attachment();
-                        try {
-                            h.onReady(k);
-                        } catch (RuntimeException e) {
-                            LOG.error("handler {} failed", h, e);
-                        }
-                    }
-                }
                 checkDeadlines();
             }
         } catch (ClosedSelectorException e) {
@@ -225,26 +220,22 @@ final class Reactor implements AutoCloseable {
     }
 
     private boolean hasQueued() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             return !tasks.isEmpty() || !ready.isEmpty();
-        } finally {
-            lock.unlock();
         }
     }
 
     private void runQueued() {
-        lock.lock();
-        try {
-            taskBatch.addAll(tasks);
-            tasks.clear();
+        synchronized (lock) {
+            Runnable t;
+            while ((t = tasks.poll()) != null) {
+                taskBatch.add(t); // element by element: ArrayDeque.addAll allocates a method reference
+            }
             Scheduled s;
             while ((s = ready.poll()) != null) {
                 s.queued = false;
                 readyBatch.add(s);
             }
-        } finally {
-            lock.unlock();
         }
         Runnable r;
         while ((r = taskBatch.poll()) != null) {

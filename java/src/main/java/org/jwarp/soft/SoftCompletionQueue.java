@@ -1,8 +1,6 @@
 package org.jwarp.soft;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.WcOpcode;
@@ -12,7 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Completion queue of the embedded provider (RFC 5040 §8 "Completion Queue"; the verbs CQ of
+ * Completion queue of the embedded provider (completions of RFC 5040 §5.5; the verbs CQ of
  * RDMAC/ibv_cq). A fixed ring of preallocated {@link WorkCompletion} slots: the reactor thread
  * fills a slot in place, consumers copy it out, so neither side allocates.
  *
@@ -23,8 +21,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(SoftCompletionQueue.class);
 
     private final WorkCompletion[] ring;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition notEmpty = lock.newCondition();
+    private final Object lock = new Object();
     private final SoftDevice device;
     private long head;
     private long tail;
@@ -50,29 +47,22 @@ public final class SoftCompletionQueue implements CompletionQueue {
 
     /** Completions dropped because the CQ was full. */
     public long overruns() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             return overruns;
-        } finally {
-            lock.unlock();
         }
     }
 
     /** Entries waiting to be polled. */
     public int size() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             return (int) (tail - head);
-        } finally {
-            lock.unlock();
         }
     }
 
     /** Producer side (reactor thread, or a closing thread when flushing). */
     void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, int vendorError,
                   int invalidatedRkey, boolean withInvalidate, boolean solicited) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (closed) {
                 return;
             }
@@ -94,20 +84,15 @@ public final class SoftCompletionQueue implements CompletionQueue {
             wc.solicited = solicited;
             tail++;
             if (waiters > 0) {
-                notEmpty.signal();
+                lock.notify();
             }
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public int poll(WorkCompletion[] out, int max) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             return drain(out, max);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -122,34 +107,30 @@ public final class SoftCompletionQueue implements CompletionQueue {
 
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
-        long nanos = unit.toNanos(timeout);
-        lock.lockInterruptibly();
-        try {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        synchronized (lock) {
             while (tail == head && !closed) {
+                long nanos = deadline - System.nanoTime();
                 if (nanos <= 0) {
                     return 0;
                 }
                 waiters++;
                 try {
-                    nanos = notEmpty.awaitNanos(nanos);
+                    // monitor wait: parking allocates nothing on the Java heap
+                    TimeUnit.NANOSECONDS.timedWait(lock, nanos);
                 } finally {
                     waiters--;
                 }
             }
             return drain(out, max);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void close() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             closed = true;
-            notEmpty.signalAll();
-        } finally {
-            lock.unlock();
+            lock.notifyAll();
         }
         if (device != null) {
             device.forget(this);

@@ -1,6 +1,5 @@
 package org.jwarp.soft;
 
-import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -99,9 +98,5 @@ public final class SoftConnection implements Connection {
     @Override
     public String toString() {
         return "SoftConnection[" + info.local() + " <-> " + info.remote() + ", qp " + qp.qpNum() + "]";
-    }
-
-    static void ignore(IOException e) {
-        LOG.trace("ignored", e);
     }
 }

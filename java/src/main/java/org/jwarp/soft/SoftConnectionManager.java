@@ -56,6 +56,7 @@ final class SoftConnectionManager implements ConnectionManager {
             throw new RdmaException("cannot resolve " + remote.getHostString());
         }
         SoftQueuePair q = new SoftQueuePair(qp);
+        q.runBeforeConnect();
         InitiatorNegotiator neg;
         try {
             neg = new InitiatorNegotiator(initiatorConfig(params));

@@ -79,6 +79,7 @@ final class SoftConnectionRequest implements ConnectionRequest {
     @Override
     public Connection accept(QueuePairConfig qpConfig, ConnectionParameters params) throws RdmaException {
         SoftQueuePair qp = new SoftQueuePair(qpConfig);
+        qp.runBeforeConnect();
         ResponderConfig cfg = SoftConnectionManager.responderConfig(params);
         SoftConnection c = call(() -> stream.accept(qp, cfg));
         stream.device.track(c);

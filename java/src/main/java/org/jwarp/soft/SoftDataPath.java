@@ -14,7 +14,6 @@ import org.jwarp.rdmap.ReadRequestHeader;
 import org.jwarp.rdmap.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
 import org.jwarp.verbs.ConnectionTerminatedException;
-import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.WcStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -85,10 +84,6 @@ final class SoftDataPath implements RdmapListener {
 
     boolean awaitingFirstFpdu() {
         return checkFirst;
-    }
-
-    RdmapEndpoint endpoint() {
-        return ep;
     }
 
     /** Queues the RTR (initiator) or the buffer the Send RTR consumes (responder). */
@@ -227,16 +222,13 @@ final class SoftDataPath implements RdmapListener {
         if (ep.state() != RdmapEndpoint.State.RTS) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             while (qp.rqIssued < qp.rqPosted) {
                 int i = (int) (qp.rqIssued % qp.rqSize());
                 SoftMemoryRegion mr = qp.rMr[i];
                 ep.postReceive(qp.rqIssued, mr == null ? EMPTY : mr.raw(), qp.rOff[i], qp.rLen[i]);
                 qp.rqIssued++;
             }
-        } finally {
-            qp.lock.unlock();
         }
     }
 
@@ -244,8 +236,7 @@ final class SoftDataPath implements RdmapListener {
         if (ep.state() != RdmapEndpoint.State.RTS) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             int depth = qp.sqSize();
             while (qp.sqIssued < qp.sqPosted && ep.sqOutstanding() < depth) {
                 long seq = qp.sqIssued;
@@ -272,8 +263,6 @@ final class SoftDataPath implements RdmapListener {
                             : WcStatus.LOC_QP_OP_ERR);
                 }
             }
-        } finally {
-            qp.lock.unlock();
         }
     }
 
@@ -311,14 +300,11 @@ final class SoftDataPath implements RdmapListener {
         stopped = true;
         if (peerTerm != null) {
             WcStatus st = statusFor(peerTerm.code());
-            qp.lock.lock();
-            try {
+            synchronized (qp.lock) {
                 // the oldest outstanding send-queue WR is the one the peer refused
                 if (qp.sqDone < qp.sqIssued) {
                     qp.finishSend((int) (qp.sqDone % qp.sqSize()), st);
                 }
-            } finally {
-                qp.lock.unlock();
             }
         }
         if (ep.state() != RdmapEndpoint.State.RTS) {
@@ -342,11 +328,8 @@ final class SoftDataPath implements RdmapListener {
         if (wrId < 0) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             qp.finishSend((int) (wrId % qp.sqSize()), WcStatus.SUCCESS);
-        } finally {
-            qp.lock.unlock();
         }
     }
 
@@ -355,12 +338,9 @@ final class SoftDataPath implements RdmapListener {
         if (wrId == RTR_RECV_ID) {
             return;
         }
-        qp.lock.lock();
-        try {
+        synchronized (qp.lock) {
             qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag,
                     invalidatedStag != 0);
-        } finally {
-            qp.lock.unlock();
         }
     }
 
@@ -395,9 +375,5 @@ final class SoftDataPath implements RdmapListener {
                     : c.etype() == TermCode.ETYPE_DDP_UNTAGGED ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
         }
         return WcStatus.FATAL_ERR;
-    }
-
-    static boolean isReadOrSend(SendOpcode op) {
-        return op == SendOpcode.RDMA_READ || op == SendOpcode.SEND;
     }
 }

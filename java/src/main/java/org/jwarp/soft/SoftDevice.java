@@ -11,7 +11,7 @@ import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.RdmaException;
 
 /**
- * The one device of the embedded provider (RFC 5040 §8 RNIC interface). It owns the STag table
+ * The one device of the embedded provider (the RNIC of RFC 5040 §1.2 / RFC 5041 §8). It owns the STag table
  * (RFC 5041 §8.2, shared by its protection domains) and the connection manager.
  */
 public final class SoftDevice implements Device {

@@ -17,12 +17,19 @@ public final class SoftMemoryRegion implements MemoryRegion {
     private final org.jwarp.memory.MemoryRegion mr;
     private final ByteBuffer buffer;
     private final Set<Access> access;
+    private final boolean localWrite;
 
     SoftMemoryRegion(SoftProtectionDomain pd, org.jwarp.memory.MemoryRegion mr, ByteBuffer buffer, Set<Access> access) {
         this.pd = pd;
         this.mr = mr;
         this.buffer = buffer;
         this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
+        this.localWrite = access.contains(Access.LOCAL_WRITE);
+    }
+
+    /** LOCAL_WRITE granted (checked on the posting path without copying the access set). */
+    boolean localWrite() {
+        return localWrite;
     }
 
     org.jwarp.memory.MemoryRegion engineRegion() {

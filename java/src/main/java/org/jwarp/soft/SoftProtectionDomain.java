@@ -11,7 +11,7 @@ import org.jwarp.verbs.Access;
 import org.jwarp.verbs.RdmaException;
 
 /**
- * A protection domain of the embedded provider (RFC 5041 §8.2, RFC 5040 §8.1): wraps the wire
+ * A protection domain of the embedded provider (RFC 5041 §8.2): wraps the wire
  * engine's {@link ProtectionDomain}; its regions are registered in the device's STag table and
  * only validate on streams of the same PD.
  */

@@ -12,8 +12,9 @@ import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
 
 /**
- * The embedded pure-Java iWARP provider: RFC 5040 RDMAP over RFC 5041 DDP over RFC 5044/6581 MPA
- * over TCP, driven by a fixed number of NIO {@link Reactor} threads (default one) shared by every
+ * The embedded pure-Java iWARP provider: RFC 5040 RDMAP (§5 data transfer) over RFC 5041 DDP
+ * (§5 segmentation and placement) over RFC 5044 MPA (§4 FPDUs, §7.1 setup with RFC 6581 §9) over
+ * TCP, driven by a fixed number of NIO {@link Reactor} threads (default one) shared by every
  * device, listener and queue pair it creates. One device, {@value #DEVICE_NAME}, serves every
  * local address.
  */
@@ -56,6 +57,15 @@ public final class SoftProvider implements RdmaProvider {
 
     Reactor nextReactor() {
         return reactors[Math.floorMod(nextReactor.getAndIncrement(), reactors.length)];
+    }
+
+    /** The event-loop threads (diagnostics and tests). */
+    java.util.List<Thread> reactorThreads() {
+        java.util.List<Thread> t = new java.util.ArrayList<>();
+        for (Reactor r : reactors) {
+            t.add(r.thread());
+        }
+        return t;
     }
 
     static DeviceInfo deviceInfo() {

@@ -5,8 +5,9 @@ import org.jwarp.verbs.RdmaProvider;
 import org.jwarp.verbs.RdmaProviderFactory;
 
 /**
- * ServiceLoader entry of the embedded pure-Java iWARP provider ({@code soft}): MPA (RFC 5044,
- * RFC 6581), DDP (RFC 5041) and RDMAP (RFC 5040) over NIO TCP. It runs everywhere a JVM does.
+ * ServiceLoader entry of the embedded pure-Java iWARP provider ({@code soft}): MPA setup and FPDUs
+ * (RFC 5044 §4 and §7.1, RFC 6581 §9), DDP placement (RFC 5041 §5, §7) and RDMAP data transfer
+ * (RFC 5040 §5) over NIO TCP. It needs no RNIC and runs everywhere a JVM does.
  */
 public final class SoftProviderFactory implements RdmaProviderFactory {
     public static final String NAME = "soft";

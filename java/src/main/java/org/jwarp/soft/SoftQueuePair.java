@@ -1,12 +1,11 @@
 package org.jwarp.soft;
 
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 
-import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
@@ -20,7 +19,7 @@ import org.jwarp.verbs.WorkRequestException;
  * to the wire engine, and completes them in posting order (ibv RC ordering). Nothing is allocated
  * per work request.
  *
- * <p>Local checks at post time (RFC 5040 §8.2 "local errors"): the QP must be in RTS (posts made
+ * <p>Local checks at post time (local errors, RFC 5040 §7): the QP must be in RTS (posts made
  * while the responder waits for the RTR are queued, RFC 6581 §9.2), the local range must lie in
  * the region, the region must grant LOCAL_WRITE for a Read sink or a receive, and an RDMA Read
  * beyond the negotiated ORD (RFC 6581 §9.1, RFC 5040 §6.5) is refused.
@@ -39,7 +38,7 @@ public final class SoftQueuePair implements QueuePair {
     private final SoftProtectionDomain pd;
     private final SoftCompletionQueue sendCq;
     private final SoftCompletionQueue recvCq;
-    final ReentrantLock lock = new ReentrantLock();
+    final Object lock = new Object();
     private volatile QpState state = QpState.INIT;
     private volatile SoftStream stream;
     private int ord;
@@ -105,6 +104,19 @@ public final class SoftQueuePair implements QueuePair {
         rLen = new int[m];
     }
 
+    /** Runs the configuration's hook (posting receives before any peer message can arrive). */
+    void runBeforeConnect() throws WorkRequestException {
+        if (config.beforeConnect() != null) {
+            try {
+                config.beforeConnect().prepare(this);
+            } catch (WorkRequestException e) {
+                throw e;
+            } catch (RdmaException | RuntimeException e) {
+                throw new WorkRequestException("beforeConnect hook failed: " + e);
+            }
+        }
+    }
+
     QueuePairConfig config() {
         return config;
     }
@@ -129,31 +141,25 @@ public final class SoftQueuePair implements QueuePair {
         return rWrId.length;
     }
 
-    /** Attaches the stream and the negotiated ORD; the QP moves to RTS (RFC 5040 §5 stream up). */
+    /** Attaches the stream and the negotiated ORD; the QP moves to RTS (RFC 5040 §6.1 stream initialization). */
     void attach(SoftStream s, int negotiatedOrd) {
-        lock.lock();
-        try {
+        synchronized (lock) {
             stream = s;
             ord = negotiatedOrd;
             if (state == QpState.INIT) {
                 state = QpState.RTS;
             }
-        } finally {
-            lock.unlock();
         }
     }
 
     /** Moves to ERR; later posts are refused. Returns false if it already was in ERR. */
     boolean toError() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (state == QpState.ERR) {
                 return false;
             }
             state = QpState.ERR;
             return true;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -184,13 +190,12 @@ public final class SoftQueuePair implements QueuePair {
             }
             mr = m;
             checkRange(mr, wr.localOffset, len);
-            if (op == SendOpcode.RDMA_READ && !mr.access().contains(Access.LOCAL_WRITE)) {
+            if (op == SendOpcode.RDMA_READ && !mr.localWrite()) {
                 throw new WorkRequestException("local: an RDMA Read sink needs LOCAL_WRITE (RFC 5040 §6.5)");
             }
         }
         SoftStream s;
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (state != QpState.RTS) {
                 throw new WorkRequestException("QP " + qpNum + " is in state " + state + ", not RTS");
             }
@@ -219,8 +224,6 @@ public final class SoftQueuePair implements QueuePair {
             sStatus[i] = WcStatus.SUCCESS;
             sqPosted++;
             s = stream;
-        } finally {
-            lock.unlock();
         }
         if (s != null) {
             s.kick();
@@ -239,15 +242,14 @@ public final class SoftQueuePair implements QueuePair {
             }
             mr = m;
             checkRange(mr, offset, length);
-            if (length > 0 && !mr.access().contains(Access.LOCAL_WRITE)) {
+            if (length > 0 && !mr.localWrite()) {
                 throw new WorkRequestException("region: a receive buffer needs LOCAL_WRITE");
             }
         } else if (length > 0) {
             throw new WorkRequestException("region: null with length " + length);
         }
         SoftStream s;
-        lock.lock();
-        try {
+        synchronized (lock) {
             if (state == QpState.ERR) {
                 throw new WorkRequestException("QP " + qpNum + " is in state ERR");
             }
@@ -261,8 +263,6 @@ public final class SoftQueuePair implements QueuePair {
             rLen[i] = length;
             rqPosted++;
             s = stream;
-        } finally {
-            lock.unlock();
         }
         if (s != null) {
             s.kick();
@@ -318,12 +318,11 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     /**
-     * Every WR not yet completed completes with WR_FLUSH_ERR, in order (RFC 5040 §8.2, ibv
+     * Every WR not yet completed completes with WR_FLUSH_ERR, in order (RFC 5040 §6.2.2, ibv
      * flush semantics). Safe from any thread once the reactor no longer drives the stream.
      */
     void flush() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             state = QpState.ERR;
             for (long q = sqDone; q < sqPosted; q++) {
                 int i = (int) (q % sWrId.length);
@@ -341,8 +340,6 @@ public final class SoftQueuePair implements QueuePair {
                 finishRecv(q, WcStatus.WR_FLUSH_ERR, 0, false, 0, false);
             }
             rqIssued = rqPosted;
-        } finally {
-            lock.unlock();
         }
     }
 

@@ -13,7 +13,6 @@ import java.util.concurrent.TimeUnit;
 import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameReader;
-import org.jwarp.mpa.MpaRequestReplyFlyweight;
 import org.jwarp.negotiation.InitiatorNegotiator;
 import org.jwarp.negotiation.NegotiationAction;
 import org.jwarp.negotiation.NegotiationDecision;
@@ -554,10 +553,6 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
     }
 
-    boolean txEmpty() {
-        return tx.position() == 0;
-    }
-
     private void interest(int ops) {
         if (key != null && key.isValid()) {
             key.interestOps(ops);
@@ -626,7 +621,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /**
-     * Ends an established stream: WRs flush (RFC 5040 §8.2), queued bytes (a TERM) get a short
+     * Ends an established stream: WRs flush (RFC 5040 §6.2.2 abnormal termination), queued bytes (a TERM) get a short
      * linger, the socket closes. {@code graceful} is false when the stream is already dead.
      */
     void teardown(RdmaException cause, boolean lingerForTx) {
@@ -744,13 +739,6 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** The data path reports a fatal error it already answered with a TERM (queued in tx). */
     void dataPathFailed(RdmaException e) {
         teardown(e, true);
-    }
-
-    static String frameName(byte[] frame) {
-        if (frame == null || frame.length < MpaRequestReplyFlyweight.HEADER_LENGTH) {
-            return "none";
-        }
-        return new MpaRequestReplyFlyweight().wrap(ByteBuffer.wrap(frame), 0).hasReplyKey() ? "reply" : "request";
     }
 
     /** Counters for diagnostics (racy reads, any thread). */

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Set;
 import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.FieldChecks;
 import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.negotiation.InitiatorConfig;
 import org.jwarp.negotiation.ResponderConfig;
@@ -190,12 +191,12 @@ public final class ConnectionParameters {
         }
 
         public Builder ird(int v) {
-            ird = check14("ird", v);
+            ird = FieldChecks.irdOrd("ird", v);
             return this;
         }
 
         public Builder ord(int v) {
-            ord = check14("ord", v);
+            ord = FieldChecks.irdOrd("ord", v);
             return this;
         }
 
@@ -210,12 +211,10 @@ public final class ConnectionParameters {
         }
 
         public Builder privateData(byte[] data) {
-            byte[] d = data == null ? new byte[0] : data;
-            if (d.length > MAX_PRIVATE_DATA) {
-                throw new IllegalArgumentException("privateData: " + d.length
-                        + " bytes exceed the 512-byte limit (RFC 5044 §7.1.1, RFC 6581 §9)");
-            }
-            privateData = d.clone();
+            byte[] d = FieldChecks.privateDataCopy(data);
+            // The transport's own (possibly smaller) limit applies in toInitiatorConfig/toResponderConfig.
+            FieldChecks.ulpPrivateData("privateData", d.length, MpaFrameLimits.RFC, false);
+            privateData = d;
             return this;
         }
 
@@ -251,17 +250,8 @@ public final class ConnectionParameters {
 
         /** @throws IllegalArgumentException naming the field and RFC section */
         public ConnectionParameters build() {
-            if (peerToPeer && rtrTypes.isEmpty()) {
-                throw new IllegalArgumentException("rtrTypes: peer-to-peer mode needs at least one RTR type (RFC 6581 §9.2)");
-            }
+            FieldChecks.rtrTypeForPeerToPeer("rtrTypes", peerToPeer, rtrTypes);
             return new ConnectionParameters(this);
-        }
-
-        private static int check14(String field, int v) {
-            if (v < 0 || v > NO_NEGOTIATION) {
-                throw new IllegalArgumentException(field + ": " + v + " is outside the 14-bit range 0..16383 (RFC 6581 §9.1)");
-            }
-            return v;
         }
 
         private static int check3(String field, int v) {

@@ -2,9 +2,21 @@ package org.jwarp.verbs;
 
 import java.util.Objects;
 
-/** What a queue pair is created with (ibv_qp_init_attr): its PD, CQs and queue depths. */
+/**
+ * What a queue pair is created with (ibv_qp_init_attr): its PD, CQs and queue depths, and an
+ * optional hook that runs once the QP exists and before this side's MPA frame is sent.
+ *
+ * <p>The hook is where receives are posted before any peer message can arrive: a Send that finds
+ * no posted buffer is fatal to the stream (RFC 5041 §7.2, untagged error 2/2), and in the
+ * peer-to-peer model the responder may send as soon as the RTR arrives (RFC 6581 §9.2), i.e.
+ * before {@code connect} returns to the initiator. This is the rdma_cm order: create the QP, post
+ * receives, then rdma_connect / rdma_accept. Only receives may be posted in the hook (the QP is not
+ * yet in RTS).
+ *
+ * @param beforeConnect called on the connecting or accepting thread with the new QP; may be null
+ */
 public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-                              int maxSendWr, int maxRecvWr) {
+                              int maxSendWr, int maxRecvWr, BeforeConnect beforeConnect) {
     public QueuePairConfig {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(sendCq, "sendCq");
@@ -14,7 +26,24 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
         }
     }
 
+    /** A configuration without a hook. */
+    public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                           int maxRecvWr) {
+        this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, null);
+    }
+
+    /** Work done on a new QP before connection setup, typically posting receives. */
+    @FunctionalInterface
+    public interface BeforeConnect {
+        void prepare(QueuePair qp) throws RdmaException;
+    }
+
     public static QueuePairConfig of(ProtectionDomain pd, CompletionQueue cq, int depth) {
         return new QueuePairConfig(pd, cq, cq, depth, depth);
+    }
+
+    /** The same configuration with {@code hook} run before this side's MPA frame is sent. */
+    public QueuePairConfig withBeforeConnect(BeforeConnect hook) {
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, hook);
     }
 }

@@ -102,4 +102,39 @@ class FpduPropertiesTest {
         return Arbitraries.bytes().array(byte[].class).ofMinSize(0).ofMaxSize(5000);
     }
 
+
+    @Property(tries = 300)
+    @Label("RFC 5044 §4: truncated or mutated streams of valid FPDUs produce only whole ULPDUs and at most one MPA error")
+    void truncatedOrMutatedFpdusOnlyTypedOutcomes_5044_4(@ForAll("smallUlpdus") List<byte[]> ulpdus, @ForAll boolean crc,
+            @ForAll boolean markers, @ForAll long seed, @ForAll @IntRange(min = 0, max = 3000) int cut,
+            @ForAll @IntRange(min = 0, max = 100_000) int pos, @ForAll byte value, @ForAll boolean mutate) {
+        ByteBuffer full = encodeAll(ulpdus, crc, markers);
+        int len = Math.max(0, full.limit() - cut);
+        ByteBuffer wire = ByteBuffer.allocateDirect(len);
+        wire.put(0, full, 0, len);
+        if (mutate && len > 0) {
+            wire.put(pos % len, value);
+        }
+        Collect c = new Collect();
+        FpduDecoder dec = new FpduDecoder(crc, markers, c);
+        feedInChunks(dec, wire, seed, 500);
+        assertTrue(c.errors.size() <= 1, () -> "at most one error per stream: " + c.errors);
+        for (TermCode e : c.errors) {
+            assertTrue(e.isMpa(), e::toString);
+        }
+        assertTrue(c.ulpdus.size() <= ulpdus.size());
+        if (!mutate || !crc) {
+            return;
+        }
+        // With CRC on, whatever was delivered is an unmodified prefix of what was sent.
+        for (int i = 0; i < c.ulpdus.size(); i++) {
+            assertArrayEquals(ulpdus.get(i), c.ulpdus.get(i));
+        }
+    }
+
+    @Provide
+    Arbitrary<List<byte[]>> smallUlpdus() {
+        return Arbitraries.integers().between(0, 1200).flatMap(n -> Arbitraries.bytes().array(byte[].class).ofSize(n))
+                .list().ofMinSize(1).ofMaxSize(6);
+    }
 }

@@ -164,7 +164,7 @@ class MpaFrameCodecTest {
     @Test
     void exceptionIsMalformedInputForTheCli() {
         Object e = new MpaDecodeException("MPA Rev", "bad", "RFC 5044 §7.1.1");
-        assertTrue(e instanceof org.jwarp.cli.JwarpCli.MalformedInputException);
+        assertTrue(e instanceof ProtocolDecodeException);
         assertEquals("MPA Rev: bad (RFC 5044 §7.1.1)", ((Exception) e).getMessage());
     }
 }

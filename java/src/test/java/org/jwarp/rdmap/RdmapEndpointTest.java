@@ -462,6 +462,10 @@ class RdmapEndpointTest {
         assertThrows(IllegalArgumentException.class,
                 () -> new RdmapSettings(100, true, false, 1, 1, 1, 1), "MULPDU below 128");
         RdmapPair noOrd = new RdmapPair(RdmapPair.settings(1000, false, 0, 0));
-        assertThrows(IllegalStateException.class, noOrd.a::postReadRtr);
+        assertThrows(IllegalStateException.class, () -> noOrd.a.postRead(1, 0x12345, 0, 10, 1, 0, true),
+                "ORD 0: no ULP Read");
+        // The Read RTR is not a ULP Read: it keeps its one slot at ORD 0 (RFC 6581 §9.1).
+        noOrd.a.postReadRtr();
+        assertTrue(noOrd.a.hasPendingOutput());
     }
 }

@@ -86,4 +86,24 @@ class TerminateCodecTest {
         assertThrows(IllegalArgumentException.class,
                 () -> TerminateCodec.encode(b, 0, TermCode.MPA_CRC_ERROR, 0, b, 0, 0, 28, true));
     }
+
+    @Test
+    @DisplayName("RFC 5040 §4.8 interop: siw's TERM with M/D in bits 8-9 decodes with its DDP header")
+    void siwHdrctPlacementIsAccepted_5040_4_8() {
+        // Bytes kernel 6.1 siw sent for an RDMA Write to an invalid STag (interop suite, tagged header).
+        ByteBuffer b = ByteBuffer.wrap(java.util.HexFormat.of().parseHex(
+                "11000300" + "0040" + "c140" + "00001234" + "0000000000000010"));
+        TerminateMessage t = TerminateCodec.decode(b, 0, b.remaining());
+        assertEquals(new TermCode(1, 1, 0), t.code());
+        assertTrue(t.m() && t.d());
+        assertFalse(t.r());
+        assertEquals(0x40, t.ddpSegmentLength());
+        assertEquals(DdpHeader.TAGGED_HEADER_LENGTH, t.ddpHeader().length);
+        assertEquals((byte) 0xc1, t.ddpHeader()[0]);
+        // The RFC positions win when both are set, and we always send the RFC layout.
+        ByteBuffer rfc = ByteBuffer.allocate(6).putInt(0, 0x1100_0000 | TerminateCodec.HDRCT_M | TerminateCodec.SIW_HDRCT_D);
+        TerminateMessage m = TerminateCodec.decode(rfc, 0, 6);
+        assertTrue(m.m());
+        assertFalse(m.d(), "with an RFC Hdrct bit set, the reserved bits stay reserved");
+    }
 }

@@ -223,6 +223,9 @@ final class DisniDevice implements Device, ConnectionManager {
             expect(dispatcher.await(id, deadline, "route resolution to " + remote), CmEvent.ROUTE_RESOLVED, remote,
                     "route resolution");
             qp = createQp(id, qpc);
+            if (qpc.beforeConnect() != null) {
+                qpc.beforeConnect().prepare(qp); // receives posted before rdma_connect, as with rdma_cm
+            }
             final DisniQp q = qp;
             long idp = CmDispatcher.ptr(id);
             if (!connectWithin(id, idp, ird, ord, params, pd, deadline, remote)) {

@@ -184,6 +184,9 @@ final class DisniListener implements Listener {
             boolean ok = false;
             try {
                 qp = dev.createQp(child, qpc);
+                if (qpc.beforeConnect() != null) {
+                    qpc.beforeConnect().prepare(qp); // receives posted before rdma_accept
+                }
                 long p = CmDispatcher.ptr(child);
                 dev.dispatcher.locked(() -> {
                     JwarpNative.accept(p, ird, ord, params.retryCount(), params.rnrRetryCount(), out);

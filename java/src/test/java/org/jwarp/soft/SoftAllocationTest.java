@@ -1,0 +1,81 @@
+package org.jwarp.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.jwarp.verbs.Access;
+import org.jwarp.verbs.SendRequest;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The data path's allocation per operation, measured with the JVM's per-thread allocation
+ * counters on the reactor thread and the posting thread during Send / RDMA Write / RDMA Read
+ * (RFC 5040 §5) traffic: locks are monitors and CQ waits are monitor waits, so even contention
+ * and parking allocate nothing on the Java heap. The bound is below one object per operation.
+ */
+class SoftAllocationTest {
+    private static final int OPS = 20_000;
+    /** Below one object (16 B) per operation on either thread. */
+    private static final double BYTES_PER_OP_BOUND = 8.0;
+
+    private static long allocated(long tid) {
+        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getThreadAllocatedBytes(tid);
+    }
+
+    @Test
+    @DisplayName("Hot path: posting, transmitting, placing and reaping allocate (almost) nothing per operation")
+    void dataPathAllocationPerOp() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            Thread reactor = f.provider.reactorThreads().get(0);
+            SoftMemoryRegion src = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+            SoftMemoryRegion dst = f.region(f.pd2, 4096, Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ);
+            SendRequest wr = new SendRequest();
+            WorkCompletion[] a = SoftFixture.wcs(4);
+            WorkCompletion[] b = SoftFixture.wcs(4);
+            Runnable round = () -> {
+                try {
+                    for (int i = 0; i < OPS; i++) {
+                        p.responder().queuePair().postRecv(i, dst, 0, 4096);
+                        p.initiator().queuePair().postSend(wr.send(i, src, 0, 256));
+                        p.initiator().queuePair().postSend(wr.write(i, src, 0, 256, dst.address() + 1024, dst.rkey()));
+                        p.initiator().queuePair().postSend(wr.read(i, src, 2048, 256, dst.address(), dst.rkey()));
+                        int got = 0;
+                        while (got < 3) {
+                            int n = f.cq.await(a, 4, 5, TimeUnit.SECONDS);
+                            if (n == 0 || a[0].status != WcStatus.SUCCESS) {
+                                throw new AssertionError("completion missing or failed: " + a[0]);
+                            }
+                            got += n;
+                        }
+                        if (f.cq2.await(b, 4, 5, TimeUnit.SECONDS) != 1) {
+                            throw new AssertionError("receive missing");
+                        }
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            };
+            round.run(); // warm up: JIT, lazily grown structures
+            long r0 = allocated(reactor.getId());
+            long m0 = allocated(Thread.currentThread().getId());
+            round.run();
+            long r1 = allocated(reactor.getId());
+            long m1 = allocated(Thread.currentThread().getId());
+            double reactorPerOp = (r1 - r0) / (3.0 * OPS);
+            double appPerOp = (m1 - m0) / (3.0 * OPS);
+            System.out.printf("soft data path allocation: reactor %.2f B/op, posting thread %.2f B/op%n", reactorPerOp,
+                    appPerOp);
+            assertTrue(reactorPerOp < BYTES_PER_OP_BOUND, "reactor allocates " + reactorPerOp + " B/op");
+            assertTrue(appPerOp < BYTES_PER_OP_BOUND, "posting thread allocates " + appPerOp + " B/op");
+            assertEquals(0, f.cq.overruns());
+        }
+    }
+}
