@@ -257,6 +257,31 @@ public abstract class ProviderContractTest {
     }
 
     @Test
+    @DisplayName("Zero-length Send, Write and Read complete; the Send consumes a receive (RFC 5041 §5.2, RFC 5040 §5)")
+    void zeroLengthSendWriteReadComplete_5041_5_2() throws Exception {
+        try (Pair p = connect()) {
+            p.sc.queuePair().postRecv(51, p.server.mr, 0, 64);
+            QueuePair qp = p.cc.queuePair();
+            long raddr = remoteAddress(p.cc);
+            int rkey = remoteKey(p.cc);
+            qp.postSend(new SendRequest().send(52, null, 0, 0));
+            qp.postSend(new SendRequest().write(53, null, 0, 0, raddr, rkey));
+            qp.postSend(new SendRequest().read(54, null, 0, 0, raddr, rkey));
+            WcOpcode[] ops = {WcOpcode.SEND, WcOpcode.RDMA_WRITE, WcOpcode.RDMA_READ};
+            for (int k = 0; k < 3; k++) {
+                WorkCompletion w = p.client.next();
+                assertEquals(WcStatus.SUCCESS, w.status, w.toString());
+                assertEquals(52 + k, w.wrId, "in posting order");
+                assertEquals(ops[k], w.opcode);
+            }
+            WorkCompletion r = p.server.next();
+            assertEquals(WcStatus.SUCCESS, r.status, r.toString());
+            assertEquals(51, r.wrId);
+            assertEquals(0, r.byteLength);
+        }
+    }
+
+    @Test
     @DisplayName("A rejection carries the responder's private data (RFC 5044 §7.1.1)")
     void rejectionCarriesPrivateData_5044_7_1_1() throws Exception {
         try (Side server = new Side(); Side client = new Side()) {
