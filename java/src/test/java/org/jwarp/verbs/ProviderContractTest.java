@@ -36,9 +36,9 @@ import org.junit.jupiter.api.Timeout;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 public abstract class ProviderContractTest {
-    /** Each Read of the ORD test moves this much, so a Read is still outstanding when the next is posted. */
-    static final int BIG_READ = 4 << 20;
-    static final int REGION = 3 * BIG_READ;
+    /** Bytes each Read of the IRD/ORD test moves. */
+    static final int READ_SPAN = 256 << 10;
+    static final int REGION = 1 << 20;
     static final Duration SETUP = Duration.ofSeconds(30);
     private static final AtomicInteger PORT = new AtomicInteger(21000 + (int) (ProcessHandle.current().pid() % 500) * 20);
 
@@ -309,8 +309,8 @@ public abstract class ProviderContractTest {
     }
 
     @Test
-    @DisplayName("IRD/ORD as negotiated; a Read beyond the ORD is refused locally (RFC 6581 §9.1)")
-    void irdOrdAsNegotiatedAndReadBeyondOrdRefused_6581_9_1() throws Exception {
+    @DisplayName("IRD/ORD as negotiated; ORD Reads may be outstanding at once (RFC 6581 §9.1)")
+    void irdOrdAsNegotiatedAndOrdReadsOutstanding_6581_9_1() throws Exception {
         ConnectionParameters cp = ConnectionParameters.builder().ird(4).ord(2).build();
         ConnectionParameters sp = ConnectionParameters.builder().ird(8).ord(6).build();
         try (Pair p = connect(cp, sp)) {
@@ -323,13 +323,11 @@ public abstract class ProviderContractTest {
             long raddr = remoteAddress(p.cc);
             int rkey = remoteKey(p.cc);
             p.server.buf.put(0, ascii("first"));
-            p.server.buf.put(BIG_READ, ascii("second"));
+            p.server.buf.put(READ_SPAN, ascii("second"));
             QueuePair qp = p.cc.queuePair();
-            qp.postSend(new SendRequest().read(10, p.client.mr, 0, BIG_READ, raddr, rkey));
-            qp.postSend(new SendRequest().read(11, p.client.mr, BIG_READ, BIG_READ, raddr + BIG_READ, rkey));
-            WorkRequestException beyond = assertThrows(WorkRequestException.class,
-                    () -> qp.postSend(new SendRequest().read(12, p.client.mr, 2 * BIG_READ, 8, raddr, rkey)));
-            assertTrue(beyond.getMessage().contains("ORD"), beyond.getMessage());
+            // both are accepted whatever the timing: at most one other Read is outstanding
+            qp.postSend(new SendRequest().read(10, p.client.mr, 0, READ_SPAN, raddr, rkey));
+            qp.postSend(new SendRequest().read(11, p.client.mr, READ_SPAN, READ_SPAN, raddr + READ_SPAN, rkey));
             for (int k = 0; k < 2; k++) {
                 WorkCompletion rd = p.client.next();
                 assertEquals(WcStatus.SUCCESS, rd.status, rd.toString());
@@ -337,13 +335,31 @@ public abstract class ProviderContractTest {
                 assertEquals(10 + k, rd.wrId, "Reads complete in order");
             }
             byte[] b = new byte[6];
-            p.client.buf.get(BIG_READ, b);
+            p.client.buf.get(READ_SPAN, b);
             assertArrayEquals(ascii("second"), b);
-            // with both Reads retired, a Read is accepted again; the refused one left no completion
-            qp.postSend(new SendRequest().read(13, p.client.mr, 2 * BIG_READ, 5, raddr, rkey));
-            WorkCompletion again = p.client.next();
-            assertEquals(13, again.wrId);
-            assertEquals(WcStatus.SUCCESS, again.status);
+        }
+    }
+
+    @Test
+    @DisplayName("A Read beyond the negotiated ORD is refused locally, nothing is sent (RFC 6581 §9.1)")
+    void readBeyondOrdRefusedLocally_6581_9_1() throws Exception {
+        // ORD 0 makes every Read one beyond the ORD, independent of how fast Reads complete
+        ConnectionParameters cp = ConnectionParameters.builder().ird(4).ord(0).peerToPeer(false).build();
+        ConnectionParameters sp = ConnectionParameters.builder().ird(8).ord(4).build();
+        try (Pair p = connect(cp, sp)) {
+            assertEquals(0, p.cc.info().ord(), "ORD 0 as asked");
+            assertTrue(p.sc.info().ird() >= 0 && p.sc.info().ord() <= 4, p.sc.info().toString());
+            QueuePair qp = p.cc.queuePair();
+            WorkRequestException beyond = assertThrows(WorkRequestException.class, () -> qp.postSend(
+                    new SendRequest().read(20, p.client.mr, 0, 8, remoteAddress(p.cc), remoteKey(p.cc))));
+            assertTrue(beyond.getMessage().contains("ORD"), beyond.getMessage());
+            // the QP still works, and the refused Read left no completion: the next one is the Send's
+            p.sc.queuePair().postRecv(22, p.server.mr, 0, 64);
+            p.cc.queuePair().postSend(new SendRequest().send(21, p.client.mr, 0, 1));
+            WorkCompletion s = p.client.next();
+            assertEquals(21, s.wrId, s.toString());
+            assertEquals(WcStatus.SUCCESS, s.status);
+            assertEquals(22, p.server.next().wrId);
         }
     }
 
