@@ -6,7 +6,6 @@ import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.mpa.MpaFrame;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,8 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.HdrHistogram.Histogram;
-import org.jwarp.mpa.EnhancedConnectionData;
-import org.jwarp.mpa.MpaRequestReplyFlyweight;
 import org.jwarp.soft.SoftConnection;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
