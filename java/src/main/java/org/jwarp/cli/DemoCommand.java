@@ -1,9 +1,11 @@
 package org.jwarp.cli;
 
 import java.io.PrintStream;
+import org.jwarp.mpa.MpaDecodeException;
+import org.jwarp.mpa.MpaFrameLimits;
+import org.jwarp.mpa.MpaFrame;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,8 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.HdrHistogram.Histogram;
-import org.jwarp.mpa.EnhancedConnectionData;
-import org.jwarp.mpa.MpaRequestReplyFlyweight;
 import org.jwarp.soft.SoftConnection;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
@@ -181,39 +181,15 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** The frame as `jwarp mpa decode` shows it (RFC 5044 §7.1.1 fields, RFC 6581 §9 enhanced data). */
     static Map<String, Object> frameJson(byte[] frame) {
-        Map<String, Object> m = Json.object();
-        if (frame == null || frame.length < MpaRequestReplyFlyweight.HEADER_LENGTH) {
+        if (frame == null) {
+            return Json.object();
+        }
+        try {
+            return MpaCommand.frameJson(MpaFrame.decode(frame, MpaFrameLimits.RFC));
+        } catch (MpaDecodeException e) {
+            Map<String, Object> m = Json.object();
+            m.put("error", e.getMessage());
             return m;
         }
-        ByteBuffer b = ByteBuffer.wrap(frame);
-        MpaRequestReplyFlyweight f = new MpaRequestReplyFlyweight().wrap(b, 0);
-        m.put("frame", f.hasReplyKey() ? "reply" : f.hasRequestKey() ? "request" : "unknown");
-        m.put("marker", f.marker());
-        m.put("crc", f.crc());
-        m.put("reject", f.reject());
-        m.put("enhanced", f.enhanced());
-        m.put("revision", f.revision());
-        m.put("privateDataLength", f.privateDataLength());
-        int pdOff = f.privateDataOffset();
-        int pdLen = Math.min(f.privateDataLength(), frame.length - pdOff);
-        int ulpOff = pdOff;
-        if (f.enhanced() && pdLen >= EnhancedConnectionData.LENGTH) {
-            EnhancedConnectionData e = EnhancedConnectionData.get(b, pdOff);
-            Map<String, Object> ed = Json.object();
-            ed.put("peerToPeer", e.peerToPeer());
-            ed.put("sendRtr", e.sendRtr());
-            ed.put("writeRtr", e.writeRtr());
-            ed.put("readRtr", e.readRtr());
-            ed.put("ird", e.ird());
-            ed.put("ord", e.ord());
-            m.put("enhancedData", ed);
-            ulpOff += EnhancedConnectionData.LENGTH;
-        } else {
-            m.put("enhancedData", null);
-        }
-        byte[] ulp = new byte[Math.max(0, pdOff + pdLen - ulpOff)];
-        b.get(ulpOff, ulp);
-        m.put("ulpPrivateData", Json.hex(ulp));
-        return m;
     }
 }
