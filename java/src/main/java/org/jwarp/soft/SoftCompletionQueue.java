@@ -23,8 +23,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private final WorkCompletion[] ring;
     private final Object lock = new Object();
     private final SoftDevice device;
-    private long head;
-    private long tail;
+    /** Written under {@link #lock}; volatile so an empty poll need not take it. */
+    private volatile long head;
+    private volatile long tail;
     private long overruns;
     private int waiters;
     private boolean closed;
@@ -91,6 +92,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
 
     @Override
     public int poll(WorkCompletion[] out, int max) {
+        if (tail == head) {
+            return 0; // empty: no lock (a racing completion is seen by the next poll)
+        }
         synchronized (lock) {
             return drain(out, max);
         }

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * FPDU mode of one stream: the glue between a {@link SoftQueuePair}'s rings and the wire engine's
- * {@link RdmapEndpoint} (RFC 5040 over RFC 5041 over RFC 5044), on the reactor thread.
+ * {@link RdmapEndpoint} (RFC 5040 over RFC 5041 over RFC 5044), always under the stream's I/O
+ * lock: on the reactor thread, or on a posting thread that transmits inline.
  *
  * <ul>
  *   <li>Initiator in the peer-to-peer model: the negotiated RTR (RFC 6581 §9.2: zero-length Write
@@ -185,7 +186,7 @@ final class SoftDataPath implements RdmapListener {
 
     // ---------------------------------------------------------------- transmit
 
-    /** Moves posted WRs into the engine and transmits what fits; reactor thread. */
+    /** Moves posted WRs into the engine and transmits what fits; the stream's I/O lock held (reactor or poster). */
     void pump() {
         if (stopped) {
             return;
@@ -271,6 +272,12 @@ final class SoftDataPath implements RdmapListener {
         if (stopped) {
             return;
         }
+        if (stream.inlineTransmit()) {
+            if (peerTerm != null || localTerm != null) {
+                stream.deferToReactor(); // teardown and TERM transmission stay on the reactor
+            }
+            return;
+        }
         if (peerTerm != null) {
             stream.teardown(peerTermException(), false);
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.TERMINATE) {
@@ -285,6 +292,11 @@ final class SoftDataPath implements RdmapListener {
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.ERROR) {
             stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
         }
+    }
+
+    /** The engine still has FPDUs to transmit (stream lock held). */
+    boolean hasPendingOutput() {
+        return !stopped && ep.hasPendingOutput();
     }
 
     String debugState() {

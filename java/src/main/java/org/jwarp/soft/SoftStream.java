@@ -9,6 +9,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.mpa.MpaFrame;
@@ -35,7 +36,12 @@ import org.slf4j.LoggerFactory;
  * frames are read strictly (nothing may follow an MPA frame before it is answered), and any
  * failure ends in {@link #teardown}, which flushes every outstanding work request.
  *
- * <p>All fields are confined to the reactor thread except where noted.
+ * <p>Every field is guarded by the stream's I/O lock ({@link #io}): the reactor takes it around its
+ * per-stream work, and a posting thread that finds the stream established may take it (without
+ * waiting) to move its work requests into the wire engine and onto the socket itself, saving
+ * the hand-off to the reactor. The engine is single-threaded; the lock serializes it, so posting
+ * order, the RTR-first rule and the responder's fence (RFC 6581 §9.2) hold as before. Anything
+ * only the reactor may do (teardown, deadlines, reading) is deferred to it.
  */
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
@@ -76,6 +82,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private SoftDataPath data;
     private volatile RdmaException failure;
     final CompletableFuture<Void> closed = new CompletableFuture<>();
+    /** Serializes the engine, the tx buffer and the socket writes between the reactor and posting threads. */
+    private final ReentrantLock io = new ReentrantLock();
+    /** True while a posting thread transmits under {@link #io}; guarded by it. */
+    private boolean inline;
+    /** Set during inline transmit when something needs the reactor (an I/O error, a TERM); guarded by {@link #io}. */
+    private boolean deferred;
 
     private SoftStream(boolean initiator, SoftDevice device, Reactor reactor, SoftListener listener) {
         this.initiator = initiator;
@@ -158,28 +170,90 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return tx;
     }
 
-    /** Hot path from application threads: new WRs are queued; let the reactor look. */
+    /**
+     * Hot path from application threads: new WRs are queued. When the stream is established and
+     * nobody else drives it right now, the posting thread transmits them itself; otherwise (lock
+     * busy, socket full, anything left for the reactor) the reactor is asked to look.
+     */
     void kick() {
+        if (phase == Phase.ESTABLISHED && !io.isHeldByCurrentThread() && !reactor.inReactorThread()
+                && io.tryLock()) {
+            boolean done;
+            try {
+                done = transmitInline();
+            } finally {
+                io.unlock();
+            }
+            if (done) {
+                return;
+            }
+        }
         reactor.schedule(this);
+    }
+
+    /** Posting thread, {@link #io} held: pump and flush; true when nothing is left for the reactor. */
+    private boolean transmitInline() {
+        if (phase != Phase.ESTABLISHED) {
+            return false;
+        }
+        inline = true;
+        deferred = false;
+        try {
+            data.pump();
+            if (!deferred) {
+                flush();
+            }
+        } catch (IOException e) {
+            deferred = true; // the reactor's next write or read meets the error again and tears down
+        } finally {
+            inline = false;
+        }
+        return !deferred && phase == Phase.ESTABLISHED && tx.position() == 0 && !data.hasPendingOutput();
+    }
+
+    /** True while a posting thread transmits (the data path then defers teardown to the reactor). */
+    boolean inlineTransmit() {
+        return inline;
+    }
+
+    /** Inline transmit met something only the reactor may handle; it runs once the posting thread is done. */
+    void deferToReactor() {
+        deferred = true;
+    }
+
+    /** Reactor side: takes {@link #io}, spinning briefly first (a posting thread holds it only to transmit). */
+    private void lockIo() {
+        for (int i = 0; i < 256; i++) {
+            if (io.tryLock()) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        io.lock();
     }
 
     // ---------------------------------------------------------------- initiator setup
 
     void startConnect() {
+        lockIo();
         try {
-            ch = SocketChannel.open();
-            configure(ch);
-            tx = ByteBuffer.allocateDirect(config.txBufferSize());
-            reader = new MpaFrameReader(MpaFrame.Kind.REPLY, ineg.config().limits(), false);
-            boolean done = ch.connect(remote);
-            key = reactor.register(ch, done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
-            phase = Phase.CONNECTING;
-            setDeadline(config.initiatorTimeout().toNanos());
-            if (done) {
-                onConnected();
+            try {
+                ch = SocketChannel.open();
+                configure(ch);
+                tx = ByteBuffer.allocateDirect(config.txBufferSize());
+                reader = new MpaFrameReader(MpaFrame.Kind.REPLY, ineg.config().limits(), false);
+                boolean done = ch.connect(remote);
+                key = reactor.register(ch, done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
+                phase = Phase.CONNECTING;
+                setDeadline(config.initiatorTimeout().toNanos());
+                if (done) {
+                    onConnected();
+                }
+            } catch (IOException | RuntimeException e) {
+                fail(new RdmaException("connect to " + remote + " failed: " + e.getMessage(), e));
             }
-        } catch (IOException | RuntimeException e) {
-            fail(new RdmaException("connect to " + remote + " failed: " + e.getMessage(), e));
+        } finally {
+            io.unlock();
         }
     }
 
@@ -294,43 +368,58 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     /** Reactor thread: the ULP accepted. Returns the connection or throws. */
     SoftConnection accept(SoftQueuePair q, ResponderConfig cfg) throws RdmaException {
-        if (phase != Phase.AWAIT_DECISION) {
-            throw new RdmaException("connection request from " + remote + " is no longer pending (" + phase
-                    + (failure != null ? ": " + failure.getMessage() : "") + ")");
-        }
-        NegotiationDecision d;
+        lockIo();
         try {
-            d = rneg.accept(cfg);
-        } catch (IllegalArgumentException e) {
-            throw new RdmaException("accept: " + e.getMessage(), e);
+            if (phase != Phase.AWAIT_DECISION) {
+                throw new RdmaException("connection request from " + remote + " is no longer pending (" + phase
+                        + (failure != null ? ": " + failure.getMessage() : "") + ")");
+            }
+            NegotiationDecision d;
+            try {
+                d = rneg.accept(cfg);
+            } catch (IllegalArgumentException e) {
+                throw new RdmaException("accept: " + e.getMessage(), e);
+            }
+            qp = q;
+            decideResponder(d);
+            if (connection == null) {
+                throw failure != null ? failure : new RdmaException("accept failed: " + d.outcome().reason());
+            }
+            return connection;
+        } finally {
+            io.unlock();
         }
-        qp = q;
-        decideResponder(d);
-        if (connection == null) {
-            throw failure != null ? failure : new RdmaException("accept failed: " + d.outcome().reason());
-        }
-        return connection;
     }
 
     /** Reactor thread, listener closing: reject an undecided request, drop anything else pending. */
     void rejectIfUndecided() {
-        if (phase == Phase.AWAIT_DECISION) {
-            request.invalidate();
-            decideResponder(rneg.reject(new byte[0]));
-        } else {
-            closeByUser();
+        lockIo();
+        try {
+            if (phase == Phase.AWAIT_DECISION) {
+                request.invalidate();
+                decideResponder(rneg.reject(new byte[0]));
+            } else {
+                closeByUser();
+            }
+        } finally {
+            io.unlock();
         }
     }
 
     /** Reactor thread: the ULP rejected. */
     void reject(byte[] privateData) throws RdmaException {
-        if (phase != Phase.AWAIT_DECISION) {
-            throw new RdmaException("connection request from " + remote + " is no longer pending (" + phase + ")");
-        }
+        lockIo();
         try {
-            decideResponder(rneg.reject(privateData));
-        } catch (IllegalArgumentException e) {
-            throw new RdmaException("reject: " + e.getMessage(), e);
+            if (phase != Phase.AWAIT_DECISION) {
+                throw new RdmaException("connection request from " + remote + " is no longer pending (" + phase + ")");
+            }
+            try {
+                decideResponder(rneg.reject(privateData));
+            } catch (IllegalArgumentException e) {
+                throw new RdmaException("reject: " + e.getMessage(), e);
+            }
+        } finally {
+            io.unlock();
         }
     }
 
@@ -410,30 +499,35 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     @Override
     public void onReady(SelectionKey k) {
+        lockIo();
         try {
-            if (!k.isValid()) {
-                return;
-            }
-            if (k.isConnectable()) {
-                if (ch.finishConnect()) {
-                    onConnected();
+            try {
+                if (!k.isValid()) {
+                    return;
                 }
-                return;
-            }
-            if (k.isWritable()) {
-                flush();
-                if (phase == Phase.ESTABLISHED) {
-                    data.pump();
+                if (k.isConnectable()) {
+                    if (ch.finishConnect()) {
+                        onConnected();
+                    }
+                    return;
+                }
+                if (k.isWritable()) {
                     flush();
+                    if (phase == Phase.ESTABLISHED) {
+                        data.pump();
+                        flush();
+                    }
                 }
+                if (k.isValid() && k.isReadable()) {
+                    readAll();
+                }
+            } catch (CancelledKeyException e) {
+                // closed meanwhile
+            } catch (IOException e) {
+                onIoError(e);
             }
-            if (k.isValid() && k.isReadable()) {
-                readAll();
-            }
-        } catch (CancelledKeyException e) {
-            // closed meanwhile
-        } catch (IOException e) {
-            onIoError(e);
+        } finally {
+            io.unlock();
         }
     }
 
@@ -507,14 +601,19 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     @Override
     void runScheduled() {
-        if (phase != Phase.ESTABLISHED) {
-            return;
-        }
+        lockIo();
         try {
-            data.pump();
-            flush();
-        } catch (IOException e) {
-            onIoError(e);
+            if (phase != Phase.ESTABLISHED) {
+                return;
+            }
+            try {
+                data.pump();
+                flush();
+            } catch (IOException e) {
+                onIoError(e);
+            }
+        } finally {
+            io.unlock();
         }
     }
 
@@ -549,7 +648,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         try {
             flush();
         } catch (IOException e) {
-            onIoError(e);
+            if (inline) {
+                deferred = true;
+            } else {
+                onIoError(e);
+            }
         }
     }
 
@@ -583,23 +686,28 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     @Override
     public void onDeadline(long now) {
-        timed = false;
-        switch (phase) {
-            case CONNECTING, AWAIT_REPLY -> fail(new RdmaTimeoutException("no MPA Reply from " + remote + " within "
-                    + config.initiatorTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
-            case AWAIT_REQUEST -> fail(new RdmaTimeoutException("no MPA Request from " + remote + " within "
-                    + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
-            case AWAIT_DECISION -> {
-                request.invalidate();
-                LOG.warn("connection request from {} undecided for {} ms: rejecting", remote,
-                        config.decisionTimeout().toMillis());
-                decideResponder(rneg.reject(new byte[0]));
+        lockIo();
+        try {
+            timed = false;
+            switch (phase) {
+                case CONNECTING, AWAIT_REPLY -> fail(new RdmaTimeoutException("no MPA Reply from " + remote + " within "
+                        + config.initiatorTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
+                case AWAIT_REQUEST -> fail(new RdmaTimeoutException("no MPA Request from " + remote + " within "
+                        + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
+                case AWAIT_DECISION -> {
+                    request.invalidate();
+                    LOG.warn("connection request from {} undecided for {} ms: rejecting", remote,
+                            config.decisionTimeout().toMillis());
+                    decideResponder(rneg.reject(new byte[0]));
+                }
+                case ESTABLISHED -> teardown(new RdmaTimeoutException("no RTR from " + remote + " within "
+                        + config.responderTimeout().toMillis() + " ms (RFC 6581 §9.2)"), true);
+                case CLOSING -> finishClose();
+                default -> {
+                }
             }
-            case ESTABLISHED -> teardown(new RdmaTimeoutException("no RTR from " + remote + " within "
-                    + config.responderTimeout().toMillis() + " ms (RFC 6581 §9.2)"), true);
-            case CLOSING -> finishClose();
-            default -> {
-            }
+        } finally {
+            io.unlock();
         }
     }
 
@@ -701,25 +809,30 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     /** Local close by the ULP (reactor thread): graceful, a short linger for queued FPDUs. */
     void closeByUser() {
-        if (phase == Phase.CLOSED || phase == Phase.CLOSING) {
-            return;
+        lockIo();
+        try {
+            if (phase == Phase.CLOSED || phase == Phase.CLOSING) {
+                return;
+            }
+            RdmaException e = new RdmaException("closed locally");
+            if (failure == null) {
+                failure = e;
+            }
+            if (data != null) {
+                data.pump();
+            }
+            phase = Phase.CLOSING;
+            if (data != null) {
+                data.stop();
+            }
+            if (qp != null) {
+                qp.flush();
+            }
+            established.completeExceptionally(e);
+            startClosing();
+        } finally {
+            io.unlock();
         }
-        RdmaException e = new RdmaException("closed locally");
-        if (failure == null) {
-            failure = e;
-        }
-        if (data != null) {
-            data.pump();
-        }
-        phase = Phase.CLOSING;
-        if (data != null) {
-            data.stop();
-        }
-        if (qp != null) {
-            qp.flush();
-        }
-        established.completeExceptionally(e);
-        startClosing();
     }
 
     /** Fallback when the reactor is gone: close the socket and flush from the calling thread. */
@@ -733,7 +846,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     @Override
     public void onReactorClose() {
-        teardown(new RdmaException("provider closed"), false);
+        lockIo();
+        try {
+            teardown(new RdmaException("provider closed"), false);
+        } finally {
+            io.unlock();
+        }
     }
 
     /** The data path reports a fatal error it already answered with a TERM (queued in tx). */
