@@ -17,7 +17,7 @@ public class ConnectionRejectedException extends RdmaException {
         return privateData.clone();
     }
 
-    /** RFC 6581 §9.1: the ORD the responder required (its IRD field in the Reject), or -1. */
+    /** RFC 6581 §9.1: the ORD the responder required (the ORD field of its enhanced Reject), or -1. */
     public int requiredOrd() {
         return requiredOrd;
     }
