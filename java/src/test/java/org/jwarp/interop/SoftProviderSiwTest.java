@@ -88,8 +88,9 @@ class SoftProviderSiwTest {
             siw.awaitLine("listening", TIMEOUT);
             ConnectionParameters params = ConnectionParameters.builder().ird(4).ord(4).peerToPeer(true)
                     .rtrTypes(EnumSet.of(RtrType.WRITE, RtrType.READ)).crc(true).privateData(pdata).build();
+            Buffers b = new Buffers();
             Connection c = device.connectionManager().connect(new InetSocketAddress(Guest.siwIp(), port),
-                    QueuePairConfig.of(pd, cq, 32), params, TIMEOUT);
+                    QueuePairConfig.of(pd, cq, 32).withBeforeConnect(b::postReceives), params, TIMEOUT);
             ConnectionInfo info = c.info();
             System.out.println("interop: soft provider connected to siw: " + info);
             assertEquals(2, info.mpaRevision(), "MPA Rev 2 (RFC 6581)");
@@ -99,7 +100,7 @@ class SoftProviderSiwTest {
             assertTrue(info.ord() <= info.peerIrd(), "our ORD ≤ siw's IRD (RFC 6581 §9.1)");
             String req = siw.awaitLine("event=RDMA_CM_EVENT_CONNECT_REQUEST", TIMEOUT);
             assertEquals(HexFormat.of().formatHex(pdata), SiwPeer.fields(req).get("private_data"), "private data at siw");
-            runBasic(c, true);
+            runBasic(c, true, b);
             assertEquals(0, siw.waitExit(TIMEOUT), siw::transcript);
             assertNotNull(siw.line("check=rdma_read_from_peer bytes=8192 ok"), siw::transcript);
             assertNotNull(siw.line("check=rdma_write_from_peer bytes=8192 ok"), siw::transcript);
@@ -123,10 +124,13 @@ class SoftProviderSiwTest {
             assertEquals(5, r.peerIrd(), "siw's IRD = rdma_connect responder_resources");
             assertEquals(3, r.peerOrd(), "siw's ORD = rdma_connect initiator_depth");
             assertArrayEquals(siwPd, r.privateData(), "siw's private data");
-            Connection c = r.accept(QueuePairConfig.of(pd, cq, 32),
+            // siw sends its INFO as soon as it sees ESTABLISHED: the receives must be posted before our
+            // Reply goes out (QueuePairConfig.beforeConnect), or the Send finds no buffer (RFC 5041 §7.2).
+            Buffers b = new Buffers();
+            Connection c = r.accept(QueuePairConfig.of(pd, cq, 32).withBeforeConnect(b::postReceives),
                     ConnectionParameters.builder().ird(4).ord(2).crc(false).privateData("soft-accept".getBytes()).build());
             System.out.println("interop: soft provider accepted siw: " + c.info());
-            runBasic(c, false);
+            runBasic(c, false, b);
             assertEquals(0, siw.waitExit(TIMEOUT), siw::transcript);
             String est = siw.line("event=RDMA_CM_EVENT_ESTABLISHED");
             assertEquals(HexFormat.of().formatHex("soft-accept".getBytes()), SiwPeer.fields(est).get("private_data"));
@@ -135,23 +139,35 @@ class SoftProviderSiwTest {
     }
 
     /** The Java half of siw_peer's "basic" script over the verbs API (mirror of {@link BasicExchange}). */
-    private void runBasic(Connection c, boolean sendFirst) throws Exception {
-        var qp = c.queuePair();
-        Set<Access> all = EnumSet.allOf(Access.class);
-        MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(4 * AREA), all);
-        MemoryRegion msgs = pd.register(ByteBuffer.allocateDirect(12 * MSG), all);
-        ByteBuffer buf = mr.buffer();
-        BasicExchange.fill(buf, 0, 3, AREA);
-        BasicExchange.fill(buf, 3 * AREA, 2, AREA);
-        for (int i = 0; i < 8; i++) {
-            qp.postRecv(i, msgs, i * MSG, MSG);
+    /** The registered areas of one exchange; receives are posted by the QP's beforeConnect hook. */
+    private final class Buffers {
+        final MemoryRegion mr;
+        final MemoryRegion msgs;
+
+        Buffers() throws Exception {
+            Set<Access> all = EnumSet.allOf(Access.class);
+            mr = pd.register(ByteBuffer.allocateDirect(4 * AREA), all);
+            msgs = pd.register(ByteBuffer.allocateDirect(12 * MSG), all);
+            BasicExchange.fill(mr.buffer(), 0, 3, AREA);
+            BasicExchange.fill(mr.buffer(), 3 * AREA, 2, AREA);
         }
+
+        void postReceives(org.jwarp.verbs.QueuePair qp) throws org.jwarp.verbs.RdmaException {
+            for (int i = 0; i < 8; i++) {
+                qp.postRecv(i, msgs, i * MSG, MSG);
+            }
+        }
+    }
+
+    private void runBasic(Connection c, boolean sendFirst, Buffers b) throws Exception {
+        var qp = c.queuePair();
+        MemoryRegion mr = b.mr;
+        MemoryRegion msgs = b.msgs;
+        ByteBuffer buf = mr.buffer();
         Completions comp = new Completions(cq);
-        // The verbs API creates the QP inside connect()/accept(), so receives can be posted only
-        // after the RTR went out; siw_peer -W therefore waits for our INFO before sending. (A peer
-        // that sends on ESTABLISHED can beat postRecv: TERM 1/2/2, RFC 5041 §7.2.)
-        // As client-server responder (siw's request has no A) we must not send first (RFC 5044
-        // §7.1.2): there siw sends INFO on ESTABLISHED and we rely on postRecv winning that race.
+        // Receives were posted before this side's MPA frame went out, so a peer that sends on
+        // ESTABLISHED finds them. As client-server responder (siw's request has no A) we must not
+        // send first (RFC 5044 §7.1.2).
         int slot = 8;
         if (sendFirst) {
             send(qp, comp, msgs, mr, slot++, BasicExchange.INFO, 0);
