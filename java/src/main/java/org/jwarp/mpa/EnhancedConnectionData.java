@@ -53,12 +53,8 @@ public record EnhancedConnectionData(boolean peerToPeer, boolean sendRtr, boolea
     public static final int NO_NEGOTIATION = 0x3FFF;
 
     public EnhancedConnectionData {
-        if (ird < 0 || ird > IRD_ORD_MASK) {
-            throw new IllegalArgumentException("IRD: " + ird + " is outside the 14-bit range 0..16383 (RFC 6581 §9)");
-        }
-        if (ord < 0 || ord > IRD_ORD_MASK) {
-            throw new IllegalArgumentException("ORD: " + ord + " is outside the 14-bit range 0..16383 (RFC 6581 §9)");
-        }
+        FieldChecks.irdOrd("IRD", ird);
+        FieldChecks.irdOrd("ORD", ord);
     }
 
     /** True when A is set and at least one of B, C, D is set. */

@@ -3,6 +3,7 @@ package org.jwarp.negotiation;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
+import org.jwarp.mpa.FieldChecks;
 import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.mpa.MpaFrame;
@@ -290,11 +291,7 @@ public final class ResponderNegotiator {
     }
 
     private void checkPrivateData(byte[] pd) {
-        int cap = config.limits().ulpCapacity(enhancedExchange);
-        if (pd.length > cap) {
-            throw new IllegalArgumentException("privateData: " + pd.length + " bytes exceed the limit of " + cap
-                    + " (RFC 5044 §7.1.1" + (enhancedExchange ? ", 4 bytes taken by RFC 6581 §9 enhanced data" : "") + ")");
-        }
+        FieldChecks.ulpPrivateData("privateData", pd.length, config.limits(), enhancedExchange);
     }
 
     private static byte[] rawPrivateData(MpaFrame req) {
