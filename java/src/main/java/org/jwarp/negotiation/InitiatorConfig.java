@@ -53,7 +53,7 @@ public final class InitiatorConfig {
         b.ord = ord;
         b.maxIrd = maxIrd;
         b.peerToPeer = peerToPeer;
-        b.rtrTypes = rtrTypes.isEmpty() ? EnumSet.noneOf(RtrType.class) : EnumSet.copyOf(rtrTypes);
+        b.rtrTypes = RtrType.mutableCopy(rtrTypes);
         b.enhanced = enhanced;
         b.crc = crc;
         b.markers = markers;
@@ -162,7 +162,7 @@ public final class InitiatorConfig {
         }
 
         public Builder rtrTypes(Set<RtrType> v) {
-            rtrTypes = v.isEmpty() ? EnumSet.noneOf(RtrType.class) : EnumSet.copyOf(v);
+            rtrTypes = RtrType.mutableCopy(v);
             return this;
         }
 

@@ -160,7 +160,7 @@ public final class ResponderConfig {
         }
 
         public Builder rtrTypes(Set<RtrType> v) {
-            rtrTypes = v.isEmpty() ? EnumSet.noneOf(RtrType.class) : EnumSet.copyOf(v);
+            rtrTypes = RtrType.mutableCopy(v);
             return this;
         }
 

@@ -34,6 +34,11 @@ public enum RtrType {
         return wireName;
     }
 
+    /** A mutable copy of {@code types} (EnumSet.copyOf refuses an empty plain Set). */
+    public static EnumSet<RtrType> mutableCopy(Set<RtrType> types) {
+        return types.isEmpty() ? EnumSet.noneOf(RtrType.class) : EnumSet.copyOf(types);
+    }
+
     /** The most preferred member of {@code candidates}, or null when it is empty. */
     public static RtrType preferred(Set<RtrType> candidates) {
         for (RtrType t : PREFERENCE) {

@@ -68,7 +68,7 @@ public final class ConnectionParameters {
         b.retryCount = retryCount;
         b.rnrRetryCount = rnrRetryCount;
         b.peerToPeer = peerToPeer;
-        b.rtrTypes = rtrTypes.isEmpty() ? EnumSet.noneOf(RtrType.class) : EnumSet.copyOf(rtrTypes);
+        b.rtrTypes = RtrType.mutableCopy(rtrTypes);
         b.crc = crc;
         return b;
     }
@@ -234,7 +234,7 @@ public final class ConnectionParameters {
         }
 
         public Builder rtrTypes(Set<RtrType> v) {
-            rtrTypes = v.isEmpty() ? EnumSet.noneOf(RtrType.class) : EnumSet.copyOf(v);
+            rtrTypes = RtrType.mutableCopy(v);
             return this;
         }
 
