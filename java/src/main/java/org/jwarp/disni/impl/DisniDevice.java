@@ -188,11 +188,38 @@ final class DisniDevice implements Device, ConnectionManager {
         }
     }
 
+    /** The native error text of EADDRINUSE (jw_common.c prints "... (errno N)"). */
+    private static final String ERRNO_ADDRINUSE = "(errno 98)";
+    /** Fresh rdma_cm ids tried when rdma_connect reports EADDRINUSE. */
+    private static final int ADDRINUSE_ATTEMPTS = 3;
+
+    /**
+     * Connects within {@code timeout}. Kernel iWARP (siw) binds the TCP source port that rdma_cm
+     * picked in its own port space; when a kernel TCP socket already holds that port,
+     * rdma_connect fails at once with EADDRINUSE (seen in the guest with the soft provider's
+     * sockets on the same address). A fresh id gets a fresh port, so that case is retried.
+     */
     @Override
     public Connection connect(InetSocketAddress remote, QueuePairConfig qpc, ConnectionParameters params,
             Duration timeout) throws RdmaException {
         checkOpen();
         long deadline = System.nanoTime() + timeout.toNanos();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return connectOnce(remote, qpc, params, deadline);
+            } catch (RdmaException e) {
+                String m = e.getMessage();
+                if (attempt >= ADDRINUSE_ATTEMPTS || m == null || !m.contains(ERRNO_ADDRINUSE)
+                        || e instanceof ConnectionRejectedException || System.nanoTime() >= deadline) {
+                    throw e;
+                }
+                LOG.debug("connect to {}: {}; retrying with a fresh rdma_cm id", remote, m);
+            }
+        }
+    }
+
+    private Connection connectOnce(InetSocketAddress remote, QueuePairConfig qpc, ConnectionParameters params,
+            long deadline) throws RdmaException {
         CmNegotiation.Initiator neg = negotiation.initiator(params);
         int ird = neg.responderResources();
         int ord = neg.initiatorDepth();
