@@ -112,7 +112,29 @@ public record TermCode(int layer, int etype, int ecode) {
         return (layer << 28) | (etype << 24) | (ecode << 16);
     }
 
+    /** RFC 5040 §4.8 order: layer in bits 31–28, etype in bits 27–24, code in bits 23–16. */
     public static TermCode fromControlWord(int word) {
         return new TermCode((word >>> 28) & 0xF, (word >>> 24) & 0xF, (word >>> 16) & 0xFF);
+    }
+
+    /**
+     * Linux siw's order: its little-endian bitfield puts the layer in bits 27–24 and the etype in
+     * bits 31–28 (seen from kernel 6.1 siw as {@code 0x2102...} for DDP layer 1, untagged etype 2,
+     * code 2). See {@link TerminateCodec} for when a received word is read this way.
+     */
+    public static TermCode fromSiwControlWord(int word) {
+        return new TermCode((word >>> 24) & 0xF, (word >>> 28) & 0xF, (word >>> 16) & 0xFF);
+    }
+
+    /**
+     * True when layer and etype form a combination RFC 5040 §4.8 defines (RDMAP and DDP: etype
+     * 0–2; LLP: the MPA etypes of {@link #isMpa()}). The error code is not judged.
+     */
+    public boolean isDefined() {
+        return switch (layer) {
+            case LAYER_RDMAP, LAYER_DDP -> etype <= 2;
+            case LAYER_LLP -> isMpa();
+            default -> false;
+        };
     }
 }

@@ -15,7 +15,8 @@ import org.jwarp.ddp.DdpHeader;
  *
  * The Terminate message travels as an untagged DDP message on QN 2 with MSN 1 and MO 0
  * (control word {@code 0x4147}). On decode, any layer/etype is accepted, in particular layer 2
- * with etype 0 (RFC 5040) or 3 (cxgb4, irdma); see {@link TermCode#isMpa()}.
+ * with etype 0 (RFC 5040) or 3 (cxgb4, irdma); see {@link TermCode#isMpa()}, and Linux siw's
+ * swapped control word ({@link #SIW_HDRCT_M}).
  */
 public final class TerminateCodec {
     private TerminateCodec() {
@@ -28,10 +29,14 @@ public final class TerminateCodec {
     /** Hdrct R: Terminated RDMA header included. */
     public static final int HDRCT_R = 0x2000;
     /**
-     * Linux siw builds the Terminate control word from a little-endian bitfield and puts M, D and R
-     * in bits 8, 9 and 10 (reserved in RFC 5040 §4.8) instead of 15, 14 and 13: seen on the wire from
-     * kernel 6.1 siw as {@code 11000300 0040 c140 ...} for a Write to an invalid STag. Accepted on
-     * receive when the RFC positions are clear; never sent.
+     * Linux siw builds the Terminate control word from a little-endian bitfield: it puts M, D and R
+     * in bits 8, 9 and 10 (reserved in RFC 5040 §4.8) instead of 15, 14 and 13, and swaps the layer
+     * and etype nibbles (layer in bits 27–24). Seen on the wire from kernel 6.1 siw as
+     * {@code 11000300 0040 c140 ...} for a Write to an invalid STag and {@code 21020300 0040 ...}
+     * (DDP layer 1, untagged etype 2, code 2) for a Send longer than the posted receive. On receive,
+     * Hdrct bits in siw's positions with the RFC positions clear mean siw's layout for the whole
+     * word; with no Hdrct bit at all, a layer/etype pair that is undefined in RFC order but defined
+     * swapped ({@link TermCode#isDefined()}) is read swapped. Never sent: we send RFC 5040 order.
      */
     public static final int SIW_HDRCT_M = 0x0100;
     /** siw's position of Hdrct D; see {@link #SIW_HDRCT_M}. */
@@ -86,8 +91,16 @@ public final class TerminateCodec {
                     + "control field (RFC 5040 §4.8)");
         }
         int word = src.getInt(index);
-        TermCode code = TermCode.fromControlWord(word);
         boolean siwLayout = (word & HDRCT_RFC_MASK) == 0 && (word & HDRCT_SIW_MASK) != 0;
+        TermCode code = siwLayout ? TermCode.fromSiwControlWord(word) : TermCode.fromControlWord(word);
+        if (!siwLayout && (word & HDRCT_RFC_MASK) == 0 && !code.isDefined()) {
+            // No Hdrct bit tells the layout: an undefined layer/etype pair that is defined with the
+            // nibbles swapped is siw's word.
+            TermCode swapped = TermCode.fromSiwControlWord(word);
+            if (swapped.isDefined()) {
+                code = swapped;
+            }
+        }
         boolean m = (word & (siwLayout ? SIW_HDRCT_M : HDRCT_M)) != 0;
         boolean d = (word & (siwLayout ? SIW_HDRCT_D : HDRCT_D)) != 0;
         boolean r = (word & (siwLayout ? SIW_HDRCT_R : HDRCT_R)) != 0;

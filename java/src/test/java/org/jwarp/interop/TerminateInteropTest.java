@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import org.jwarp.negotiation.NegotiationStatus;
 import org.jwarp.rdmap.RdmapEndpoint;
+import org.jwarp.rdmap.RdmapOpcode;
 import org.jwarp.rdmap.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
 import org.junit.jupiter.api.BeforeAll;
@@ -111,6 +112,47 @@ class TerminateInteropTest {
             assertEquals(0, siw.waitExit(TIMEOUT), siw::transcript);
             String end = siw.awaitLine("idle_end", TIMEOUT);
             assertFalse(end.contains("disconnected=0 wc_errors=0"), "siw QP died: " + end);
+        }
+    }
+
+    @Test
+    @DisplayName("Send longer than siw's posted receive: siw's TERM decodes as DDP layer 1, untagged etype 2 "
+            + "(siw swaps the layer and etype nibbles) (RFC 5040 §4.8, RFC 5041 §7.2)")
+    void oversizedSend_siwTerminatesUntagged_5041_7_2() throws Exception {
+        int port = Guest.port();
+        try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50")) {
+            siw.awaitLine("listening", TIMEOUT);
+            try (WirePeer java = WirePeer.connect(Guest.siwAddress(port),
+                    JavaInitiatorSiwResponderTest.config().build(), TIMEOUT)) {
+                assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
+                BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
+                x.exchangeInfo();
+                // siw_peer posts 32-byte receives: a 64-byte Send does not fit the next one.
+                java.endpoint.postSend(78, RdmapOpcode.SEND, x.buf, 0, 64, 0, true);
+                java.pumpUntil("siw's TERM", () -> !java.peerTerms.isEmpty(), TIMEOUT);
+                TerminateMessage t = java.peerTerms.get(0);
+                byte[] term = null;
+                for (byte[] u : java.receivedUlpdus()) {
+                    if (u.length >= 22 && (u[1] & 0x0F) == 7) {
+                        term = u;
+                    }
+                }
+                assertTrue(term != null, "a Terminate FPDU arrived: " + java.lastReceivedHex(64));
+                int ctrl = ByteBuffer.wrap(term, 18, 4).getInt();
+                System.out.printf("interop: siw TERM for an oversized Send: %s; control word 0x%08x (layer nibble %d, "
+                        + "etype nibble %d, code %d)%n", t, ctrl, ctrl >>> 28, (ctrl >>> 24) & 15, (ctrl >>> 16) & 0xFF);
+                // RFC 5040 §4.8 puts the layer in bits 31..28; kernel 6.1 siw swaps the nibbles
+                // (0x21..), which TerminateCodec reads back from its Hdrct placement.
+                int nibbles = ctrl >>> 24;
+                assertTrue(nibbles == 0x12 || nibbles == 0x21, String.format("layer 1 and etype 2 in either order: 0x%02x",
+                        nibbles));
+                assertTrue(t.code().equals(TermCode.DDP_UNTAGGED_MSN_NO_BUFFER)
+                        || t.code().equals(TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG),
+                        "untagged buffer error: no buffer (1/2/2) or message too long (1/2/5), got " + t.code());
+                assertEquals(RdmapEndpoint.State.ERROR, java.endpoint.state(), "our stream is dead after a peer TERM");
+                assertTrue(java.awaitClose(TIMEOUT), "siw closes the stream after its TERM");
+            }
+            assertEquals(0, siw.waitExit(TIMEOUT), siw::transcript);
         }
     }
 

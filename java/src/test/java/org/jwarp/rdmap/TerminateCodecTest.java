@@ -106,4 +106,40 @@ class TerminateCodecTest {
         assertTrue(m.m());
         assertFalse(m.d(), "with an RFC Hdrct bit set, the reserved bits stay reserved");
     }
+
+    @Test
+    @DisplayName("RFC 5040 §4.8 interop: siw's swapped layer/etype nibbles (Hdrct in bits 8-10) decode as DDP untagged")
+    void siwSwappedNibblesAreRead_5040_4_8() {
+        // Bytes kernel 6.1 siw sent for a 64-byte Send into a 32-byte receive (interop suite):
+        // byte 0 is etype(2)<<4 | layer(1), Hdrct M and D in bits 8 and 9.
+        ByteBuffer b = ByteBuffer.wrap(java.util.HexFormat.of().parseHex(
+                "21020300" + "0040" + "4140" + "00000000" + "00000000" + "00000002" + "00000000"));
+        TerminateMessage t = TerminateCodec.decode(b, 0, b.remaining());
+        assertEquals(TermCode.DDP_UNTAGGED_MSN_NO_BUFFER, t.code());
+        assertTrue(t.m() && t.d());
+        assertEquals(DdpHeader.UNTAGGED_HEADER_LENGTH, t.ddpHeader().length);
+        // The RFC order is kept whenever an RFC Hdrct bit is set.
+        ByteBuffer rfc = ByteBuffer.allocate(6).putInt(0, 0x1202_0000 | TerminateCodec.HDRCT_M);
+        assertEquals(TermCode.DDP_UNTAGGED_MSN_NO_BUFFER, TerminateCodec.decode(rfc, 0, 6).code());
+        ByteBuffer rfcSiw = ByteBuffer.allocate(6).putInt(0, 0x2102_0000 | TerminateCodec.HDRCT_M);
+        assertEquals(new TermCode(2, 1, 2), TerminateCodec.decode(rfcSiw, 0, 6).code(),
+                "an RFC-layout word is never reinterpreted");
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §4.8: with no Hdrct bit, an undefined layer/etype pair that is defined swapped is read swapped")
+    void undefinedPairWithoutHdrctIsReadSwapped_5040_4_8() {
+        ByteBuffer swapped = ByteBuffer.allocate(4).putInt(0, 0x2105_0000);
+        assertEquals(TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, TerminateCodec.decode(swapped, 0, 4).code());
+        ByteBuffer defined = ByteBuffer.allocate(4).putInt(0, 0x0106_0000);
+        assertEquals(TermCode.RDMAP_UNEXPECTED_OPCODE.layer(), TerminateCodec.decode(defined, 0, 4).code().layer(),
+                "a defined pair keeps RFC order");
+        ByteBuffer mpa = ByteBuffer.allocate(4).putInt(0, TermCode.MPA_NO_MATCHING_RTR.controlBits());
+        assertEquals(TermCode.MPA_NO_MATCHING_RTR, TerminateCodec.decode(mpa, 0, 4).code());
+        ByteBuffer cxgb = ByteBuffer.allocate(4).putInt(0, 0x2307_0000);
+        assertTrue(TerminateCodec.decode(cxgb, 0, 4).code().isMpa(), "cxgb4/irdma's layer 2 etype 3 stays MPA");
+        ByteBuffer junk = ByteBuffer.allocate(4).putInt(0, 0x7f01_0000);
+        assertEquals(new TermCode(7, 15, 1), TerminateCodec.decode(junk, 0, 4).code(),
+                "undefined both ways: reported as received");
+    }
 }
