@@ -59,13 +59,9 @@ class TerminateInteropTest {
      * TERM both as the engine decoded it and byte by byte.
      */
     static void invalidStagCase(int port) throws Exception {
-        try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50")) {
-            siw.awaitLine("listening", TIMEOUT);
-            try (WirePeer java = WirePeer.connect(Guest.siwAddress(port),
-                    JavaInitiatorSiwResponderTest.config().build(), TIMEOUT)) {
-                assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
-                BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
-                x.exchangeInfo();
+        try (SiwPeer siw = idleSiw(port)) {
+            try (WirePeer java = connect(port)) {
+                BasicExchange x = exchanged(java);
                 int badStag = x.peerRkey ^ 0x5a5a5a00;
                 System.out.printf("interop: RDMA Write of 64 bytes to STag 0x%08x (siw's is 0x%08x)%n", badStag,
                         x.peerRkey);
@@ -86,13 +82,7 @@ class TerminateInteropTest {
                     byte[] stag = ByteBuffer.allocate(4).putInt(badStag).array();
                     assertTrue(contains(t.ddpHeader(), stag), "echoed DDP header carries our sink STag");
                 }
-                byte[] term = null;
-                for (byte[] u : java.receivedUlpdus()) {
-                    if (u.length >= 22 && (u[1] & 0x0F) == 7) {
-                        term = u;
-                    }
-                }
-                assertTrue(term != null, "a Terminate FPDU arrived: " + java.lastReceivedHex(64));
+                byte[] term = termUlpdu(java);
                 String hex = HexFormat.of().formatHex(term);
                 int ctrl = ByteBuffer.wrap(term, 18, 4).getInt();
                 System.out.printf("interop: siw TERM ULPDU %s; control word 0x%08x: layer %d etype %d code %d, "
@@ -120,24 +110,14 @@ class TerminateInteropTest {
             + "(siw swaps the layer and etype nibbles) (RFC 5040 §4.8, RFC 5041 §7.2)")
     void oversizedSend_siwTerminatesUntagged_5041_7_2() throws Exception {
         int port = Guest.port();
-        try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50")) {
-            siw.awaitLine("listening", TIMEOUT);
-            try (WirePeer java = WirePeer.connect(Guest.siwAddress(port),
-                    JavaInitiatorSiwResponderTest.config().build(), TIMEOUT)) {
-                assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
-                BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
-                x.exchangeInfo();
+        try (SiwPeer siw = idleSiw(port)) {
+            try (WirePeer java = connect(port)) {
+                BasicExchange x = exchanged(java);
                 // siw_peer posts 32-byte receives: a 64-byte Send does not fit the next one.
                 java.endpoint.postSend(78, RdmapOpcode.SEND, x.buf, 0, 64, 0, true);
                 java.pumpUntil("siw's TERM", () -> !java.peerTerms.isEmpty(), TIMEOUT);
                 TerminateMessage t = java.peerTerms.get(0);
-                byte[] term = null;
-                for (byte[] u : java.receivedUlpdus()) {
-                    if (u.length >= 22 && (u[1] & 0x0F) == 7) {
-                        term = u;
-                    }
-                }
-                assertTrue(term != null, "a Terminate FPDU arrived: " + java.lastReceivedHex(64));
+                byte[] term = termUlpdu(java);
                 int ctrl = ByteBuffer.wrap(term, 18, 4).getInt();
                 System.out.printf("interop: siw TERM for an oversized Send: %s; control word 0x%08x (layer nibble %d, "
                         + "etype nibble %d, code %d)%n", t, ctrl, ctrl >>> 28, (ctrl >>> 24) & 15, (ctrl >>> 16) & 0xFF);
@@ -161,13 +141,9 @@ class TerminateInteropTest {
             + "(RFC 5040 §7.1)")
     void javaTerminates_siwResponderDies_5040_7() throws Exception {
         int port = Guest.port();
-        try (SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50")) {
-            siw.awaitLine("listening", TIMEOUT);
-            try (WirePeer java = WirePeer.connect(Guest.siwAddress(port),
-                    JavaInitiatorSiwResponderTest.config().build(), TIMEOUT)) {
-                assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
-                BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
-                x.exchangeInfo();
+        try (SiwPeer siw = idleSiw(port)) {
+            try (WirePeer java = connect(port)) {
+                BasicExchange x = exchanged(java);
                 terminateAndExpectDeath(java, siw);
             }
         }
@@ -199,5 +175,38 @@ class TerminateInteropTest {
         assertFalse(end.contains("disconnected=0 wc_errors=0"), "siw QP died: " + end);
         assertTrue(java.awaitClose(TIMEOUT), "siw closes the TCP stream after our TERM");
         assertEquals(0, siw.waitExit(TIMEOUT), siw::transcript);
+    }
+
+    /** siw_peer as responder running its "idle" script, listening on {@code port}. */
+    static SiwPeer idleSiw(int port) throws Exception {
+        SiwPeer siw = SiwPeer.start("server", "-a", Guest.siwIp(), "-p", "" + port, "-s", "idle", "-t", "50");
+        siw.awaitLine("listening", TIMEOUT);
+        return siw;
+    }
+
+    /** Our wire engine as initiator to siw on {@code port}; the MPA exchange must have succeeded. */
+    static WirePeer connect(int port) throws Exception {
+        WirePeer java = WirePeer.connect(Guest.siwAddress(port), JavaInitiatorSiwResponderTest.config().build(), TIMEOUT);
+        assertEquals(NegotiationStatus.ESTABLISHED, java.outcome.status(), java.outcome::reason);
+        return java;
+    }
+
+    /** The INFO exchange with siw's idle script: afterwards its buffer's STag and address are known. */
+    static BasicExchange exchanged(WirePeer java) throws Exception {
+        BasicExchange x = new BasicExchange(java, 8192, TIMEOUT);
+        x.exchangeInfo();
+        return x;
+    }
+
+    /** The last Terminate ULPDU (RDMAP opcode 7) siw sent, as raw bytes. */
+    static byte[] termUlpdu(WirePeer java) {
+        byte[] term = null;
+        for (byte[] u : java.receivedUlpdus()) {
+            if (u.length >= 22 && (u[1] & 0x0F) == 7) {
+                term = u;
+            }
+        }
+        assertTrue(term != null, "a Terminate FPDU arrived: " + java.lastReceivedHex(64));
+        return term;
     }
 }
