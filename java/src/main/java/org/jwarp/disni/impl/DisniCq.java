@@ -20,8 +20,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A completion queue created through DiSNI with its own completion channel. Polling reads
  * {@code struct ibv_wc} entries from a preallocated direct buffer (no allocation per poll) and
- * tells the owning queue pair which send WRs retired, so it can count outstanding RDMA Reads
- * against the negotiated ORD (RFC 6581 section 9.1, RFC 5040 section 6.5).
+ * hands each completion to the owning queue pair, which maps the device wr_id (a ring token)
+ * back to the caller's wrId and retires WRs by ring position, so it can count outstanding RDMA
+ * Reads against the negotiated ORD (RFC 6581 section 9.1, RFC 5040 section 6.5).
  */
 final class DisniCq implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(DisniCq.class);
@@ -112,16 +113,18 @@ final class DisniCq implements CompletionQueue {
             int flags = wcs.getInt(base + WC_FLAGS);
             wc.withInvalidate = (flags & IBV_WC_WITH_INV) != 0;
             wc.invalidatedRkey = wc.withInvalidate ? wcs.getInt(base + WC_IMM) : 0;
-            if (qp != null && op < WcOpcode.RECV.code) {
-                qp.retired(wc.wrId);
+            if (qp == null || !qp.completed(wc, op < WcOpcode.RECV.code)) {
+                LOG.debug("completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
             }
         } else {
             // only wr_id, status, qp_num and vendor_err are valid in an error completion
             wc.byteLength = 0;
             wc.withInvalidate = false;
             wc.invalidatedRkey = 0;
-            WcOpcode posted = qp == null ? null : qp.retiredOnError(wc.wrId);
-            wc.opcode = posted != null ? posted : WcOpcode.RECV;
+            wc.opcode = WcOpcode.RECV;
+            if (qp == null || !qp.completedOnError(wc)) {
+                LOG.debug("error completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
+            }
         }
     }
 

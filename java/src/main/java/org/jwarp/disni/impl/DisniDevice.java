@@ -443,7 +443,7 @@ final class DisniDevice implements Device, ConnectionManager {
         if (qp == null) {
             throw new IOException("rdma_create_qp failed");
         }
-        DisniQp q = new DisniQp(qp, c.maxSendWr());
+        DisniQp q = new DisniQp(qp, c.maxSendWr(), c.maxRecvWr());
         scq.attach(q);
         if (rcq != scq) {
             rcq.attach(q);
