@@ -41,6 +41,8 @@ final class DisniQp implements QueuePair {
     static final int IBV_SEND_SIGNALED = 1 << 1;
     static final int IBV_SEND_SOLICITED = 1 << 2;
 
+    /** Generations of the WR tokens: QP numbers are reused, tokens of a closed QP must not match its successor. */
+    private static final java.util.concurrent.atomic.AtomicInteger GENERATIONS = new java.util.concurrent.atomic.AtomicInteger();
     private final IbvQP qp;
     private final long qpPtr;
     private final int qpNum;
@@ -65,8 +67,9 @@ final class DisniQp implements QueuePair {
         recvWrAddr = MemoryUtils.getAddress(recvWr);
         sendWr.putLong(WR_NEXT, 0L).putLong(WR_SG_LIST, sendWrAddr + SEND_WR_SIZE);
         recvWr.putLong(WR_NEXT, 0L).putLong(WR_SG_LIST, recvWrAddr + RECV_WR_SIZE);
-        sq = new WrRing(WrRing.SEND_TAG, maxSendWr);
-        rq = new WrRing(WrRing.RECV_TAG, maxRecvWr);
+        int gen = GENERATIONS.incrementAndGet();
+        sq = new WrRing(WrRing.SEND_TAG, maxSendWr, gen);
+        rq = new WrRing(WrRing.RECV_TAG, maxRecvWr, gen);
     }
 
     void established(int negotiatedOrd) {
@@ -150,6 +153,11 @@ final class DisniQp implements QueuePair {
      * wrId. A send completion retires its WR and every older unsignalled one (RFC 5040 §5.5).
      * Returns false for a token this QP does not know (the wrId is then left as the device's).
      */
+    /** Whether WRs of either queue still await a completion (flushed ones arrive after close). */
+    synchronized boolean hasOutstanding() {
+        return sq.outstanding() > 0 || rq.outstanding() > 0;
+    }
+
     synchronized boolean completed(WorkCompletion wc, boolean send) {
         WrRing ring = send ? sq : rq;
         if (!ring.retireThrough(wc.wrId)) {

@@ -9,7 +9,9 @@ import org.jwarp.verbs.WcOpcode;
  * signalled completion also retires every older unsignalled WR, which never completes on its own.
  *
  * <p>The device never sees the caller's wr_id: each posted WR carries a token (a queue tag in the
- * two top bits, the WR's 62-bit sequence number below) and the caller's wr_id and opcode stay in
+ * two top bits, then {@value #GEN_BITS} bits of the queue pair's generation, so completions of a
+ * closed QP whose number was reused stay apart, then the low {@value #SEQ_BITS} bits of the WR's
+ * sequence number, compared modulo 2^{@value #SEQ_BITS}) and the caller's wr_id and opcode stay in
  * the slot. A completion's token names exactly one slot, so repeated caller wr_ids and unsignalled
  * WRs cannot leak slots, and a completion (even an error one, whose opcode the device leaves
  * undefined) is told apart by queue and mapped back to the caller's wr_id and posted opcode.
@@ -23,10 +25,15 @@ final class WrRing {
     /** Tag of receive-queue tokens. */
     static final long RECV_TAG = 0b01L << 62;
     static final long TAG_MASK = 0b11L << 62;
-    static final long SEQ_MASK = ~TAG_MASK;
+    static final int GEN_BITS = 20;
+    static final int SEQ_BITS = 62 - GEN_BITS;
+    static final long SEQ_MASK = (1L << SEQ_BITS) - 1;
+    static final int GEN_MASK = (1 << GEN_BITS) - 1;
     private static final WcOpcode[] OPS = WcOpcode.values();
 
     private final long tag;
+    /** Tag and generation: the bits every token of this ring shares. */
+    private final long prefix;
     private final long[] wrIds;
     private final byte[] ops;
     /** Sequence number of the oldest outstanding WR. */
@@ -40,6 +47,16 @@ final class WrRing {
     private WcOpcode retiredOp;
 
     WrRing(long tag, int capacity) {
+        this(tag, capacity, 0);
+    }
+
+    /** A ring whose tokens carry the low {@value #GEN_BITS} bits of {@code generation}. */
+    WrRing(long tag, int capacity, int generation) {
+        this(tag, capacity, generation, 0);
+    }
+
+    /** Starting at sequence number {@code firstSeq} (tests exercise the token wrap). */
+    WrRing(long tag, int capacity, int generation, long firstSeq) {
         if (tag != SEND_TAG && tag != RECV_TAG) {
             throw new IllegalArgumentException("tag " + Long.toHexString(tag));
         }
@@ -47,8 +64,11 @@ final class WrRing {
             throw new IllegalArgumentException("capacity " + capacity + " < 1");
         }
         this.tag = tag;
+        this.prefix = tag | ((long) (generation & GEN_MASK) << SEQ_BITS);
         this.wrIds = new long[capacity];
         this.ops = new byte[capacity];
+        this.head = firstSeq;
+        this.tail = firstSeq;
     }
 
     int capacity() {
@@ -71,10 +91,10 @@ final class WrRing {
 
     /** The token the next posted WR carries as its device wr_id. */
     long nextToken() {
-        return tag | (tail & SEQ_MASK);
+        return prefix | (tail & SEQ_MASK);
     }
 
-    /** Whether {@code token} belongs to this queue (its tag; not whether it is outstanding). */
+    /** Whether {@code token} has this queue's tag (send or receive), whatever its generation. */
     boolean owns(long token) {
         return (token & TAG_MASK) == tag;
     }
@@ -104,13 +124,14 @@ final class WrRing {
      * the completing WR.
      */
     boolean retireThrough(long token) {
-        if (!owns(token)) {
+        if ((token & ~SEQ_MASK) != prefix) {
             return false;
         }
-        long seq = token & SEQ_MASK;
-        if (seq < head || seq >= tail) {
+        long behind = ((token & SEQ_MASK) - head) & SEQ_MASK; // WRs before it, modulo 2^SEQ_BITS
+        if (behind >= tail - head) {
             return false;
         }
+        long seq = head + behind;
         for (long s = head; s <= seq; s++) {
             if (ops[slot(s)] == WcOpcode.RDMA_READ.ordinal()) {
                 reads--;
@@ -132,6 +153,6 @@ final class WrRing {
     }
 
     private int slot(long seq) {
-        return (int) (seq % wrIds.length);
+        return (int) Long.remainderUnsigned(seq, wrIds.length);
     }
 }

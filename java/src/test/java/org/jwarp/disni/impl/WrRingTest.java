@@ -80,6 +80,39 @@ class WrRingTest {
     }
 
     @Test
+    @DisplayName("Tokens of a closed QP never match its successor with the same qp_num (generations differ)")
+    void generationsKeepReusedQpNumbersApart() {
+        WrRing old = new WrRing(WrRing.SEND_TAG, 4, 1);
+        WrRing next = new WrRing(WrRing.SEND_TAG, 4, 2);
+        long t = old.nextToken();
+        old.posted(1, WcOpcode.SEND);
+        next.posted(2, WcOpcode.SEND); // same sequence number 0 in the new ring
+        assertFalse(next.retireThrough(t), "the old QP's flushed completion");
+        assertEquals(1, next.outstanding());
+        assertTrue(old.retireThrough(t));
+        assertEquals(1, old.retiredWrId());
+    }
+
+    @Test
+    @DisplayName("Token sequence numbers wrap modulo 2^42 without losing a slot")
+    void tokenSequenceWraps() {
+        WrRing sq = new WrRing(WrRing.SEND_TAG, 4, 3, WrRing.SEQ_MASK - 1);
+        long[] tokens = new long[4];
+        for (int i = 0; i < 4; i++) {
+            tokens[i] = sq.nextToken();
+            sq.posted(10 + i, WcOpcode.RDMA_WRITE);
+        }
+        assertTrue((tokens[2] & WrRing.SEQ_MASK) < (tokens[1] & WrRing.SEQ_MASK), "wrapped");
+        assertTrue(sq.retireThrough(tokens[1]));
+        assertEquals(11, sq.retiredWrId());
+        assertEquals(2, sq.outstanding());
+        assertFalse(sq.retireThrough(tokens[0]), "already retired, before the wrap");
+        assertTrue(sq.retireThrough(tokens[3]));
+        assertEquals(13, sq.retiredWrId());
+        assertEquals(0, sq.outstanding());
+    }
+
+    @Test
     void fullRingRefusesAPost() {
         WrRing rq = new WrRing(WrRing.RECV_TAG, 1);
         rq.posted(1, WcOpcode.RECV);
