@@ -3,7 +3,8 @@
  *
  * Every handle that crosses the JNI boundary is the raw C pointer carried in a jlong.
  * Errors of calls declared "throws IOException" on the Java side are raised as
- * java.io.IOException carrying the call name and strerror(errno).
+ * org.jwarp.disni.NativeErrnoException (an IOException) carrying the call name, strerror(errno)
+ * and the errno value as an int field.
  */
 #ifndef JW_COMMON_H
 #define JW_COMMON_H
@@ -17,7 +18,10 @@
 /* Version the Java side (NativeDispatcher.JVERBS_VERSION) insists on. */
 #define JW_DISNI_JNI_VERSION 32
 /* Version of our own extension (org.jwarp.disni.natives.JwarpNative). */
-#define JW_EXT_VERSION 1
+#define JW_EXT_VERSION 2
+
+/* IOException subclass with the errno as an int (org.jwarp.disni.NativeErrnoException). */
+#define JW_ERRNO_EXCEPTION "org/jwarp/disni/NativeErrnoException"
 
 /* Private data a CM event can carry (rdma_conn_param.private_data_len is a u8). */
 #define JW_MAX_PRIVATE_DATA 255
@@ -48,7 +52,7 @@ struct jw_cm_rec {
 
 extern pthread_mutex_t jw_cm_lock;
 
-/* Throws java.io.IOException "<what>: <strerror(err)> (errno <err>)". */
+/* Throws NativeErrnoException "<what>: <strerror(err)> (errno <err>)" with errno field err. */
 void jw_throw_io(JNIEnv *env, const char *what, int err);
 /* Throws java.io.IOException with a plain message. */
 void jw_throw_msg(JNIEnv *env, const char *cls, const char *msg);

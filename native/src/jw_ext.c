@@ -75,6 +75,8 @@ enum {
 	PROBE_EVENT_INFO_SIZE,
 	PROBE_DEVICE_INFO_SIZE,
 	PROBE_MAX_PRIVATE_DATA,
+	PROBE_ERRNO_EADDRINUSE,
+	PROBE_ERRNO_EINVAL,
 };
 
 static void put32(void *base, size_t off, int32_t v)
@@ -122,6 +124,8 @@ JNIEXPORT jint JNICALL JN(probe)(JNIEnv *env, jclass cls, jint key)
 	case PROBE_EVENT_INFO_SIZE: return EV_SIZE;
 	case PROBE_DEVICE_INFO_SIZE: return DEV_SIZE;
 	case PROBE_MAX_PRIVATE_DATA: return JW_MAX_PRIVATE_DATA;
+	case PROBE_ERRNO_EADDRINUSE: return EADDRINUSE;
+	case PROBE_ERRNO_EINVAL: return EINVAL;
 	default: return -1;
 	}
 }

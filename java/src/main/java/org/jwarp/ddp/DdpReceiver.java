@@ -20,6 +20,17 @@ import org.jwarp.rdmap.TermCode;
  * Zero-length tagged segments are not checked against the STag (§7.1 covers non-zero segments);
  * zero-length untagged segments still consume a buffer and MSN.
  *
+ * <p>Placement is counted by coverage, not by bytes received (RFC 5041 §5.4: a message is
+ * delivered at most once, and only after every byte of it was placed): a segment that repeats an
+ * already placed MSN/MO range (a duplicate, which a conforming Data Source over a reliable LLP
+ * never sends, §5.2) is placed again but adds nothing, so it can neither complete a message with a
+ * hole nor deliver it twice. An exact duplicate of the L segment (same MSN, same end) is tolerated
+ * likewise; an L segment with another end is 2/4. Out-of-order coverage beyond the in-order
+ * high-water mark is kept in a bounded, preallocated set of ranges per posted buffer
+ * ({@link #DEFAULT_OUT_OF_ORDER_RANGES} unless configured); a segment that would need one more
+ * range is a DDP local catastrophic error (0/0, §7.2: a local resource limit), reported before
+ * it is placed. Over an in-order LLP (MPA over TCP, RFC 5044) a conforming peer never uses a range.
+ *
  * <p>On the first error the segment is dropped, {@link DdpReceiveHandler#onError} is called, and
  * every later segment is dropped silently (§7.1); the ULP may still send one message (the TERM).
  * Out-of-order placement is supported for untagged messages (tracked per buffer) and for tagged
@@ -29,6 +40,9 @@ import org.jwarp.rdmap.TermCode;
  * takes effect for every segment validated after {@code StagTable.invalidate} returns.
  */
 public final class DdpReceiver {
+    /** Out-of-order ranges per posted untagged buffer unless the constructor is given another bound. */
+    public static final int DEFAULT_OUT_OF_ORDER_RANGES = 4;
+
     private final ProtectionDomain pd;
     private final StagTable stags;
     private final DdpReceiveHandler handler;
@@ -45,12 +59,25 @@ public final class DdpReceiver {
      * @param handler     the ULP
      */
     public DdpReceiver(ProtectionDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler) {
+        this(pd, stags, queueDepths, handler, DEFAULT_OUT_OF_ORDER_RANGES);
+    }
+
+    /**
+     * @param pd               the protection domain of this stream (RFC 5041 §8.2)
+     * @param stags            where tagged STags are resolved
+     * @param queueDepths      one entry per valid QN: the most buffers that can be posted on it
+     * @param handler          the ULP
+     * @param outOfOrderRanges disjoint byte ranges each untagged buffer can hold beyond its in-order
+     *                         part while segments arrive out of order (at least 1)
+     */
+    public DdpReceiver(ProtectionDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
+            int outOfOrderRanges) {
         this.pd = pd;
         this.stags = stags;
         this.handler = handler;
         this.queues = new UntaggedQueue[queueDepths.length];
         for (int i = 0; i < queueDepths.length; i++) {
-            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]));
+            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), outOfOrderRanges);
         }
     }
 
@@ -200,8 +227,8 @@ public final class DdpReceiver {
             return;
         }
         int total = q.total[s];
-        if (total >= 0 && (end > total || last)) {
-            // A segment beyond the end set by the L segment, or a second L segment.
+        if (total >= 0 && (end > total || (last && end != total))) {
+            // A segment beyond the end set by the L segment, or a second L segment with another end.
             error(last ? TermCode.DDP_UNTAGGED_INVALID_MO : TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, seg, index, length);
             return;
         }
@@ -210,14 +237,18 @@ public final class DdpReceiver {
             return;
         }
         if (payload > 0) {
+            if (!q.cover(s, mo, (int) end)) {
+                // More out-of-order ranges than this buffer tracks: a local resource limit (§7.2 0/0).
+                error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
+                return;
+            }
             q.buffers[s].put(q.offsets[s] + mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
         }
         segments++;
-        q.placed[s] += payload;
         if (end > q.maxEnd[s]) {
             q.maxEnd[s] = (int) end;
         }
-        if (last) {
+        if (last && total < 0) {
             q.total[s] = (int) end;
             q.rsvdUlp[s] = rsvd;
             q.rsvdUlp32[s] = rsvd32;

@@ -7,7 +7,16 @@ import java.nio.ByteBuffer;
  * buffers posted in order, the n-th posted buffer receiving MSN {@code first + n}. The MSN of the
  * first message on a queue is 1 (§4.3) and increases by one per message modulo 2^32.
  *
- * <p>A fixed ring of preallocated slots; posting and delivery allocate nothing.
+ * <p>A fixed ring of preallocated slots; posting, placement and delivery allocate nothing.
+ *
+ * <p>Placed coverage (RFC 5041 §5.2 reassembly, §5.4 "delivered only after every segment was
+ * placed") is tracked per slot as an in-order high-water mark ({@code inOrder}: bytes
+ * {@code [0, inOrder)} are placed) plus at most {@link #maxRanges()} disjoint, non-adjacent byte
+ * ranges placed beyond it, preallocated per slot. A segment covering bytes that are already placed
+ * (a duplicate of the same MSN/MO range, or an overlap) adds only the bytes not yet covered, so
+ * a message completes exactly when every byte {@code [0, total)} has been placed. Over an in-order
+ * LLP (MPA over TCP) a conforming Data Source's segments always extend the high-water mark and the
+ * range set stays empty.
  */
 final class UntaggedQueue {
     /** Result of {@link #slotFor}: no buffer for the next expected MSN (RFC 5041 §7.2 code 2). */
@@ -19,7 +28,12 @@ final class UntaggedQueue {
     final int[] offsets;
     final int[] capacities;
     final long[] cookies;
-    final int[] placed;
+    /** Bytes {@code [0, inOrder[s])} of slot s are placed. */
+    final int[] inOrder;
+    /** Slot s's out-of-order ranges: start at {@code ranges[(s * maxRanges + i) * 2]}, end (exclusive) after it. */
+    private final int[] ranges;
+    private final int[] rangeCount;
+    private final int maxRanges;
     final int[] total;
     final int[] maxEnd;
     final int[] rsvdUlp;
@@ -28,22 +42,96 @@ final class UntaggedQueue {
     private int count;
     private int headMsn;
 
-    UntaggedQueue(int depth) {
-        this(depth, 1);
+    UntaggedQueue(int depth, int maxRanges) {
+        this(depth, 1, maxRanges);
     }
 
-    /** A queue whose next expected MSN is {@code firstMsn} (tests exercise the 2^32 wrap). */
-    UntaggedQueue(int depth, int firstMsn) {
+    /**
+     * A queue whose next expected MSN is {@code firstMsn} (tests exercise the 2^32 wrap), with room
+     * for {@code maxRanges} out-of-order ranges per buffer.
+     */
+    UntaggedQueue(int depth, int firstMsn, int maxRanges) {
+        if (maxRanges < 1) {
+            throw new IllegalArgumentException("maxRanges " + maxRanges + " < 1");
+        }
         headMsn = firstMsn;
+        this.maxRanges = maxRanges;
+        inOrder = new int[depth];
+        ranges = new int[Math.multiplyExact(Math.multiplyExact(depth, maxRanges), 2)];
+        rangeCount = new int[depth];
         buffers = new ByteBuffer[depth];
         offsets = new int[depth];
         capacities = new int[depth];
         cookies = new long[depth];
-        placed = new int[depth];
         total = new int[depth];
         maxEnd = new int[depth];
         rsvdUlp = new int[depth];
         rsvdUlp32 = new int[depth];
+    }
+
+    int maxRanges() {
+        return maxRanges;
+    }
+
+    /** Out-of-order ranges slot {@code s} holds beyond its high-water mark (tests). */
+    int rangeCount(int s) {
+        return rangeCount[s];
+    }
+
+    /**
+     * Records bytes {@code [start, end)} of slot {@code s} as placed ({@code start < end}); bytes
+     * already covered are not counted again. Returns false, changing nothing, when the bytes
+     * would need one more out-of-order range than the slot holds.
+     */
+    boolean cover(int s, int start, int end) {
+        int hw = inOrder[s];
+        if (end <= hw) {
+            return true; // every byte already placed: a duplicate
+        }
+        int base = s * maxRanges * 2;
+        int n = rangeCount[s];
+        if (start <= hw) {
+            // Extends the high-water mark; absorb every range it now reaches (adjacent included).
+            hw = end;
+            int i = 0;
+            while (i < n && ranges[base + 2 * i] <= hw) {
+                hw = Math.max(hw, ranges[base + 2 * i + 1]);
+                i++;
+            }
+            if (i > 0) {
+                System.arraycopy(ranges, base + 2 * i, ranges, base, 2 * (n - i));
+                rangeCount[s] = n - i;
+            }
+            inOrder[s] = hw;
+            return true;
+        }
+        // Beyond the high-water mark: merge with every range it overlaps or touches.
+        int i = 0;
+        while (i < n && ranges[base + 2 * i + 1] < start) {
+            i++;
+        }
+        int j = i;
+        int ns = start;
+        int ne = end;
+        while (j < n && ranges[base + 2 * j] <= end) {
+            ns = Math.min(ns, ranges[base + 2 * j]);
+            ne = Math.max(ne, ranges[base + 2 * j + 1]);
+            j++;
+        }
+        int merged = j - i;
+        int count = n - merged + 1;
+        if (count > maxRanges) {
+            return false;
+        }
+        if (merged == 0) {
+            System.arraycopy(ranges, base + 2 * i, ranges, base + 2 * (i + 1), 2 * (n - i));
+        } else if (merged > 1) {
+            System.arraycopy(ranges, base + 2 * j, ranges, base + 2 * (i + 1), 2 * (n - j));
+        }
+        ranges[base + 2 * i] = ns;
+        ranges[base + 2 * i + 1] = ne;
+        rangeCount[s] = count;
+        return true;
     }
 
     int depth() {
@@ -71,7 +159,8 @@ final class UntaggedQueue {
         offsets[s] = offset;
         capacities[s] = capacity;
         cookies[s] = cookie;
-        placed[s] = 0;
+        inOrder[s] = 0;
+        rangeCount[s] = 0;
         total[s] = -1;
         maxEnd[s] = 0;
         rsvdUlp[s] = 0;
@@ -89,7 +178,7 @@ final class UntaggedQueue {
     }
 
     boolean headComplete() {
-        return count > 0 && total[head] >= 0 && placed[head] == total[head];
+        return count > 0 && total[head] >= 0 && inOrder[head] == total[head];
     }
 
     /** Removes the head buffer after delivery; the next buffer gets the next MSN. */

@@ -9,7 +9,10 @@ import org.jwarp.rdmap.TermCode;
  * hands each ULPDU to an {@link FpduHandler}.
  *
  * <p>Without markers, an FPDU that lies wholly inside the chunk is handed over in place (no copy);
- * a FPDU split across chunks is gathered in one preallocated direct buffer. A CRC mismatch is
+ * a FPDU split across chunks is gathered in one direct buffer of {@link Fpdu#MAX_FPDU_LENGTH}
+ * bytes, allocated when the first split FPDU (or, with markers, the first FPDU) arrives and reused
+ * from then on: a stream that only ever sees whole FPDUs never holds one (at 1,000 QPs those 64 KiB
+ * per stream were most of a QP's direct memory). A CRC mismatch is
  * reported as {@link TermCode#MPA_CRC_ERROR} (2/0/2), a marker whose FPDUPTR does not point at the
  * current FPDU as {@link TermCode#MPA_MARKER_OR_FPDU_ERROR} (2/0/3); after either the decoder
  * discards all further bytes. Nothing else leaves this class: arbitrary input produces only
@@ -23,7 +26,8 @@ public final class FpduDecoder {
     private final boolean markersEnabled;
     private final FpduHandler handler;
     private final Crc32c crc = new Crc32c();
-    private final ByteBuffer gather = ByteBuffer.allocateDirect(Fpdu.MAX_FPDU_LENGTH);
+    /** Gather buffer for FPDUs split across chunks; null until the first one. */
+    private ByteBuffer gather;
 
     private int gathered;
     private int needed = Fpdu.LENGTH_FIELD_SIZE;
@@ -58,6 +62,20 @@ public final class FpduDecoder {
         return gathered > 0 || markerBytes >= 0;
     }
 
+    /** The gather buffer, or null before the first split FPDU (tests). */
+    ByteBuffer gatherBuffer() {
+        return gather;
+    }
+
+    private ByteBuffer gather() {
+        ByteBuffer g = gather;
+        if (g == null) {
+            g = ByteBuffer.allocateDirect(Fpdu.MAX_FPDU_LENGTH);
+            gather = g;
+        }
+        return g;
+    }
+
     /** Consumes every remaining byte of {@code src} (its position ends at its limit). */
     public void feed(ByteBuffer src) {
         if (failed) {
@@ -88,7 +106,7 @@ public final class FpduDecoder {
                 }
             }
             int take = Math.min(needed - gathered, end - pos);
-            gather.put(gathered, src, pos, take);
+            gather().put(gathered, src, pos, take);
             src.position(pos + take);
             gathered += take;
             stepGathered();
@@ -118,7 +136,7 @@ public final class FpduDecoder {
             }
             int pos = src.position();
             int take = Math.min(Math.min(MarkerInserter.MARKER_INTERVAL - phase, src.remaining()), needed - gathered);
-            gather.put(gathered, src, pos, take);
+            gather().put(gathered, src, pos, take);
             src.position(pos + take);
             streamOffset += take;
             gathered += take;

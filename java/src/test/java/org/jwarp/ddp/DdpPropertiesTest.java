@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
@@ -13,6 +14,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Label;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.statistics.Statistics;
 import org.jwarp.ddp.DdpTestSupport.Recorder;
 import org.jwarp.ddp.DdpTestSupport.Segment;
 import org.jwarp.memory.Access;
@@ -37,18 +39,23 @@ class DdpPropertiesTest {
         final MemoryRegion foreign;
         final ByteBuffer rqMem;
         final int rqSize;
-        final Recorder ulp = new Recorder();
+        final Recorder ulp;
         final DdpReceiver rx;
         final long base;
 
         Fixture(int regionSize, int rqSize, int rqCount, long base) {
+            this(regionSize, rqSize, rqCount, base, DdpReceiver.DEFAULT_OUT_OF_ORDER_RANGES, new Recorder());
+        }
+
+        Fixture(int regionSize, int rqSize, int rqCount, long base, int outOfOrderRanges, Recorder ulp) {
             this.base = base;
+            this.ulp = ulp;
             this.rqSize = rqSize;
             regionMem = DdpTestSupport.guarded(regionSize, GUARD);
             mr = stags.register(pd, regionMem, GUARD, regionSize, base, Access.REMOTE_WRITE);
             foreign = stags.register(new ProtectionDomain(), regionMem, GUARD, regionSize, base, Access.ALL);
             rqMem = DdpTestSupport.guarded(rqSize * rqCount, GUARD);
-            rx = new DdpReceiver(pd, stags, new int[] {rqCount}, ulp);
+            rx = new DdpReceiver(pd, stags, new int[] {rqCount}, ulp, outOfOrderRanges);
             for (int i = 0; i < rqCount; i++) {
                 rx.postUntagged(0, rqMem, GUARD + i * rqSize, rqSize, i);
             }
@@ -75,7 +82,9 @@ class DdpPropertiesTest {
         Random r = new Random(seed);
         int rqSize = 3000;
         int regionSize = 8000;
-        Fixture f = new Fixture(regionSize, rqSize, messages, 0x7000_0000_0000L + r.nextInt(1000));
+        // Arbitrary reordering leaves up to one hole per two segments: give every buffer that many ranges.
+        Fixture f = new Fixture(regionSize, rqSize, messages, 0x7000_0000_0000L + r.nextInt(1000), rqSize / 2 + 1,
+                new Recorder());
         List<byte[]> sent = new ArrayList<>();
         List<Segment> all = new ArrayList<>();
         for (int m = 0; m < messages; m++) {
@@ -114,6 +123,163 @@ class DdpPropertiesTest {
         assertEquals(tmsg.length, f.ulp.taggedMsgs.get(0)[2]);
         assertGuards(f.regionMem);
         assertGuards(f.rqMem);
+    }
+
+    /** How the segments of the duplicates property reach the receiver. */
+    enum Order {
+        /** Each message's segments in MO order, duplicates mixed in before its last new byte. */
+        IN_ORDER_WITH_DUPLICATES,
+        /** Everything shuffled: duplicates may also arrive after their message was delivered. */
+        SHUFFLED,
+        /** Every message back to front, duplicates interleaved. */
+        REVERSED
+    }
+
+    @Property(tries = 300)
+    @Label("RFC 5041 §5.3/§5.4: random segmentations with duplicates and reorderings deliver each message exactly "
+            + "once, in MSN order, never before every byte of it was placed")
+    void duplicatesNeverCompleteAMessageEarly_5041_5_4(@ForAll @IntRange(min = 1, max = 4) int messages,
+            @ForAll @IntRange(min = 19, max = 300) int mulpdu, @ForAll @IntRange(min = 1, max = 6) int ranges,
+            @ForAll Order order, @ForAll long seed) {
+        Random r = new Random(seed);
+        int rqSize = 1200;
+        int maxPayload = DdpSegmenter.maxPayload(false, mulpdu);
+        List<byte[]> sent = new ArrayList<>();
+        List<List<Segment>> perMessage = new ArrayList<>();
+        List<Integer> msgOf = new ArrayList<>();
+        List<Segment> firsts = new ArrayList<>();
+        for (int m = 0; m < messages; m++) {
+            byte[] msg = random(r, r.nextInt(rqSize + 1));
+            sent.add(msg);
+            // A random segmentation (segment sizes vary, each at most the MULPDU's payload) ...
+            List<Segment> segs = new ArrayList<>();
+            int off = 0;
+            do {
+                int n = Math.min(msg.length - off, 1 + r.nextInt(maxPayload));
+                boolean last = off + n == msg.length;
+                segs.add(DdpTestSupport.untaggedSegment(msg, off, n, last, 0x43, m, 0, m + 1));
+                off += n;
+            } while (off < msg.length);
+            firsts.add(segs.get(0));
+            // ... plus duplicates: exact copies of segments (the L segment too) and overlapping
+            // re-sends of arbitrary byte ranges with the right bytes.
+            int dups = 1 + r.nextInt(4);
+            for (int d = 0; d < dups; d++) {
+                if (msg.length == 0 || r.nextBoolean()) {
+                    segs.add(segs.get(r.nextInt(segs.size())).copy());
+                } else {
+                    int a = r.nextInt(msg.length);
+                    int n = 1 + r.nextInt(Math.min(maxPayload, msg.length - a));
+                    segs.add(DdpTestSupport.untaggedSegment(msg, a, n, false, 0x43, m, 0, m + 1));
+                }
+            }
+            perMessage.add(segs);
+        }
+        List<Segment> stream = new ArrayList<>();
+        for (int m = 0; m < messages; m++) {
+            List<Segment> segs = new ArrayList<>(perMessage.get(m));
+            if (order == Order.SHUFFLED) {
+                for (Segment s : segs) {
+                    stream.add(s);
+                    msgOf.add(m);
+                }
+                continue;
+            }
+            segs.sort((x, y) -> Long.compare(x.offset(), y.offset()));
+            if (order == Order.REVERSED) {
+                Collections.reverse(segs);
+            } else {
+                // MO 0 last: every duplicate arrives while the message still has a hole.
+                segs.remove(firsts.get(m));
+                segs.add(firsts.get(m));
+            }
+            for (Segment s : segs) {
+                stream.add(s);
+                msgOf.add(m);
+            }
+        }
+        if (order == Order.SHUFFLED) {
+            long sh = r.nextLong();
+            Collections.shuffle(stream, new Random(sh));
+            Collections.shuffle(msgOf, new Random(sh));
+        }
+
+        // Reference model: a bit per byte, the §5.3/§5.4 rules, and the receiver's range bound.
+        BitSet[] covered = new BitSet[messages];
+        boolean[] lastSeen = new boolean[messages];
+        boolean[] delivered = new boolean[messages];
+        for (int m = 0; m < messages; m++) {
+            covered[m] = new BitSet();
+        }
+        List<Integer> expectedDeliveries = new ArrayList<>();
+        List<TermCode> expectedErrors = new ArrayList<>();
+        List<Integer> actualDeliveries = new ArrayList<>();
+        BitSet[] modelAtDelivery = covered;
+        Recorder checking = new Recorder() {
+            @Override
+            public void onUntaggedMessage(int qn, int msn, int rsvdUlp, int rsvdUlp32, long cookie, ByteBuffer buffer,
+                    int offset, int length) {
+                int m = msn - 1;
+                byte[] want = sent.get(m);
+                assertEquals(want.length, length, "delivered length of MSN " + msn);
+                assertEquals(want.length, modelAtDelivery[m].cardinality(),
+                        "MSN " + msn + " delivered before every byte was placed (RFC 5041 §5.4)");
+                byte[] got = new byte[length];
+                buffer.get(offset, got);
+                assertArrayEquals(want, got, "content of MSN " + msn + " at delivery");
+                actualDeliveries.add(msn);
+                super.onUntaggedMessage(qn, msn, rsvdUlp, rsvdUlp32, cookie, buffer, offset, length);
+            }
+        };
+        Fixture f = new Fixture(64, rqSize, messages, 0, ranges, checking);
+        int next = 0;
+        boolean failed = false;
+        for (int i = 0; i < stream.size(); i++) {
+            Segment s = stream.get(i);
+            int m = msgOf.get(i);
+            if (!failed) {
+                if (delivered[m]) {
+                    expectedErrors.add(TermCode.DDP_UNTAGGED_MSN_RANGE); // §5.4: at most once
+                    failed = true;
+                } else if (s.payload() > 0 && runsBeyondPrefix(covered[m], (int) s.offset(),
+                        (int) s.offset() + s.payload()) > ranges) {
+                    expectedErrors.add(TermCode.DDP_LOCAL_CATASTROPHIC);
+                    failed = true;
+                } else {
+                    covered[m].set((int) s.offset(), (int) s.offset() + s.payload());
+                    lastSeen[m] |= s.last();
+                    while (next < messages && lastSeen[next] && covered[next].cardinality() == sent.get(next).length) {
+                        delivered[next] = true;
+                        expectedDeliveries.add(next + 1);
+                        next++;
+                    }
+                }
+            }
+            DdpTestSupport.feed(f.rx, s);
+            assertEquals(expectedDeliveries, actualDeliveries, () -> "deliveries after segment " + s);
+            assertEquals(expectedErrors, f.ulp.errors, () -> "errors after segment " + s);
+        }
+        if (expectedErrors.isEmpty()) {
+            assertEquals(messages, actualDeliveries.size(), "every message delivered once");
+        }
+        assertGuards(f.rqMem);
+        Statistics.label("outcome").collect(expectedErrors.isEmpty() ? "all delivered" : String.valueOf(expectedErrors.get(0)));
+    }
+
+    /** Runs of placed bytes not starting at MO 0 once {@code [a, b)} is added: the ranges the receiver needs. */
+    static int runsBeyondPrefix(BitSet placed, int a, int b) {
+        BitSet t = (BitSet) placed.clone();
+        t.set(a, b);
+        int runs = 0;
+        int i = t.nextSetBit(0);
+        while (i >= 0) {
+            if (i > 0) {
+                runs++;
+            }
+            int e = t.nextClearBit(i);
+            i = t.nextSetBit(e);
+        }
+        return runs;
     }
 
     enum Corruption {

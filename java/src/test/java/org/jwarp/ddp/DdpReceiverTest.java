@@ -345,6 +345,93 @@ class DdpReceiverTest {
     }
 
     @Test
+    @DisplayName("RFC 5041 §5.4: a duplicate segment is not counted twice, so a message with a hole is never delivered")
+    void duplicateSegmentCannotCompleteMessageWithHole_5041_5_4() {
+        postRq(1);
+        byte[] msg = bytes(66, 9);
+        List<Segment> segs = DdpTestSupport.untagged(msg, 40, 0, 0, 0, 1); // 3 segments of 22 bytes
+        assertEquals(3, segs.size());
+        feed(rx, segs.get(0));
+        feed(rx, segs.get(0).copy()); // same MSN/MO range again
+        feed(rx, segs.get(2));
+        assertTrue(ulp.untagged.isEmpty(), "bytes [22, 44) were never placed: no delivery (RFC 5041 §5.4)");
+        feed(rx, segs.get(1));
+        assertEquals(1, ulp.untagged.size(), "delivered once every byte is placed");
+        assertTrue(ulp.errors.isEmpty(), () -> "errors " + ulp.errors);
+        byte[] got = new byte[msg.length];
+        rqMem.get(GUARD, got);
+        assertArrayEquals(msg, got);
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §5.2/§5.4: overlapping re-sends and an exact duplicate L segment count each byte once")
+    void overlapsAndDuplicateLastSegmentCountOnce_5041_5_4() {
+        postRq(2);
+        byte[] msg = bytes(100, 4);
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 60, 40, true, 0x11, 0x22, 0, 1));
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 60, 40, true, 0x11, 0x22, 0, 1));
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 10, 30, false, 0, 0, 0, 1));
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 20, 45, false, 0, 0, 0, 1)); // overlaps both neighbours
+        assertTrue(ulp.untagged.isEmpty(), "bytes [0, 10) missing (placed 10+30+... would exceed 100 if summed)");
+        assertTrue(ulp.errors.isEmpty(), () -> "errors " + ulp.errors);
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 0, 10, false, 0, 0, 0, 1));
+        assertEquals(1, ulp.untagged.size());
+        assertEquals(100, ulp.untagged.get(0)[5]);
+        assertEquals(0x11, ulp.untagged.get(0)[2], "RsvdULP of the L segment");
+        byte[] got = new byte[msg.length];
+        rqMem.get(GUARD, got);
+        assertArrayEquals(msg, got);
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §4.1/§7.2: a second L segment with another end is 2/4 (invalid MO)")
+    void secondLastSegmentWithOtherEnd_5041_7_2() {
+        postRq(1);
+        byte[] msg = bytes(100, 4);
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 60, 40, true, 0, 0, 0, 1));
+        assertRejected(TermCode.DDP_UNTAGGED_INVALID_MO, DdpTestSupport.untaggedSegment(msg, 30, 20, true, 0, 0, 0, 1));
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.2: more out-of-order holes than a buffer tracks is local catastrophic 0/0, nothing placed")
+    void outOfOrderRangeBound_5041_7_2() {
+        rx = new DdpReceiver(pd, stags, new int[] {4, 2, 1}, ulp, 2);
+        postRq(1);
+        byte[] msg = bytes(200, 3);
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 20, 10, false, 0, 0, 0, 1));
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 60, 10, false, 0, 0, 0, 1));
+        feed(rx, DdpTestSupport.untaggedSegment(msg, 30, 10, false, 0, 0, 0, 1)); // joins the first range
+        assertTrue(ulp.errors.isEmpty());
+        assertRejected(TermCode.DDP_LOCAL_CATASTROPHIC, DdpTestSupport.untaggedSegment(msg, 100, 10, false, 0, 0, 0, 1));
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §5.2: coverage ranges merge, absorb into the in-order mark, and never double count")
+    void coverageRangesMerge_5041_5_2() {
+        UntaggedQueue q = new UntaggedQueue(1, 3);
+        q.post(ByteBuffer.allocate(100), 0, 100, 0);
+        assertTrue(q.cover(0, 50, 60));
+        assertTrue(q.cover(0, 70, 80));
+        assertTrue(q.cover(0, 90, 95));
+        assertEquals(3, q.rangeCount(0));
+        assertTrue(q.cover(0, 55, 72), "bridges two ranges");
+        assertEquals(2, q.rangeCount(0));
+        assertTrue(q.cover(0, 80, 90), "adjacent on both sides");
+        assertEquals(1, q.rangeCount(0));
+        assertTrue(q.cover(0, 0, 10));
+        assertEquals(10, q.inOrder[0]);
+        assertTrue(q.cover(0, 5, 50), "reaches the range: absorbed into the in-order mark");
+        assertEquals(95, q.inOrder[0]);
+        assertEquals(0, q.rangeCount(0));
+        assertTrue(q.cover(0, 0, 95), "a pure duplicate");
+        assertEquals(95, q.inOrder[0]);
+        q.total[0] = 100;
+        assertTrue(!q.headComplete());
+        assertTrue(q.cover(0, 95, 100));
+        assertTrue(q.headComplete());
+    }
+
+    @Test
     @DisplayName("RFC 5041 §4.4: a segment shorter than its header is DDP catastrophic 1/0/0")
     void truncatedSegment_5041_4_4() {
         ByteBuffer b = ByteBuffer.allocateDirect(10);
@@ -358,7 +445,7 @@ class DdpReceiverTest {
     @DisplayName("RFC 5041 §4.3: MSN wraps modulo 2^32 on a queue")
     void msnWraps_5041_4_3() {
         // Delivering 2^32 - 1 messages is infeasible; start a queue just before the wrap instead.
-        UntaggedQueue q = new UntaggedQueue(2, -1);
+        UntaggedQueue q = new UntaggedQueue(2, -1, 1);
         q.post(ByteBuffer.allocateDirect(1), 0, 1, 1);
         q.post(ByteBuffer.allocateDirect(1), 0, 1, 2);
         assertEquals(q.head(), q.slotFor(-1));

@@ -40,6 +40,15 @@ final class DdpTestSupport {
         return out;
     }
 
+    /** One untagged segment carrying {@code msg[off, off + n)} at MO {@code off} (any segmentation). */
+    static Segment untaggedSegment(byte[] msg, int off, int n, boolean last, int rsvdUlp, int rsvdUlp32, int qn,
+            int msn) {
+        ByteBuffer b = ByteBuffer.allocateDirect(DdpHeader.UNTAGGED_HEADER_LENGTH + n);
+        new DdpHeader().wrap(b, 0).putUntagged(last, rsvdUlp, rsvdUlp32, qn, msn, off);
+        b.put(DdpHeader.UNTAGGED_HEADER_LENGTH, msg, off, n);
+        return new Segment(b, off, n, last);
+    }
+
     static List<Segment> tagged(byte[] msg, int mulpdu, int rsvdUlp, int stag, long to) {
         int max = DdpSegmenter.maxPayload(true, mulpdu);
         List<Segment> out = new ArrayList<>();
@@ -75,7 +84,7 @@ final class DdpTestSupport {
     }
 
     /** A ULP that accepts everything, requires a configurable access right and records events. */
-    static final class Recorder implements DdpReceiveHandler {
+    static class Recorder implements DdpReceiveHandler {
         int requiredAccess = Access.REMOTE_WRITE;
         final List<TermCode> errors = new ArrayList<>();
         final List<long[]> untagged = new ArrayList<>(); // qn, msn, rsvd, rsvd32, cookie, length

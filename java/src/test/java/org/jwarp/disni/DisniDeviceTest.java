@@ -1,9 +1,11 @@
 package org.jwarp.disni;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -15,9 +17,11 @@ import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
+import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.Rdma;
+import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -103,5 +107,20 @@ class DisniDeviceTest {
     void bundledLibraryCameFromTheJarCache(String addr) throws ExecutionException {
         assertTrue(DisniRuntime.get().libraryPath().isPresent(), "libdisni must come from the bundled copy");
         assertTrue(addr.length() > 0);
+    }
+
+    @ParameterizedTest
+    @MethodSource("addresses")
+    void secondListenerOnABoundPortReportsTypedEaddrinuse(String addr) throws Exception {
+        try (Side s = new Side(addr)) {
+            InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(addr),
+                    23900 + (int) (ProcessHandle.current().pid() % 90));
+            try (Listener l = s.dev.connectionManager().listen(at, 4)) {
+                RdmaException e = assertThrows(RdmaException.class, () -> s.dev.connectionManager().listen(at, 4));
+                System.out.println("second listen on " + at + ": " + e);
+                assertEquals(98, NativeErrnoException.errnoOf(e), "rdma_bind_addr's EADDRINUSE as a number: " + e);
+                assertTrue(l.localAddress().getPort() == at.getPort());
+            }
+        }
     }
 }

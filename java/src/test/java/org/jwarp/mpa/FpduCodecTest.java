@@ -2,6 +2,10 @@ package org.jwarp.mpa;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -127,6 +131,57 @@ class FpduCodecTest {
         assertTrue(dec.failed());
         dec.feed(encodeAll(List.of(new byte[4]), true, false));
         assertTrue(c.ulpdus.isEmpty(), "nothing after the error is delivered");
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §4: whole FPDUs are handed over in place and never allocate the gather buffer")
+    void wholeFpdusAllocateNoGatherBuffer_5044_4() {
+        for (boolean crc : new boolean[] {false, true}) {
+            Collect c = new Collect();
+            FpduDecoder dec = new FpduDecoder(crc, false, c);
+            List<byte[]> ulpdus = List.of(new byte[0], new byte[] {1, 2, 3}, new byte[1500], new byte[65_535]);
+            for (byte[] u : ulpdus) {
+                dec.feed(encodeAll(List.of(u), crc, false)); // one read per FPDU
+            }
+            dec.feed(encodeAll(ulpdus, crc, false)); // several FPDUs in one read
+            assertEquals(8, c.ulpdus.size());
+            assertTrue(c.errors.isEmpty());
+            assertNull(dec.gatherBuffer(), "no FPDU was split: no gather buffer (crc=" + crc + ")");
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §4: an FPDU split at every possible point decodes; the gather buffer is allocated once")
+    void splitFpduDecodesAtEverySplitPoint_5044_4() {
+        for (boolean crc : new boolean[] {false, true}) {
+            byte[] u = new byte[301];
+            new Random(7).nextBytes(u);
+            ByteBuffer one = encodeAll(List.of(u), crc, false);
+            int len = one.remaining();
+            Collect c = new Collect();
+            FpduDecoder dec = new FpduDecoder(crc, false, c);
+            ByteBuffer first = null;
+            for (int cut = 1; cut < len; cut++) {
+                ByteBuffer a = one.duplicate().position(0).limit(cut);
+                ByteBuffer b = one.duplicate().position(cut).limit(len);
+                dec.feed(a.slice());
+                assertTrue(dec.hasPartial());
+                dec.feed(b.slice());
+                assertFalse(dec.hasPartial(), "cut at " + cut);
+                if (first == null) {
+                    first = dec.gatherBuffer();
+                    assertNotNull(first, "a split FPDU allocates the gather buffer");
+                }
+                assertSame(first, dec.gatherBuffer(), "allocated once, reused (cut " + cut + ")");
+                // A whole FPDU after a split one is still handed over in place.
+                dec.feed(one.duplicate());
+            }
+            assertTrue(c.errors.isEmpty(), () -> "errors " + c.errors);
+            assertEquals(2 * (len - 1), c.ulpdus.size());
+            for (byte[] got : c.ulpdus) {
+                assertArrayEquals(u, got);
+            }
+        }
     }
 
     @Test

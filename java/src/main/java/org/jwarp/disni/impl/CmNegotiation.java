@@ -1,7 +1,6 @@
 package org.jwarp.disni.impl;
 
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.Locale;
 import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.MpaDecodeException;
@@ -41,11 +40,11 @@ import org.jwarp.verbs.DeviceInfo;
  * false although Linux siw uses CRC when the peer's Reply sets C.
  *
  * <p><b>RoCE / InfiniBand (IB CM).</b> No MPA exists; the engine's frame travels as
- * {@link CmPrivateData} (4 bytes of enhanced data, then the ULP's). The IB CM pads private data
- * to fixed sizes (REQ {@value #IB_REQ_PRIVATE_DATA}, REP {@value #IB_REP_PRIVATE_DATA}, REJ
- * {@value #IB_REJ_PRIVATE_DATA} bytes for RDMA_PS_TCP) and reports the padded length, so
- * CmPrivateData's ULP part alone cannot say where the ULP's bytes end: this side prefixes them
- * with a one-byte length ({@link #wrapUlp}). The A flag and RTR types are negotiated as offered;
+ * {@link CmPrivateData} (4 bytes of enhanced data, the ULP length byte, then the ULP's). The IB
+ * CM pads private data to fixed sizes (REQ {@value #IB_REQ_PRIVATE_DATA}, REP
+ * {@value #IB_REP_PRIVATE_DATA}, REJ {@value #IB_REJ_PRIVATE_DATA} bytes for RDMA_PS_TCP) and
+ * reports the padded length; CmPrivateData's explicit length keeps that padding out of the ULP's
+ * data. The A flag and RTR types are negotiated as offered;
  * no RTR message is sent, the IB CM's RTU (ESTABLISHED at the responder) plays its role.
  *
  * <p>Local values never exceed the device ({@code max_qp_rd_atom} for IRD,
@@ -61,8 +60,6 @@ final class CmNegotiation {
     static final int IB_REP_PRIVATE_DATA = 196;
     /** IB CM REJ private data. */
     static final int IB_REJ_PRIVATE_DATA = 148;
-    /** Bytes this side adds in front of the ULP's private data on RoCE: its length. */
-    static final int ROCE_LENGTH_PREFIX = 1;
     /** Private-data limits of the engines on RoCE: the u8 length of rdma_conn_param. */
     static final MpaFrameLimits ROCE_LIMITS = new MpaFrameLimits(CONN_PARAM_MAX, CONN_PARAM_MAX);
     /** Kernel iWARP: Linux siw's 256 bytes on the wire, at most 251 of them the ULP's. */
@@ -133,7 +130,7 @@ final class CmNegotiation {
         InitiatorConfig base = p.toInitiatorConfig(maxIrd, limits());
         InitiatorConfig cfg = base.toBuilder().ird(ird).ord(ord).maxIrd(Math.max(ird, maxIrd))
                 .peerToPeer(roce && p.peerToPeer()).fallbackToUnenhanced(false)
-                .ulpPrivateData(roce ? wrapUlp(p.privateData()) : p.privateData()).build();
+                .ulpPrivateData(p.privateData()).build();
         return new Initiator(new InitiatorNegotiator(cfg));
     }
 
@@ -176,9 +173,9 @@ final class CmNegotiation {
             return engine.onReply(reply);
         }
 
-        /** The peer's ULP private data from an outcome (RoCE: the length prefix removed). */
-        byte[] peerPrivateData(NegotiationOutcome o) throws MpaDecodeException {
-            return roce ? unwrapUlp(o.peerPrivateData()) : o.peerPrivateData();
+        /** The peer's ULP private data from an outcome (RoCE: as CmPrivateData's length delimits it). */
+        byte[] peerPrivateData(NegotiationOutcome o) {
+            return o.peerPrivateData();
         }
     }
 
@@ -249,9 +246,6 @@ final class CmNegotiation {
             if (first.action() != NegotiationAction.AWAIT_ACCEPT) {
                 throw new MpaDecodeException("connection request", first.outcome().reason(), "RFC 6581 §9");
             }
-            if (roce) {
-                unwrapUlp(peer.ulpPrivateData()); // refuse a request whose length prefix is not ours
-            }
         }
 
         /** The request as the ULP sees it. */
@@ -268,19 +262,14 @@ final class CmNegotiation {
         }
 
         byte[] peerPrivateData() {
-            try {
-                return roce ? unwrapUlp(peer.ulpPrivateData()) : peer.ulpPrivateData();
-            } catch (MpaDecodeException e) {
-                throw new IllegalStateException(e); // checked in the constructor
-            }
+            return peer.ulpPrivateData();
         }
 
         /** The engine's acceptance with the ULP's parameters: IRD/ORD to put into rdma_accept. */
         NegotiationDecision accept(ConnectionParameters p) {
             checkUlp(p.privateData(), IB_REP_PRIVATE_DATA, "connect reply");
             ResponderConfig cfg = p.toResponderConfig(0, limits()).toBuilder().maxIrd(offer(p.ird(), maxIrd))
-                    .ord(offer(p.ord(), maxOrd)).ulpPrivateData(roce ? wrapUlp(p.privateData()) : p.privateData())
-                    .build();
+                    .ord(offer(p.ord(), maxOrd)).ulpPrivateData(p.privateData()).build();
             return engine.accept(cfg);
         }
 
@@ -288,7 +277,7 @@ final class CmNegotiation {
         NegotiationDecision reject(byte[] ulp) {
             byte[] d = ulp == null ? new byte[0] : ulp;
             checkUlp(d, IB_REJ_PRIVATE_DATA, "reject");
-            return engine.reject(roce ? wrapUlp(d) : d);
+            return engine.reject(d);
         }
 
         /** rdma_conn_param.private_data for the decision's frame (accept or reject). */
@@ -317,41 +306,12 @@ final class CmNegotiation {
 
     /** Checks ULP private data against what the transport carries for {@code message}. */
     void checkUlp(byte[] ulp, int ibSize, String message) {
-        int cap = roce ? ibSize - EnhancedConnectionData.LENGTH - ROCE_LENGTH_PREFIX
-                : ConnectionParameters.SIW_SAFE_PRIVATE_DATA;
+        int cap = roce ? ibSize - CmPrivateData.OVERHEAD : ConnectionParameters.SIW_SAFE_PRIVATE_DATA;
         if (ulp.length > cap) {
             throw new IllegalArgumentException("privateData: " + ulp.length + " bytes exceed the " + cap + " bytes a "
                     + (roce ? "RoCE " + message + " carries after the RFC 6581 §9 enhanced data and the length byte"
                     : "kernel iWARP " + message + " carries next to the RFC 6581 §9 enhanced data"));
         }
-    }
-
-    /** RoCE: the ULP's bytes behind their one-byte length. */
-    static byte[] wrapUlp(byte[] ulp) {
-        if (ulp.length > CONN_PARAM_MAX) {
-            throw new IllegalArgumentException("privateData: " + ulp.length + " bytes exceed 255 (u8 length)");
-        }
-        byte[] out = new byte[ROCE_LENGTH_PREFIX + ulp.length];
-        out[0] = (byte) ulp.length;
-        System.arraycopy(ulp, 0, out, ROCE_LENGTH_PREFIX, ulp.length);
-        return out;
-    }
-
-    /**
-     * RoCE: the ULP's bytes from the (padded) ULP part of CmPrivateData.
-     *
-     * @throws MpaDecodeException when the length byte is missing or points past the data
-     */
-    static byte[] unwrapUlp(byte[] padded) throws MpaDecodeException {
-        if (padded.length < ROCE_LENGTH_PREFIX) {
-            throw new MpaDecodeException("CM private data", "no ULP length byte after the enhanced data", "RFC 6581 §9");
-        }
-        int len = padded[0] & 0xFF;
-        if (ROCE_LENGTH_PREFIX + len > padded.length) {
-            throw new MpaDecodeException("CM private data", "ULP length " + len + " exceeds the " + (padded.length - 1)
-                    + " bytes received", "RFC 6581 §9");
-        }
-        return Arrays.copyOfRange(padded, ROCE_LENGTH_PREFIX, ROCE_LENGTH_PREFIX + len);
     }
 
     /** Enhanced data at the start of RoCE private data (for tests and logs). */

@@ -20,8 +20,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A completion queue created through DiSNI with its own completion channel. Polling reads
  * {@code struct ibv_wc} entries from a preallocated direct buffer (no allocation per poll) and
- * tells the owning queue pair which send WRs retired, so it can count outstanding RDMA Reads
- * against the negotiated ORD (RFC 6581 section 9.1, RFC 5040 section 6.5).
+ * hands each completion to the owning queue pair, which maps the device wr_id (a ring token)
+ * back to the caller's wrId and retires WRs by ring position, so it can count outstanding RDMA
+ * Reads against the negotiated ORD (RFC 6581 section 9.1, RFC 5040 section 6.5).
  */
 final class DisniCq implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(DisniCq.class);
@@ -45,6 +46,13 @@ final class DisniCq implements CompletionQueue {
     private final long wcsAddr = MemoryUtils.getAddress(wcs);
     private final SVCReqNotify arm;
     private volatile DisniQp[] qps = new DisniQp[0];
+    /**
+     * Detached (closed) QPs whose WRs had not all completed: their flushed completions (RFC 5040
+     * section 8.2) still arrive here and must map back to the caller's wrIds. Newest first; an
+     * entry goes once its queues are empty, the oldest beyond {@link #DRAINING_MAX}.
+     */
+    private volatile DisniQp[] draining = new DisniQp[0];
+    static final int DRAINING_MAX = 64;
     private volatile boolean open = true;
 
     DisniCq(RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
@@ -70,6 +78,16 @@ final class DisniCq implements CompletionQueue {
             System.arraycopy(cur, 0, n, 0, i);
             System.arraycopy(cur, i + 1, n, i, cur.length - i - 1);
             qps = n;
+            java.util.List<DisniQp> d = new java.util.ArrayList<>(DRAINING_MAX);
+            if (qp.hasOutstanding()) {
+                d.add(qp);
+            }
+            for (DisniQp q : draining) {
+                if (d.size() < DRAINING_MAX && q.hasOutstanding()) {
+                    d.add(q);
+                }
+            }
+            draining = d.toArray(new DisniQp[0]);
         }
     }
 
@@ -104,7 +122,6 @@ final class DisniCq implements CompletionQueue {
         wc.qpNum = wcs.getInt(base + WC_QP_NUM);
         wc.vendorError = wcs.getInt(base + WC_VENDOR_ERR);
         wc.solicited = false;
-        DisniQp qp = find(wc.qpNum);
         if (status == 0) {
             int op = wcs.getInt(base + WC_OPCODE);
             wc.opcode = opcode(op);
@@ -112,16 +129,18 @@ final class DisniCq implements CompletionQueue {
             int flags = wcs.getInt(base + WC_FLAGS);
             wc.withInvalidate = (flags & IBV_WC_WITH_INV) != 0;
             wc.invalidatedRkey = wc.withInvalidate ? wcs.getInt(base + WC_IMM) : 0;
-            if (qp != null && op < WcOpcode.RECV.code) {
-                qp.retired(wc.wrId);
+            if (!dispatch(wc, true, op < WcOpcode.RECV.code)) {
+                LOG.debug("completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
             }
         } else {
             // only wr_id, status, qp_num and vendor_err are valid in an error completion
             wc.byteLength = 0;
             wc.withInvalidate = false;
             wc.invalidatedRkey = 0;
-            WcOpcode posted = qp == null ? null : qp.retiredOnError(wc.wrId);
-            wc.opcode = posted != null ? posted : WcOpcode.RECV;
+            wc.opcode = WcOpcode.RECV;
+            if (!dispatch(wc, false, false)) {
+                LOG.debug("error completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
+            }
         }
     }
 
@@ -140,13 +159,22 @@ final class DisniCq implements CompletionQueue {
         }
     }
 
-    private DisniQp find(int qpNum) {
+    /**
+     * Hands a completion to the QP whose WR token it carries: live QPs with its qp_num first, then
+     * closed ones still draining (their tokens differ by generation even when the number is reused).
+     */
+    private boolean dispatch(WorkCompletion wc, boolean success, boolean send) {
         for (DisniQp q : qps) {
-            if (q.qpNum() == qpNum) {
-                return q;
+            if (q.qpNum() == wc.qpNum && (success ? q.completed(wc, send) : q.completedOnError(wc))) {
+                return true;
             }
         }
-        return null;
+        for (DisniQp q : draining) {
+            if (q.qpNum() == wc.qpNum && (success ? q.completed(wc, send) : q.completedOnError(wc))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

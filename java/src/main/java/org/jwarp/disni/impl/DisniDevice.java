@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jwarp.disni.NativeErrnoException;
 import org.jwarp.disni.natives.JwarpNative;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.Connection;
@@ -188,8 +189,8 @@ final class DisniDevice implements Device, ConnectionManager {
         }
     }
 
-    /** The native error text of EADDRINUSE (jw_common.c prints "... (errno N)"). */
-    private static final String ERRNO_ADDRINUSE = "(errno 98)";
+    /** The platform's EADDRINUSE as the native layer reports it in {@link NativeErrnoException#errno()}. */
+    static final int EADDRINUSE = JwarpNative.probe(JwarpNative.PROBE_ERRNO_EADDRINUSE);
     /** Fresh rdma_cm ids tried when rdma_connect reports EADDRINUSE. */
     private static final int ADDRINUSE_ATTEMPTS = 3;
 
@@ -208,17 +209,20 @@ final class DisniDevice implements Device, ConnectionManager {
             try {
                 return connectOnce(remote, qpc, params, deadline);
             } catch (RdmaException e) {
-                String m = e.getMessage();
-                if (attempt >= ADDRINUSE_ATTEMPTS || m == null || !m.contains(ERRNO_ADDRINUSE)
-                        || e instanceof ConnectionRejectedException || System.nanoTime() >= deadline) {
+                if (attempt >= ADDRINUSE_ATTEMPTS || !retryable(e) || System.nanoTime() >= deadline) {
                     throw e;
                 }
-                LOG.debug("connect to {}: {}; retrying with a fresh rdma_cm id", remote, m);
+                LOG.debug("connect to {}: {}; retrying with a fresh rdma_cm id", remote, e.getMessage());
             }
         }
     }
 
-    private Connection connectOnce(InetSocketAddress remote, QueuePairConfig qpc, ConnectionParameters params,
+    /** Only rdma_connect's own EADDRINUSE (typed errno from the native layer) is worth a fresh id. */
+    static boolean retryable(RdmaException e) {
+        return !(e instanceof ConnectionRejectedException) && NativeErrnoException.errnoOf(e) == EADDRINUSE;
+    }
+
+        private Connection connectOnce(InetSocketAddress remote, QueuePairConfig qpc, ConnectionParameters params,
             long deadline) throws RdmaException {
         CmNegotiation.Initiator neg = negotiation.initiator(params);
         int ird = neg.responderResources();
@@ -443,7 +447,7 @@ final class DisniDevice implements Device, ConnectionManager {
         if (qp == null) {
             throw new IOException("rdma_create_qp failed");
         }
-        DisniQp q = new DisniQp(qp, c.maxSendWr());
+        DisniQp q = new DisniQp(qp, c.maxSendWr(), c.maxRecvWr());
         scq.attach(q);
         if (rcq != scq) {
             rcq.attach(q);

@@ -10,6 +10,7 @@ import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WorkCompletion;
 import org.jwarp.verbs.WorkRequestException;
 
 /**
@@ -17,7 +18,9 @@ import org.jwarp.verbs.WorkRequestException;
  * {@code struct ibv_send_wr}/{@code ibv_recv_wr} with one SGE into preallocated direct buffers
  * (offsets probed from rdma-core) and posted without allocation. RDMA Reads beyond the
  * negotiated ORD are refused locally (RFC 6581 section 9.1; RFC 5040 section 6.5 Read Request
- * queue depth), as are posts on a QP that is not in RTS.
+ * queue depth), as are posts on a QP that is not in RTS. Outstanding WRs of both queues are kept
+ * in {@link WrRing}s: the device sees a ring token as wr_id and completions retire by ring
+ * position, so repeated caller wrIds and unsignalled WRs never leak a slot.
  */
 final class DisniQp implements QueuePair {
     static final int SEND_WR_SIZE = JwarpNative.probe(JwarpNative.PROBE_SEND_WR_SIZE);
@@ -38,7 +41,8 @@ final class DisniQp implements QueuePair {
     static final int IBV_SEND_SIGNALED = 1 << 1;
     static final int IBV_SEND_SOLICITED = 1 << 2;
 
-    private static final WcOpcode[] WC_OPS = WcOpcode.values();
+    /** Generations of the WR tokens: QP numbers are reused, tokens of a closed QP must not match its successor. */
+    private static final java.util.concurrent.atomic.AtomicInteger GENERATIONS = new java.util.concurrent.atomic.AtomicInteger();
     private final IbvQP qp;
     private final long qpPtr;
     private final int qpNum;
@@ -46,16 +50,14 @@ final class DisniQp implements QueuePair {
     private final long sendWrAddr;
     private final ByteBuffer recvWr;
     private final long recvWrAddr;
-    /** Posted, not yet retired send WRs in order (the SQ completes in order). */
-    private final long[] ringWrId;
-    private final byte[] ringOp;
-    private int ringHead;
-    private int ringSize;
-    private int readsOutstanding;
+    /** Posted, not yet retired send WRs, retired by ring position (the SQ completes in order). */
+    private final WrRing sq;
+    /** Posted, not yet completed receive WRs (the RQ completes in order). */
+    private final WrRing rq;
     private volatile int ord;
     private volatile QpState state = QpState.INIT;
 
-    DisniQp(IbvQP qp, int maxSendWr) throws java.io.IOException {
+    DisniQp(IbvQP qp, int maxSendWr, int maxRecvWr) throws java.io.IOException {
         this.qp = qp;
         this.qpPtr = CmDispatcher.ptr(qp);
         this.qpNum = qp.getQp_num();
@@ -65,8 +67,9 @@ final class DisniQp implements QueuePair {
         recvWrAddr = MemoryUtils.getAddress(recvWr);
         sendWr.putLong(WR_NEXT, 0L).putLong(WR_SG_LIST, sendWrAddr + SEND_WR_SIZE);
         recvWr.putLong(WR_NEXT, 0L).putLong(WR_SG_LIST, recvWrAddr + RECV_WR_SIZE);
-        ringWrId = new long[maxSendWr + 1];
-        ringOp = new byte[maxSendWr + 1];
+        int gen = GENERATIONS.incrementAndGet();
+        sq = new WrRing(WrRing.SEND_TAG, maxSendWr, gen);
+        rq = new WrRing(WrRing.RECV_TAG, maxRecvWr, gen);
     }
 
     void established(int negotiatedOrd) {
@@ -97,13 +100,13 @@ final class DisniQp implements QueuePair {
         if (state != QpState.RTS) {
             throw new WorkRequestException("postSend: QP " + qpNum + " is " + state + ", not RTS");
         }
-        if (ringSize == ringWrId.length - 1) {
+        if (sq.full()) {
             throw new WorkRequestException("postSend: send queue of QP " + qpNum + " is full ("
-                    + (ringWrId.length - 1) + " outstanding)");
+                    + sq.capacity() + " outstanding)");
         }
         boolean isRead = wr.opcode == SendOpcode.RDMA_READ;
-        if (isRead && readsOutstanding >= ord) {
-            throw new WorkRequestException("postSend: RDMA Read refused, " + readsOutstanding
+        if (isRead && sq.readsOutstanding() >= ord) {
+            throw new WorkRequestException("postSend: RDMA Read refused, " + sq.readsOutstanding()
                     + " Reads outstanding and the negotiated ORD is " + ord + " (RFC 6581 section 9.1)");
         }
         int numSge = 0;
@@ -123,7 +126,7 @@ final class DisniQp implements QueuePair {
         } else if (wr.length < 0) {
             throw new WorkRequestException("postSend: negative length " + wr.length);
         }
-        sendWr.putLong(0, wr.wrId);
+        sendWr.putLong(0, sq.nextToken()); // the caller's wrId stays in the ring slot
         sendWr.putInt(WR_NUM_SGE, numSge);
         sendWr.putInt(WR_OPCODE, wr.opcode.ibvCode);
         sendWr.putInt(WR_FLAGS, (wr.signaled ? IBV_SEND_SIGNALED : 0) | (wr.solicited ? IBV_SEND_SOLICITED : 0));
@@ -134,13 +137,7 @@ final class DisniQp implements QueuePair {
         if (rc != 0) {
             throw new WorkRequestException("postSend: ibv_post_send on QP " + qpNum + " failed with errno " + rc);
         }
-        int slot = (ringHead + ringSize) % ringWrId.length;
-        ringWrId[slot] = wr.wrId;
-        ringOp[slot] = (byte) wcOpcodeOf(wr.opcode).ordinal();
-        ringSize++;
-        if (isRead) {
-            readsOutstanding++;
-        }
+        sq.posted(wr.wrId, wcOpcodeOf(wr.opcode));
     }
 
     private static WcOpcode wcOpcodeOf(SendOpcode op) {
@@ -151,32 +148,38 @@ final class DisniQp implements QueuePair {
         }
     }
 
-    /** A send WR with {@code wrId} completed: it and every earlier WR are retired. */
-    synchronized void retired(long wrId) {
-        retireThrough(wrId);
+    /**
+     * A successful completion of this QP: its device wr_id (a ring token) becomes the caller's
+     * wrId. A send completion retires its WR and every older unsignalled one (RFC 5040 §5.5).
+     * Returns false for a token this QP does not know (the wrId is then left as the device's).
+     */
+    /** Whether WRs of either queue still await a completion (flushed ones arrive after close). */
+    synchronized boolean hasOutstanding() {
+        return sq.outstanding() > 0 || rq.outstanding() > 0;
     }
 
-    /** An error completion: returns the opcode posted for wrId (null if not a send WR). */
-    synchronized WcOpcode retiredOnError(long wrId) {
-        return retireThrough(wrId);
-    }
-
-    private WcOpcode retireThrough(long wrId) {
-        for (int i = 0; i < ringSize; i++) {
-            if (ringWrId[(ringHead + i) % ringWrId.length] == wrId) {
-                WcOpcode op = null;
-                for (int k = 0; k <= i; k++) {
-                    op = WC_OPS[ringOp[ringHead]];
-                    if (op == WcOpcode.RDMA_READ) {
-                        readsOutstanding--;
-                    }
-                    ringHead = (ringHead + 1) % ringWrId.length;
-                }
-                ringSize -= i + 1;
-                return op;
-            }
+    synchronized boolean completed(WorkCompletion wc, boolean send) {
+        WrRing ring = send ? sq : rq;
+        if (!ring.retireThrough(wc.wrId)) {
+            return false;
         }
-        return null;
+        wc.wrId = ring.retiredWrId();
+        return true;
+    }
+
+    /**
+     * An error completion (only wr_id, status, qp_num and vendor_err are defined): the token's
+     * tag says which queue it came from; the caller's wrId and the posted opcode (RECV for a
+     * receive) are filled in. Returns false for a token this QP does not know.
+     */
+    synchronized boolean completedOnError(WorkCompletion wc) {
+        WrRing ring = sq.owns(wc.wrId) ? sq : rq;
+        if (!ring.retireThrough(wc.wrId)) {
+            return false;
+        }
+        wc.wrId = ring.retiredWrId();
+        wc.opcode = ring.retiredOp();
+        return true;
     }
 
     @Override
@@ -187,7 +190,11 @@ final class DisniQp implements QueuePair {
         if (mr == null || offset < 0 || length < 0 || (long) offset + length > mr.length()) {
             throw new WorkRequestException("postRecv: [" + offset + ", +" + length + ") outside the region");
         }
-        recvWr.putLong(0, wrId);
+        if (rq.full()) {
+            throw new WorkRequestException("postRecv: receive queue of QP " + qpNum + " is full (" + rq.capacity()
+                    + " outstanding)");
+        }
+        recvWr.putLong(0, rq.nextToken()); // the caller's wrId stays in the ring slot
         recvWr.putInt(WR_NUM_SGE, length > 0 ? 1 : 0);
         recvWr.putLong(RECV_WR_SIZE + SGE_ADDR, mr.address() + offset);
         recvWr.putInt(RECV_WR_SIZE + SGE_LENGTH, length);
@@ -196,6 +203,7 @@ final class DisniQp implements QueuePair {
         if (rc != 0) {
             throw new WorkRequestException("postRecv: ibv_post_recv on QP " + qpNum + " failed with errno " + rc);
         }
+        rq.posted(wrId, WcOpcode.RECV);
     }
 
     IbvQP ibvQp() {

@@ -47,6 +47,8 @@ public final class NativeInfoImpl implements NativeInfo {
         m.put("event_info.size", JwarpNative.probe(JwarpNative.PROBE_EVENT_INFO_SIZE));
         m.put("device_info.size", JwarpNative.probe(JwarpNative.PROBE_DEVICE_INFO_SIZE));
         m.put("max_private_data", JwarpNative.probe(JwarpNative.PROBE_MAX_PRIVATE_DATA));
+        m.put("errno.EADDRINUSE", JwarpNative.probe(JwarpNative.PROBE_ERRNO_EADDRINUSE));
+        m.put("errno.EINVAL", JwarpNative.probe(JwarpNative.PROBE_ERRNO_EINVAL));
         return m;
     }
 

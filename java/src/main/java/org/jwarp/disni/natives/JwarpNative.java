@@ -11,11 +11,13 @@ import java.nio.ByteBuffer;
  * allocation-free post/poll calls. Defined by the DiSNI class loader only (it must share the
  * loader that loaded the library).
  *
- * <p>All handles are raw C pointers as obtained from DiSNI's {@code getObjId()}.
+ * <p>All handles are raw C pointers as obtained from DiSNI's {@code getObjId()}. Every
+ * {@code IOException} thrown here is an {@link org.jwarp.disni.NativeErrnoException} carrying the
+ * failed call's errno.
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -82,6 +84,10 @@ public final class JwarpNative {
     public static final int PROBE_EVENT_INFO_SIZE = 21;
     public static final int PROBE_DEVICE_INFO_SIZE = 22;
     public static final int PROBE_MAX_PRIVATE_DATA = 23;
+    /** The platform's EADDRINUSE, as {@link org.jwarp.disni.NativeErrnoException#errno()} reports it. */
+    public static final int PROBE_ERRNO_EADDRINUSE = 24;
+    /** The platform's EINVAL. */
+    public static final int PROBE_ERRNO_EINVAL = 25;
 
     static {
         System.loadLibrary("disni");

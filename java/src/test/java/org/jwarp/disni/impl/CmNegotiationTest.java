@@ -249,16 +249,6 @@ class CmNegotiationTest {
     }
 
     @Property
-    void roceUlpRoundTripsThroughAnyPadding_6581_9(@ForAll byte[] ulp, @ForAll @IntRange(max = 64) int extra)
-            throws Exception {
-        if (ulp.length > 255) {
-            return;
-        }
-        byte[] w = CmNegotiation.wrapUlp(ulp);
-        assertArrayEquals(ulp, CmNegotiation.unwrapUlp(pad(w, w.length + extra)));
-    }
-
-    @Property
     void offerStaysWithinDeviceAndU8(@ForAll @IntRange(max = 0x3FFF) int req, @ForAll @IntRange(max = 255) int cap) {
         int v = CmNegotiation.offer(req, cap);
         assertTrue(v >= 0 && v <= cap && (req == ConnectionParameters.NO_NEGOTIATION || v <= req));
