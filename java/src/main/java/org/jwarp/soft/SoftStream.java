@@ -41,7 +41,17 @@ import org.slf4j.LoggerFactory;
  * waiting) to move its work requests into the wire engine and onto the socket itself, saving
  * the hand-off to the reactor. The engine is single-threaded; the lock serializes it, so posting
  * order, the RTR-first rule and the responder's fence (RFC 6581 §9.2) hold as before. Anything
- * only the reactor may do (teardown, deadlines, reading) is deferred to it.
+ * only the reactor may do (teardown, deadlines) is deferred to it.
+ *
+ * <p>Receive polling: a thread waiting on one of the QP's completion queues may also take the
+ * lock (without waiting) to read the socket itself, run the engine and so produce its own
+ * completions ({@link #pollReceive}); see {@link SoftCompletionQueue} for the scheme. While a
+ * poller holds the stream (<em>polled</em>), its key has no OP_READ interest, so the reactor is
+ * not woken for its data; the poller hands it back before it parks ({@link #releasePoll}), the
+ * reactor takes it back when the poller stays away longer than the lease
+ * ({@link #revokeStalePoll}), and anything the reactor must do (EOF, an I/O error, a TERM to act
+ * on) hands it back at once. Reads happen only under the lock, so the byte stream reaches the
+ * engine in order whoever reads it.
  */
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
@@ -88,6 +98,13 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private boolean inline;
     /** Set during inline transmit when something needs the reactor (an I/O error, a TERM); guarded by {@link #io}. */
     private boolean deferred;
+    /** A poller reads the socket and OP_READ is off; written under {@link #io}, read racily. */
+    private volatile boolean polled;
+    /** When a poller last read the socket ({@link System#nanoTime()}). */
+    private volatile long polledAt;
+    /** A poller met EOF / an I/O error; the reactor acts on it. Guarded by {@link #io}. */
+    private boolean pendingEof;
+    private IOException pendingError;
 
     private SoftStream(boolean initiator, SoftDevice device, Reactor reactor, SoftListener listener) {
         this.initiator = initiator;
@@ -219,6 +236,154 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** Inline transmit met something only the reactor may handle; it runs once the posting thread is done. */
     void deferToReactor() {
         deferred = true;
+    }
+
+    // ---------------------------------------------------------------- receive polling
+
+    /**
+     * Poller thread (a thread waiting on a CQ of this stream's QP): if nobody else drives the
+     * stream right now, reads what the socket has (non-blocking), runs the engine on it and
+     * transmits what that produced (Read Responses, answers posted meanwhile); completions go to
+     * the CQs as they would from the reactor. With {@code claim} it takes the stream over from the
+     * reactor (OP_READ off) if needed; without, it reads only a stream some poller already holds.
+     * Returns true when it read the stream. Anything only the reactor may do hands the stream back.
+     *
+     * @param rx the poller's receive buffer (the engine copies what it keeps)
+     */
+    boolean pollReceive(ByteBuffer rx, boolean claim) {
+        if (phase != Phase.ESTABLISHED || (!claim && !polled) || io.isHeldByCurrentThread()
+                || reactor.inReactorThread() || !io.tryLock()) {
+            return false;
+        }
+        try {
+            if (phase != Phase.ESTABLISHED || timed || pendingEof || pendingError != null || key == null
+                    || !key.isValid()) {
+                return false; // a deadline (the RTR timer) or a pending event: the reactor's business
+            }
+            if (!polled) {
+                if (!claim) {
+                    return false;
+                }
+                polled = true;
+                readInterest(false);
+                reactor.addPolled(this);
+            }
+            polledAt = System.nanoTime();
+            inline = true;
+            deferred = false;
+            try {
+                for (int round = 0; round < 8; round++) {
+                    rx.clear();
+                    int n = ch.read(rx);
+                    if (n < 0) {
+                        pendingEof = true;
+                        deferred = true;
+                        break;
+                    }
+                    if (n == 0) {
+                        break;
+                    }
+                    rx.flip();
+                    data.onBytes(rx);
+                    if (deferred || phase != Phase.ESTABLISHED || n < rx.capacity()) {
+                        break;
+                    }
+                }
+                if (!deferred) {
+                    data.pump();
+                    if (!deferred) {
+                        flush();
+                    }
+                }
+            } catch (IOException e) {
+                pendingError = e;
+                deferred = true;
+            } finally {
+                inline = false;
+            }
+            if (deferred) {
+                unpoll();
+                reactor.schedule(this); // wakes the loop: it applies OP_READ and acts on what was met
+            }
+            return true;
+        } catch (CancelledKeyException e) {
+            return false; // closed meanwhile
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Poller thread, about to park (holding no CQ lock): the reactor reads this stream again. */
+    void releasePoll() {
+        if (!polled) {
+            return;
+        }
+        lockIo();
+        try {
+            if (polled) {
+                unpoll();
+                reactor.wake(); // the selector applies the restored OP_READ only when it (re)enters select
+            }
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Reactor thread: takes the stream back when its poller has not read it for {@code leaseNanos}. */
+    void revokeStalePoll(long now, long leaseNanos) {
+        if (!polled || now - polledAt < leaseNanos || !io.tryLock()) {
+            return; // a poller holding the lock is reading: not stale
+        }
+        try {
+            if (polled && now - polledAt >= leaseNanos) {
+                unpoll();
+            }
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** A leader is about to block on this stream's socket: no lease expiry meanwhile. */
+    void holdPoll() {
+        polledAt = Long.MAX_VALUE >> 1; // far in the future: a lease check never sees it stale
+    }
+
+    /** The leader stopped blocking: the lease runs from now. */
+    void touchPoll() {
+        polledAt = System.nanoTime();
+    }
+
+    /** The socket (the CQ's poll selector registers it). */
+    SocketChannel channel() {
+        return ch;
+    }
+
+    /** True while a poller holds the stream (tests, diagnostics). */
+    boolean isPolled() {
+        return polled;
+    }
+
+    /** {@link #io} held. */
+    private void unpoll() {
+        if (polled) {
+            polled = false;
+            readInterest(true);
+            reactor.removePolled(this);
+        }
+    }
+
+    private void readInterest(boolean on) {
+        if (key != null && key.isValid()) {
+            try {
+                int ops = key.interestOps();
+                int want = on ? ops | SelectionKey.OP_READ : ops & ~SelectionKey.OP_READ;
+                if (want != ops) {
+                    key.interestOps(want);
+                }
+            } catch (CancelledKeyException e) {
+                // closed meanwhile
+            }
+        }
     }
 
     /** Reactor side: takes {@link #io}, spinning briefly first (a posting thread holds it only to transmit). */
@@ -606,6 +771,14 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             if (phase != Phase.ESTABLISHED) {
                 return;
             }
+            if (pendingEof) {
+                onEof(); // met by a poller
+                return;
+            }
+            if (pendingError != null) {
+                onIoError(pendingError);
+                return;
+            }
             try {
                 data.pump();
                 flush();
@@ -777,6 +950,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
         phase = Phase.CLOSED;
         clearDeadline();
+        unpoll();
         if (data != null) {
             data.stop();
         }
@@ -784,6 +958,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             qp.flush();
         }
         closeChannel();
+        if (qp != null) {
+            qp.detach(this);
+        }
         if (!initiator && listener != null) {
             listener.pendingDone(this);
         }
@@ -839,6 +1016,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     void closeFromOutside() {
         closeChannel();
         if (qp != null) {
+            qp.detach(this);
             qp.flush();
         }
         closed.complete(null);
