@@ -55,6 +55,8 @@ import org.slf4j.LoggerFactory;
  */
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
+    /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
+    private static final int INLINE_PUMPS = 64;
     /** Longest time a closing stream keeps trying to flush queued bytes (a TERM, the last FPDUs). */
     private static final long CLOSE_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -100,6 +102,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private boolean deferred;
     /** A poller reads the socket and OP_READ is off; written under {@link #io}, read racily. */
     private volatile boolean polled;
+    /** Set by {@link #outputLeft} during inline work; guarded by {@link #io}. */
+    private boolean moreOutput;
     /** When a poller last read the socket ({@link System#nanoTime()}). */
     private volatile long polledAt;
     /** A poller met EOF / an I/O error; the reactor acts on it. Guarded by {@link #io}. */
@@ -208,7 +212,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         reactor.schedule(this);
     }
 
-    /** Posting thread, {@link #io} held: pump and flush; true when nothing is left for the reactor. */
+    /**
+     * Posting thread, {@link #io} held: pump and flush, up to {@link #INLINE_PUMPS} rounds while
+     * the socket takes the bytes (a large Write leaves from the posting thread until the socket is
+     * full, not from the reactor); true when nothing is left for the reactor.
+     */
     private boolean transmitInline() {
         if (phase != Phase.ESTABLISHED) {
             return false;
@@ -216,7 +224,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         inline = true;
         deferred = false;
         try {
-            data.pump();
+            pumpInline();
             if (!deferred) {
                 flush();
             }
@@ -226,6 +234,30 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             inline = false;
         }
         return !deferred && phase == Phase.ESTABLISHED && tx.position() == 0 && !data.hasPendingOutput();
+    }
+
+    /** {@link #io} held, {@link #inline} set: engine output until it is done, the socket is full or the round cap. */
+    private void pumpInline() {
+        for (int i = 0; i < INLINE_PUMPS; i++) {
+            moreOutput = false;
+            data.pump();
+            if (deferred || !moreOutput) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * The data path has output left and room in the tx buffer (its round budget ran out): an
+     * inline driver loops ({@link #pumpInline}); on the reactor the stream yields to the others
+     * and continues in the next loop turn.
+     */
+    void outputLeft() {
+        if (inline) {
+            moreOutput = true;
+        } else {
+            kick();
+        }
     }
 
     /** True while a posting thread transmits (the data path then defers teardown to the reactor). */
@@ -246,7 +278,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
      * transmits what that produced (Read Responses, answers posted meanwhile); completions go to
      * the CQs as they would from the reactor. With {@code claim} it takes the stream over from the
      * reactor (OP_READ off) if needed; without, it reads only a stream some poller already holds.
-     * Returns true when it read the stream. Anything only the reactor may do hands the stream back.
+     * Returns true when it looked at the stream. Anything only the reactor may do hands the stream back.
      *
      * @param rx the poller's receive buffer (the engine copies what it keeps)
      */
@@ -271,6 +303,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             polledAt = System.nanoTime();
             inline = true;
             deferred = false;
+            boolean got = false;
             try {
                 for (int round = 0; round < 8; round++) {
                     rx.clear();
@@ -283,14 +316,17 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
                     if (n == 0) {
                         break;
                     }
+                    got = true;
                     rx.flip();
                     data.onBytes(rx);
                     if (deferred || phase != Phase.ESTABLISHED || n < rx.capacity()) {
                         break;
                     }
                 }
-                if (!deferred) {
-                    data.pump();
+                // Transmit what the input produced (Read Responses, a TERM); with nothing read the
+                // output side is the posters' and the reactor's (a pump here would only contend).
+                if (got && !deferred) {
+                    pumpInline();
                     if (!deferred) {
                         flush();
                     }
@@ -304,6 +340,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             if (deferred) {
                 unpoll();
                 reactor.schedule(this); // wakes the loop: it applies OP_READ and acts on what was met
+            } else if (moreOutput) {
+                reactor.schedule(this); // round cap: the reactor goes on
             }
             return true;
         } catch (CancelledKeyException e) {
