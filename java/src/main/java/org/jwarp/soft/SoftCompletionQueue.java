@@ -203,7 +203,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
         try {
             ByteBuffer rx = rxBuffer();
             for (SoftStream s : ss) {
-                s.pollReceive(rx, false);
+                s.pollReceive(rx, false, false);
             }
         } finally {
             leader.unlock();
@@ -294,10 +294,10 @@ public final class SoftCompletionQueue implements CompletionQueue {
         try {
             ByteBuffer rx = rxBuffer();
             while (pollable(ss)) {
-                boolean all = true;
+                boolean blocking = System.nanoTime() - spinEnd >= 0;
+                int worst = SoftStream.POLL_HELD;
                 for (SoftStream s : ss) {
-                    s.pollReceive(rx, true);
-                    all &= s.isPolled();
+                    worst = Math.min(worst, s.pollReceive(rx, true, blocking));
                 }
                 if (tail != head || closed) {
                     keep = true;
@@ -310,9 +310,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
-                if (now - spinEnd < 0) {
-                    Thread.onSpinWait();
-                } else if (!all || !block(ss, deadline - now)) {
+                if (!blocking || worst == SoftStream.POLL_BUSY) {
+                    Thread.onSpinWait(); // spinning, or a stream's lock was busy: look again
+                } else if (worst == SoftStream.POLL_NO || !block(ss, deadline - now)) {
                     return; // a stream stays with the reactor (or no selector): park, its completions notify
                 }
                 ss = streams;
@@ -324,6 +324,10 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 release(ss);
                 if (ss != streams) {
                     release(streams);
+                }
+            } else {
+                for (SoftStream s : ss) {
+                    s.touchPoll(); // a pass that meant to block may have held it: the lease runs from now
                 }
             }
         }
@@ -338,9 +342,6 @@ public final class SoftCompletionQueue implements CompletionQueue {
         Selector sel = selector(ss);
         if (sel == null) {
             return false;
-        }
-        for (SoftStream s : ss) {
-            s.holdPoll(); // the reactor's lease check leaves it alone while we block on it
         }
         leaderBlocked = true;
         try {

@@ -55,6 +55,10 @@ import org.slf4j.LoggerFactory;
  */
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
+    /** {@link #pollReceive} results. */
+    static final int POLL_NO = 0;
+    static final int POLL_BUSY = 1;
+    static final int POLL_HELD = 2;
     /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
     private static final int INLINE_PUMPS = 64;
     /** Longest time a closing stream keeps trying to flush queued bytes (a TERM, the last FPDUs). */
@@ -278,23 +282,29 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
      * transmits what that produced (Read Responses, answers posted meanwhile); completions go to
      * the CQs as they would from the reactor. With {@code claim} it takes the stream over from the
      * reactor (OP_READ off) if needed; without, it reads only a stream some poller already holds.
-     * Returns true when it looked at the stream. Anything only the reactor may do hands the stream back.
+     * Anything only the reactor may do hands the stream back.
      *
-     * @param rx the poller's receive buffer (the engine copies what it keeps)
+     * @param rx   the poller's receive buffer (the engine copies what it keeps)
+     * @param hold the leader blocks on the socket next: the lease does not run meanwhile
+     * @return {@link #POLL_HELD} when the caller holds the stream now, {@link #POLL_BUSY} when
+     *         someone else drove it just now, {@link #POLL_NO} when it stays with the reactor
      */
-    boolean pollReceive(ByteBuffer rx, boolean claim) {
+    int pollReceive(ByteBuffer rx, boolean claim, boolean hold) {
         if (phase != Phase.ESTABLISHED || (!claim && !polled) || io.isHeldByCurrentThread()
-                || reactor.inReactorThread() || !io.tryLock()) {
-            return false;
+                || reactor.inReactorThread()) {
+            return POLL_NO;
+        }
+        if (!io.tryLock()) {
+            return POLL_BUSY;
         }
         try {
             if (phase != Phase.ESTABLISHED || timed || pendingEof || pendingError != null || key == null
                     || !key.isValid()) {
-                return false; // a deadline (the RTR timer) or a pending event: the reactor's business
+                return POLL_NO; // a deadline (the RTR timer) or a pending event: the reactor's business
             }
             if (!polled) {
                 if (!claim) {
-                    return false;
+                    return POLL_NO;
                 }
                 polled = true;
                 readInterest(false);
@@ -340,12 +350,19 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             if (deferred) {
                 unpoll();
                 reactor.schedule(this); // wakes the loop: it applies OP_READ and acts on what was met
-            } else if (moreOutput) {
+                return POLL_NO;
+            }
+            if (moreOutput) {
                 reactor.schedule(this); // round cap: the reactor goes on
             }
-            return true;
+            if (hold) {
+                // Set under the lock: a lease check (also under it) cannot revoke what the
+                // leader is about to block on.
+                polledAt = System.nanoTime() + (1L << 62);
+            }
+            return POLL_HELD;
         } catch (CancelledKeyException e) {
-            return false; // closed meanwhile
+            return POLL_NO; // closed meanwhile
         } finally {
             io.unlock();
         }
@@ -379,11 +396,6 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         } finally {
             io.unlock();
         }
-    }
-
-    /** A leader is about to block on this stream's socket: no lease expiry meanwhile. */
-    void holdPoll() {
-        polledAt = Long.MAX_VALUE >> 1; // far in the future: a lease check never sees it stale
     }
 
     /** The leader stopped blocking: the lease runs from now. */
