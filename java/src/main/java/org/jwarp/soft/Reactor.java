@@ -27,6 +27,12 @@ import org.slf4j.LoggerFactory;
  * <p>Application threads never touch sockets. They put work into a handler's own queue and call
  * {@link #schedule(Scheduled)}; the handler is queued at most once (a flag, no allocation) and the
  * selector is woken only when the loop is about to sleep or sleeping.
+ *
+ * <p>Exception: receive polling (see {@link SoftCompletionQueue}). A thread waiting on a CQ may
+ * read a stream's socket itself; while it does, the stream is <em>polled</em>: its key has no
+ * OP_READ interest, so data arriving for it does not wake this loop. The loop keeps the polled
+ * streams in a list and, while it is not empty, wakes at least every lease period to hand back
+ * to itself (OP_READ on again) any stream whose poller went quiet for longer than the lease.
  */
 final class Reactor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Reactor.class);
@@ -86,7 +92,19 @@ final class Reactor implements AutoCloseable {
         }
     }
 
+    /** Streams a poller reads (OP_READ off); guarded by {@link #lock}. */
+    private final ArrayList<SoftStream> polled = new ArrayList<>();
+    /** Reactor-thread copy of {@link #polled} for the lease check (no allocation per turn). */
+    private final ArrayList<SoftStream> polledBatch = new ArrayList<>();
+    private volatile int polledCount;
+    private final long pollLeaseNanos;
+
     Reactor(String name) throws IOException {
+        this(name, TimeUnit.MICROSECONDS.toNanos(SoftConfig.DEFAULT_POLL_LEASE_MICROS));
+    }
+
+    Reactor(String name, long pollLeaseNanos) throws IOException {
+        this.pollLeaseNanos = pollLeaseNanos;
         selector = Selector.open();
         thread = new Thread(this::loop, name);
         thread.setDaemon(true);
@@ -185,10 +203,57 @@ final class Reactor implements AutoCloseable {
         }
     }
 
-    private void wake() {
+    /**
+     * Wakes the selector if the loop sleeps or is about to: an interest change made before this
+     * call is then applied by the next select (the selector applies interest changes only when it
+     * enters select, so re-enabling OP_READ from another thread needs this).
+     */
+    void wake() {
         if (sleeping) {
             selector.wakeup();
         }
+    }
+
+    /** A poller took {@code s} over (its key lost OP_READ); the lease check now covers it. */
+    void addPolled(SoftStream s) {
+        synchronized (lock) {
+            polled.add(s);
+            polledCount = polled.size();
+        }
+    }
+
+    /** {@code s} is read by the reactor again. */
+    void removePolled(SoftStream s) {
+        synchronized (lock) {
+            polled.remove(s);
+            polledCount = polled.size();
+        }
+    }
+
+    /** Number of streams a poller currently reads (tests, diagnostics). */
+    int polledCount() {
+        return polledCount;
+    }
+
+    /** Hands back to the reactor every polled stream whose poller has been quiet for the lease. */
+    private void checkPollLeases() {
+        if (polledCount == 0) {
+            return;
+        }
+        synchronized (lock) {
+            for (int i = 0; i < polled.size(); i++) {
+                polledBatch.add(polled.get(i));
+            }
+        }
+        long now = System.nanoTime();
+        for (int i = 0; i < polledBatch.size(); i++) {
+            try {
+                polledBatch.get(i).revokeStalePoll(now, pollLeaseNanos);
+            } catch (RuntimeException e) {
+                LOG.error("poll lease check failed", e);
+            }
+        }
+        polledBatch.clear();
     }
 
     private void loop() {
@@ -201,6 +266,9 @@ final class Reactor implements AutoCloseable {
                     long d = TimeUnit.NANOSECONDS.toMillis(timed.get(i).deadlineNanos() - now) + 1;
                     timeout = Math.max(1, Math.min(timeout, d));
                 }
+                if (polledCount > 0) {
+                    timeout = Math.max(1, Math.min(timeout, TimeUnit.NANOSECONDS.toMillis(pollLeaseNanos)));
+                }
                 sleeping = true;
                 if (hasQueued()) {
                     selector.selectNow(dispatch);
@@ -209,6 +277,7 @@ final class Reactor implements AutoCloseable {
                 }
                 sleeping = false;
                 checkDeadlines();
+                checkPollLeases();
             }
         } catch (ClosedSelectorException e) {
             // closing

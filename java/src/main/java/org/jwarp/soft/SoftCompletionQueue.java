@@ -1,6 +1,13 @@
 package org.jwarp.soft;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.WcOpcode;
@@ -16,6 +23,37 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A full CQ is an overrun (ibv IBV_EVENT_CQ_ERR): the completion is dropped, counted in
  * {@link #overruns()} and logged; size CQs for the sum of the queue depths that use them.
+ *
+ * <h2>Receive polling (leader/follower)</h2>
+ * Without it every received message costs two thread hand-offs: the reactor wakes from select,
+ * reads, runs the engine and fills the CQ, then wakes the thread blocked in {@link #await}. On a
+ * small machine those wake-ups dominate a loopback round trip, whereas a plain TCP ping-pong
+ * thread reads its own socket. So a thread that awaits on an empty CQ first becomes the CQ's
+ * <em>leader</em> (one at a time, by try-lock; the others follow, spinning on the ring): for up
+ * to {@link SoftConfig#pollSpinMicros()} it reads, non-blocking, the sockets of the streams whose
+ * QPs use this CQ, each under that stream's I/O lock taken without waiting (a busy lock means
+ * the reactor or a poster drives the stream just now, and that driver will fill the CQ), runs
+ * the engine and reaps the completions it produced itself; then it hands the streams back to
+ * the reactor and parks in the monitor as before. The guarantees stay those of the single
+ * engine per stream: the I/O lock serializes readers, so bytes reach the engine in order and
+ * completions enter the ring in order per queue; the park path is the unchanged monitor
+ * protocol, and the streams are handed back before it, so no wake-up is lost.
+ *
+ * <p>A stream being read by a poller has no OP_READ interest at the reactor (its data must not
+ * wake the reactor thread for nothing, which on two cores costs as much as the hand-off saved).
+ * The hand-over is sticky: a leader that found a completion keeps the streams, because its
+ * thread usually comes back within microseconds (a ping-pong); handing them back on each return
+ * would cost a selector wake-up per message. The reactor stays responsible for liveness: a
+ * stream whose poller has not read it for {@link SoftConfig#pollLeaseMicros()} is taken back
+ * (peers that only need the reactor: Read Requests to answer, Writes to place, a TERM, a
+ * close), and EOF, I/O errors and TERMs met by a poller are handed to the reactor at once, which
+ * tears down and flushes as always. Deadlines keep a stream on the reactor (the responder's RTR
+ * timer). {@link #poll} never takes streams over, but while a poller holds them it reads them
+ * too (a spin-polling thread makes progress as an awaiting one does).
+ *
+ * <p>Only CQs serving at most {@link SoftConfig#pollMaxStreams()} streams are polled: with many
+ * streams, one selector wake-up is cheaper than a read attempt per stream and spin. The spin is
+ * bounded and uses {@link Thread#onSpinWait()}; no step allocates.
  */
 public final class SoftCompletionQueue implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(SoftCompletionQueue.class);
@@ -27,14 +65,37 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private volatile long head;
     private volatile long tail;
     private long overruns;
-    private int waiters;
-    private boolean closed;
+    /** Threads parked on the monitor; written under {@link #lock}, read racily by a leader. */
+    private volatile int waiters;
+    private volatile boolean closed;
+
+    private static final SoftStream[] NO_STREAMS = new SoftStream[0];
+    /** Streams of the QPs using this CQ (copy-on-write: attach and close are cold). */
+    private volatile SoftStream[] streams = NO_STREAMS;
+    private final Object streamsLock = new Object();
+    /** Held by the thread that polls the streams' sockets. */
+    private final ReentrantLock leader = new ReentrantLock();
+    /** The leader's receive buffer, allocated at the first poll; guarded by {@link #leader}. */
+    private ByteBuffer pollRx;
+    /** The leader's selector over the streams' sockets (created at its first block). */
+    private volatile Selector pollSelector;
+    /** Streams registered with {@link #pollSelector} and their keys; guarded by {@link #leader}. */
+    private SoftStream[] keyed = NO_STREAMS;
+    private SelectionKey[] keys = new SelectionKey[0];
+    /** True while the leader blocks in {@link #pollSelector}. */
+    private volatile boolean leaderBlocked;
+    private static final Consumer<SelectionKey> IGNORE = k -> { };
+    private final long spinNanos;
+    private final int maxPollStreams;
 
     SoftCompletionQueue(SoftDevice device, int entries) {
         if (entries < 1) {
             throw new IllegalArgumentException("entries: " + entries + " must be >= 1");
         }
         this.device = device;
+        SoftConfig cfg = device != null ? device.config() : SoftConfig.defaults();
+        spinNanos = TimeUnit.MICROSECONDS.toNanos(cfg.pollSpinMicros());
+        maxPollStreams = cfg.pollMaxStreams();
         ring = new WorkCompletion[entries];
         for (int i = 0; i < entries; i++) {
             ring[i] = new WorkCompletion();
@@ -87,13 +148,95 @@ public final class SoftCompletionQueue implements CompletionQueue {
             if (waiters > 0) {
                 lock.notify();
             }
+            if (leaderBlocked) {
+                pollSelector.wakeup(); // a leader blocked on the sockets: this completion came from elsewhere
+            }
+        }
+    }
+
+    /** A QP using this CQ got its stream (established). */
+    void addStream(SoftStream s) {
+        synchronized (streamsLock) {
+            SoftStream[] a = streams;
+            for (SoftStream x : a) {
+                if (x == s) {
+                    return;
+                }
+            }
+            SoftStream[] b = java.util.Arrays.copyOf(a, a.length + 1);
+            b[a.length] = s;
+            streams = b;
+        }
+    }
+
+    /** The stream closed. */
+    void removeStream(SoftStream s) {
+        synchronized (streamsLock) {
+            SoftStream[] a = streams;
+            for (int i = 0; i < a.length; i++) {
+                if (a[i] == s) {
+                    SoftStream[] b = new SoftStream[a.length - 1];
+                    System.arraycopy(a, 0, b, 0, i);
+                    System.arraycopy(a, i + 1, b, i, a.length - i - 1);
+                    streams = a.length == 1 ? NO_STREAMS : b;
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Streams attached (tests, diagnostics). */
+    int streamCount() {
+        return streams.length;
+    }
+
+    /** True when receive polling applies to this CQ now. */
+    private boolean pollable(SoftStream[] ss) {
+        return spinNanos > 0 && ss.length > 0 && ss.length <= maxPollStreams;
+    }
+
+    /** One non-blocking pass over the streams some poller holds (from {@link #poll}); only the leader reads. */
+    private void progress(SoftStream[] ss) {
+        if (!leader.tryLock()) {
+            return;
+        }
+        try {
+            ByteBuffer rx = rxBuffer();
+            for (SoftStream s : ss) {
+                s.pollReceive(rx, false, false);
+            }
+        } finally {
+            leader.unlock();
+        }
+    }
+
+    /** Leader only. */
+    private ByteBuffer rxBuffer() {
+        ByteBuffer rx = pollRx;
+        if (rx == null) {
+            rx = pollRx = ByteBuffer.allocateDirect(Reactor.RX_BUFFER);
+        }
+        return rx;
+    }
+
+    /** Before parking or returning empty-handed: the reactor reads every stream again. No CQ lock held. */
+    private static void release(SoftStream[] ss) {
+        for (SoftStream s : ss) {
+            s.releasePoll();
         }
     }
 
     @Override
     public int poll(WorkCompletion[] out, int max) {
         if (tail == head) {
-            return 0; // empty: no lock (a racing completion is seen by the next poll)
+            SoftStream[] ss = streams;
+            if (!pollable(ss)) {
+                return 0; // empty: no lock (a racing completion is seen by the next poll)
+            }
+            progress(ss);
+            if (tail == head) {
+                return 0;
+            }
         }
         synchronized (lock) {
             return drain(out, max);
@@ -111,7 +254,15 @@ public final class SoftCompletionQueue implements CompletionQueue {
 
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        long start = System.nanoTime();
+        long deadline = start + unit.toNanos(timeout);
+        if (tail == head && !closed && pollable(streams) && leader.tryLock()) {
+            try {
+                lead(start, deadline);
+            } finally {
+                leader.unlock();
+            }
+        }
         synchronized (lock) {
             while (tail == head && !closed) {
                 long nanos = deadline - System.nanoTime();
@@ -130,11 +281,142 @@ public final class SoftCompletionQueue implements CompletionQueue {
         }
     }
 
+    /**
+     * The leader's loop: reads the streams (taking them over from the reactor), spins for the
+     * configured time, then blocks on the streams' sockets in this CQ's own selector. Returns with
+     * a completion in the ring (keeping the streams), or at the deadline / when it cannot block
+     * on every stream (handing them back; the caller then parks on the monitor).
+     */
+    private void lead(long start, long deadline) throws InterruptedException {
+        long spinEnd = start + Math.min(spinNanos, Math.max(0, deadline - start));
+        boolean keep = false;
+        SoftStream[] ss = streams;
+        try {
+            ByteBuffer rx = rxBuffer();
+            while (pollable(ss)) {
+                boolean blocking = System.nanoTime() - spinEnd >= 0;
+                int worst = SoftStream.POLL_HELD;
+                for (SoftStream s : ss) {
+                    worst = Math.min(worst, s.pollReceive(rx, true, blocking));
+                }
+                if (tail != head || closed) {
+                    keep = true;
+                    return;
+                }
+                long now = System.nanoTime();
+                if (now - deadline >= 0) {
+                    return;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                if (!blocking || worst == SoftStream.POLL_BUSY) {
+                    Thread.onSpinWait(); // spinning, or a stream's lock was busy: look again
+                } else if (worst == SoftStream.POLL_NO || !block(ss, deadline - now)) {
+                    return; // a stream stays with the reactor (or no selector): park, its completions notify
+                }
+                ss = streams;
+            }
+        } finally {
+            // Keep the streams only with a completion in hand (the caller comes back soon) and no
+            // thread parked on the monitor (it would wait for the lease to run out).
+            if (!keep || waiters > 0) {
+                release(ss);
+                if (ss != streams) {
+                    release(streams);
+                }
+            } else {
+                for (SoftStream s : ss) {
+                    s.touchPoll(); // a pass that meant to block may have held it: the lease runs from now
+                }
+            }
+        }
+    }
+
+    /**
+     * Leader: blocks until a socket of {@code ss} is readable, a completion arrives from another
+     * thread ({@link #complete} wakes the selector), the CQ closes or {@code nanos} pass.
+     * False when the selector cannot be used (then the caller parks on the monitor).
+     */
+    private boolean block(SoftStream[] ss, long nanos) {
+        Selector sel = selector(ss);
+        if (sel == null) {
+            return false;
+        }
+        leaderBlocked = true;
+        try {
+            if (tail == head && !closed) {
+                sel.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
+            }
+        } catch (IOException | ClosedSelectorException e) {
+            return false;
+        } finally {
+            leaderBlocked = false;
+            for (SoftStream s : ss) {
+                s.touchPoll();
+            }
+        }
+        return true;
+    }
+
+    /** Leader: this CQ's selector with exactly {@code ss} registered for OP_READ; null if unusable. */
+    private Selector selector(SoftStream[] ss) {
+        Selector sel = pollSelector;
+        try {
+            if (sel == null) {
+                synchronized (lock) {
+                    if (closed) {
+                        return null;
+                    }
+                    sel = pollSelector = Selector.open();
+                }
+            }
+            if (keyed != ss) {
+                SelectionKey[] nk = new SelectionKey[ss.length];
+                for (int i = 0; i < ss.length; i++) {
+                    for (int j = 0; j < keyed.length; j++) {
+                        if (keyed[j] == ss[i]) {
+                            nk[i] = keys[j];
+                            keys[j] = null;
+                        }
+                    }
+                    if (nk[i] == null) {
+                        try {
+                            nk[i] = ss[i].channel().register(sel, SelectionKey.OP_READ, ss[i]);
+                        } catch (IOException | RuntimeException e) {
+                            return null; // closing: the reactor handles it
+                        }
+                    }
+                }
+                for (SelectionKey k : keys) {
+                    if (k != null) {
+                        k.cancel();
+                    }
+                }
+                keyed = ss;
+                keys = nk;
+                sel.selectNow(); // applies the cancellations: closed sockets are released
+            }
+            return sel;
+        } catch (IOException | ClosedSelectorException e) {
+            return null;
+        }
+    }
+
     @Override
     public void close() {
+        Selector sel;
         synchronized (lock) {
             closed = true;
+            sel = pollSelector;
             lock.notifyAll();
+        }
+        if (sel != null) {
+            try {
+                sel.close(); // wakes a leader blocked in it first
+            } catch (IOException e) {
+                LOG.debug("poll selector close failed", e);
+            }
         }
         if (device != null) {
             device.forget(this);

@@ -20,9 +20,27 @@ import java.time.Duration;
  * @param txBufferSize      transmit staging buffer per connection (receive buffers are per
  *                          reactor thread: the decoders keep what they need)
  * @param reactors          event-loop threads per provider (connections are spread round-robin)
+ * @param pollSpinMicros    receive polling ({@code jwarp.soft.pollSpinMicros}): how long a thread
+ *                          in {@link SoftCompletionQueue#await} on an empty CQ reads the sockets of
+ *                          that CQ's streams itself, spinning, before it parks and leaves receiving
+ *                          to the reactor; 0 turns receive polling off (the reactor delivers every
+ *                          completion). See {@link SoftCompletionQueue} for the scheme.
+ * @param pollMaxStreams    receive polling is used only on CQs serving at most this many streams
+ *                          ({@code jwarp.soft.pollMaxStreams}); beyond, one selector wake-up beats
+ *                          one read attempt per stream and spin
+ * @param pollLeaseMicros   a stream whose poller has not read it for this long is handed back to
+ *                          the reactor ({@code jwarp.soft.pollLeaseMicros}); bounds the delay seen
+ *                          by anything the reactor must notice (Read Requests to answer, Writes to
+ *                          place, a TERM, a close) when the polling thread went off to do other work
  */
 public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout,
-                         int maxFpdu, int txBufferSize, int reactors) {
+                         int maxFpdu, int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams,
+                         int pollLeaseMicros) {
+
+    /** Default receive polling: spin this long before parking (covers a loopback round trip). */
+    static final int DEFAULT_POLL_SPIN_MICROS = 2;
+    static final int DEFAULT_POLL_MAX_STREAMS = 4;
+    static final int DEFAULT_POLL_LEASE_MICROS = 1000;
 
     public SoftConfig {
         if (maxFpdu < 64 || (maxFpdu & 7) != 0) {
@@ -35,6 +53,22 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
         if (reactors < 1 || reactors > 64) {
             throw new IllegalArgumentException("reactors: " + reactors + " must be 1..64");
         }
+        if (pollSpinMicros < 0 || pollSpinMicros > 1_000_000) {
+            throw new IllegalArgumentException("pollSpinMicros: " + pollSpinMicros + " must be 0..1000000");
+        }
+        if (pollMaxStreams < 1) {
+            throw new IllegalArgumentException("pollMaxStreams: " + pollMaxStreams + " must be >= 1");
+        }
+        if (pollLeaseMicros < 100 || pollLeaseMicros > 1_000_000) {
+            throw new IllegalArgumentException("pollLeaseMicros: " + pollLeaseMicros + " must be 100..1000000");
+        }
+    }
+
+    /** Without the receive-polling knobs: their defaults. */
+    public SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout, int maxFpdu,
+                      int txBufferSize, int reactors) {
+        this(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
+                DEFAULT_POLL_SPIN_MICROS, DEFAULT_POLL_MAX_STREAMS, DEFAULT_POLL_LEASE_MICROS);
     }
 
     public static SoftConfig defaults() {
@@ -51,7 +85,10 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 millis("decisionTimeoutMs", d.decisionTimeout),
                 Integer.getInteger("jwarp.soft.maxFpdu", d.maxFpdu),
                 Integer.getInteger("jwarp.soft.txBufferSize", d.txBufferSize),
-                Integer.getInteger("jwarp.soft.reactors", d.reactors));
+                Integer.getInteger("jwarp.soft.reactors", d.reactors),
+                Integer.getInteger("jwarp.soft.pollSpinMicros", d.pollSpinMicros),
+                Integer.getInteger("jwarp.soft.pollMaxStreams", d.pollMaxStreams),
+                Integer.getInteger("jwarp.soft.pollLeaseMicros", d.pollLeaseMicros));
     }
 
     private static Duration millis(String name, Duration dflt) {
@@ -60,14 +97,23 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
     }
 
     public SoftConfig withTimeouts(Duration initiator, Duration responder, Duration decision) {
-        return new SoftConfig(initiator, responder, decision, maxFpdu, txBufferSize, reactors);
+        return new SoftConfig(initiator, responder, decision, maxFpdu, txBufferSize, reactors, pollSpinMicros,
+                pollMaxStreams, pollLeaseMicros);
     }
 
     public SoftConfig withBuffers(int fpdu, int tx) {
-        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, fpdu, tx, reactors);
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, fpdu, tx, reactors, pollSpinMicros,
+                pollMaxStreams, pollLeaseMicros);
     }
 
     public SoftConfig withReactors(int n) {
-        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, n);
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, n,
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros);
+    }
+
+    /** Receive polling: spin time (0 = off), largest CQ fan-out polled, lease; see the record's parameters. */
+    public SoftConfig withPolling(int spinMicros, int maxStreams, int leaseMicros) {
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
+                spinMicros, maxStreams, leaseMicros);
     }
 }

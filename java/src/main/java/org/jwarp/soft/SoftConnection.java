@@ -25,6 +25,11 @@ public final class SoftConnection implements Connection {
     private final SoftQueuePair qp;
     private final ConnectionInfo info;
 
+    /** The stream (tests, diagnostics). */
+    SoftStream stream() {
+        return stream;
+    }
+
     SoftConnection(SoftStream stream, SoftQueuePair qp) {
         this.stream = stream;
         this.qp = qp;

@@ -214,7 +214,7 @@ final class SoftDataPath implements RdmapListener {
             stream.flushQuietly(); // leaves OP_WRITE set while bytes remain
         }
         if (!stopped && ep.hasPendingOutput() && tx.remaining() >= ep.maxFpduWireLength()) {
-            stream.kick(); // room but work left: yield, continue in the next loop turn
+            stream.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
     }

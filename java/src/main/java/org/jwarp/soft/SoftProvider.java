@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jwarp.verbs.DeviceInfo;
@@ -39,7 +40,8 @@ public final class SoftProvider implements RdmaProvider {
         int id = INSTANCE.incrementAndGet();
         try {
             for (int i = 0; i < reactors.length; i++) {
-                reactors[i] = new Reactor("jwarp-soft-" + id + "-reactor-" + i);
+                reactors[i] = new Reactor("jwarp-soft-" + id + "-reactor-" + i,
+                        TimeUnit.MICROSECONDS.toNanos(config.pollLeaseMicros()));
             }
         } catch (IOException e) {
             for (Reactor r : reactors) {

@@ -150,6 +150,18 @@ public final class SoftQueuePair implements QueuePair {
                 state = QpState.RTS;
             }
         }
+        sendCq.addStream(s);
+        if (recvCq != sendCq) {
+            recvCq.addStream(s);
+        }
+    }
+
+    /** The stream closed: its CQs no longer poll it. */
+    void detach(SoftStream s) {
+        sendCq.removeStream(s);
+        if (recvCq != sendCq) {
+            recvCq.removeStream(s);
+        }
     }
 
     /** Moves to ERR; later posts are refused. Returns false if it already was in ERR. */

@@ -41,10 +41,26 @@ import org.slf4j.LoggerFactory;
  * waiting) to move its work requests into the wire engine and onto the socket itself, saving
  * the hand-off to the reactor. The engine is single-threaded; the lock serializes it, so posting
  * order, the RTR-first rule and the responder's fence (RFC 6581 §9.2) hold as before. Anything
- * only the reactor may do (teardown, deadlines, reading) is deferred to it.
+ * only the reactor may do (teardown, deadlines) is deferred to it.
+ *
+ * <p>Receive polling: a thread waiting on one of the QP's completion queues may also take the
+ * lock (without waiting) to read the socket itself, run the engine and so produce its own
+ * completions ({@link #pollReceive}); see {@link SoftCompletionQueue} for the scheme. While a
+ * poller holds the stream (<em>polled</em>), its key has no OP_READ interest, so the reactor is
+ * not woken for its data; the poller hands it back before it parks ({@link #releasePoll}), the
+ * reactor takes it back when the poller stays away longer than the lease
+ * ({@link #revokeStalePoll}), and anything the reactor must do (EOF, an I/O error, a TERM to act
+ * on) hands it back at once. Reads happen only under the lock, so the byte stream reaches the
+ * engine in order whoever reads it.
  */
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
+    /** {@link #pollReceive} results. */
+    static final int POLL_NO = 0;
+    static final int POLL_BUSY = 1;
+    static final int POLL_HELD = 2;
+    /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
+    private static final int INLINE_PUMPS = 64;
     /** Longest time a closing stream keeps trying to flush queued bytes (a TERM, the last FPDUs). */
     private static final long CLOSE_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -88,6 +104,15 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private boolean inline;
     /** Set during inline transmit when something needs the reactor (an I/O error, a TERM); guarded by {@link #io}. */
     private boolean deferred;
+    /** A poller reads the socket and OP_READ is off; written under {@link #io}, read racily. */
+    private volatile boolean polled;
+    /** Set by {@link #outputLeft} during inline work; guarded by {@link #io}. */
+    private boolean moreOutput;
+    /** When a poller last read the socket ({@link System#nanoTime()}). */
+    private volatile long polledAt;
+    /** A poller met EOF / an I/O error; the reactor acts on it. Guarded by {@link #io}. */
+    private boolean pendingEof;
+    private IOException pendingError;
 
     private SoftStream(boolean initiator, SoftDevice device, Reactor reactor, SoftListener listener) {
         this.initiator = initiator;
@@ -191,7 +216,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         reactor.schedule(this);
     }
 
-    /** Posting thread, {@link #io} held: pump and flush; true when nothing is left for the reactor. */
+    /**
+     * Posting thread, {@link #io} held: pump and flush, up to {@link #INLINE_PUMPS} rounds while
+     * the socket takes the bytes (a large Write leaves from the posting thread until the socket is
+     * full, not from the reactor); true when nothing is left for the reactor.
+     */
     private boolean transmitInline() {
         if (phase != Phase.ESTABLISHED) {
             return false;
@@ -199,7 +228,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         inline = true;
         deferred = false;
         try {
-            data.pump();
+            pumpInline();
             if (!deferred) {
                 flush();
             }
@@ -211,6 +240,30 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return !deferred && phase == Phase.ESTABLISHED && tx.position() == 0 && !data.hasPendingOutput();
     }
 
+    /** {@link #io} held, {@link #inline} set: engine output until it is done, the socket is full or the round cap. */
+    private void pumpInline() {
+        for (int i = 0; i < INLINE_PUMPS; i++) {
+            moreOutput = false;
+            data.pump();
+            if (deferred || !moreOutput) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * The data path has output left and room in the tx buffer (its round budget ran out): an
+     * inline driver loops ({@link #pumpInline}); on the reactor the stream yields to the others
+     * and continues in the next loop turn.
+     */
+    void outputLeft() {
+        if (inline) {
+            moreOutput = true;
+        } else {
+            kick();
+        }
+    }
+
     /** True while a posting thread transmits (the data path then defers teardown to the reactor). */
     boolean inlineTransmit() {
         return inline;
@@ -219,6 +272,168 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** Inline transmit met something only the reactor may handle; it runs once the posting thread is done. */
     void deferToReactor() {
         deferred = true;
+    }
+
+    // ---------------------------------------------------------------- receive polling
+
+    /**
+     * Poller thread (a thread waiting on a CQ of this stream's QP): if nobody else drives the
+     * stream right now, reads what the socket has (non-blocking), runs the engine on it and
+     * transmits what that produced (Read Responses, answers posted meanwhile); completions go to
+     * the CQs as they would from the reactor. With {@code claim} it takes the stream over from the
+     * reactor (OP_READ off) if needed; without, it reads only a stream some poller already holds.
+     * Anything only the reactor may do hands the stream back.
+     *
+     * @param rx   the poller's receive buffer (the engine copies what it keeps)
+     * @param hold the leader blocks on the socket next: the lease does not run meanwhile
+     * @return {@link #POLL_HELD} when the caller holds the stream now, {@link #POLL_BUSY} when
+     *         someone else drove it just now, {@link #POLL_NO} when it stays with the reactor
+     */
+    int pollReceive(ByteBuffer rx, boolean claim, boolean hold) {
+        if (phase != Phase.ESTABLISHED || (!claim && !polled) || io.isHeldByCurrentThread()
+                || reactor.inReactorThread()) {
+            return POLL_NO;
+        }
+        if (!io.tryLock()) {
+            return POLL_BUSY;
+        }
+        try {
+            if (phase != Phase.ESTABLISHED || timed || pendingEof || pendingError != null || key == null
+                    || !key.isValid()) {
+                return POLL_NO; // a deadline (the RTR timer) or a pending event: the reactor's business
+            }
+            if (!polled) {
+                if (!claim) {
+                    return POLL_NO;
+                }
+                polled = true;
+                readInterest(false);
+                reactor.addPolled(this);
+            }
+            polledAt = System.nanoTime();
+            inline = true;
+            deferred = false;
+            boolean got = false;
+            try {
+                for (int round = 0; round < 8; round++) {
+                    rx.clear();
+                    int n = ch.read(rx);
+                    if (n < 0) {
+                        pendingEof = true;
+                        deferred = true;
+                        break;
+                    }
+                    if (n == 0) {
+                        break;
+                    }
+                    got = true;
+                    rx.flip();
+                    data.onBytes(rx);
+                    if (deferred || phase != Phase.ESTABLISHED || n < rx.capacity()) {
+                        break;
+                    }
+                }
+                // Transmit what the input produced (Read Responses, a TERM); with nothing read the
+                // output side is the posters' and the reactor's (a pump here would only contend).
+                if (got && !deferred) {
+                    pumpInline();
+                    if (!deferred) {
+                        flush();
+                    }
+                }
+            } catch (IOException e) {
+                pendingError = e;
+                deferred = true;
+            } finally {
+                inline = false;
+            }
+            if (deferred) {
+                unpoll();
+                reactor.schedule(this); // wakes the loop: it applies OP_READ and acts on what was met
+                return POLL_NO;
+            }
+            if (moreOutput) {
+                reactor.schedule(this); // round cap: the reactor goes on
+            }
+            if (hold) {
+                // Set under the lock: a lease check (also under it) cannot revoke what the
+                // leader is about to block on.
+                polledAt = System.nanoTime() + (1L << 62);
+            }
+            return POLL_HELD;
+        } catch (CancelledKeyException e) {
+            return POLL_NO; // closed meanwhile
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Poller thread, about to park (holding no CQ lock): the reactor reads this stream again. */
+    void releasePoll() {
+        if (!polled) {
+            return;
+        }
+        lockIo();
+        try {
+            if (polled) {
+                unpoll();
+                reactor.wake(); // the selector applies the restored OP_READ only when it (re)enters select
+            }
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Reactor thread: takes the stream back when its poller has not read it for {@code leaseNanos}. */
+    void revokeStalePoll(long now, long leaseNanos) {
+        if (!polled || now - polledAt < leaseNanos || !io.tryLock()) {
+            return; // a poller holding the lock is reading: not stale
+        }
+        try {
+            if (polled && now - polledAt >= leaseNanos) {
+                unpoll();
+            }
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** The leader stopped blocking: the lease runs from now. */
+    void touchPoll() {
+        polledAt = System.nanoTime();
+    }
+
+    /** The socket (the CQ's poll selector registers it). */
+    SocketChannel channel() {
+        return ch;
+    }
+
+    /** True while a poller holds the stream (tests, diagnostics). */
+    boolean isPolled() {
+        return polled;
+    }
+
+    /** {@link #io} held. */
+    private void unpoll() {
+        if (polled) {
+            polled = false;
+            readInterest(true);
+            reactor.removePolled(this);
+        }
+    }
+
+    private void readInterest(boolean on) {
+        if (key != null && key.isValid()) {
+            try {
+                int ops = key.interestOps();
+                int want = on ? ops | SelectionKey.OP_READ : ops & ~SelectionKey.OP_READ;
+                if (want != ops) {
+                    key.interestOps(want);
+                }
+            } catch (CancelledKeyException e) {
+                // closed meanwhile
+            }
+        }
     }
 
     /** Reactor side: takes {@link #io}, spinning briefly first (a posting thread holds it only to transmit). */
@@ -606,6 +821,14 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             if (phase != Phase.ESTABLISHED) {
                 return;
             }
+            if (pendingEof) {
+                onEof(); // met by a poller
+                return;
+            }
+            if (pendingError != null) {
+                onIoError(pendingError);
+                return;
+            }
             try {
                 data.pump();
                 flush();
@@ -777,6 +1000,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
         phase = Phase.CLOSED;
         clearDeadline();
+        unpoll();
         if (data != null) {
             data.stop();
         }
@@ -784,6 +1008,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             qp.flush();
         }
         closeChannel();
+        if (qp != null) {
+            qp.detach(this);
+        }
         if (!initiator && listener != null) {
             listener.pendingDone(this);
         }
@@ -839,6 +1066,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     void closeFromOutside() {
         closeChannel();
         if (qp != null) {
+            qp.detach(this);
             qp.flush();
         }
         closed.complete(null);
