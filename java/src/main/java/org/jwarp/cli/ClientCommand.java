@@ -19,6 +19,7 @@ import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
+import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.MemoryRegion;
@@ -32,6 +33,7 @@ import org.jwarp.negotiation.RtrType;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 
 import picocli.CommandLine.Command;
@@ -315,7 +317,12 @@ public final class ClientCommand implements Callable<Integer> {
                 }
                 ConnectionParameters p = params.toBuilder().privateData(new Hello(bufSize, window).encode()).build();
                 QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4);
-                Connection c = dev.connectionManager().connect(server, qpc, p, timeout);
+                Connection c;
+                try {
+                    c = dev.connectionManager().connect(server, qpc, p, timeout);
+                } catch (ConnectionRejectedException e) {
+                    throw withReason(e);
+                }
                 RemoteBuffer rb;
                 try {
                     rb = RemoteBuffer.decode(c.info().peerPrivateData());
@@ -334,6 +341,22 @@ public final class ClientCommand implements Callable<Integer> {
                 pd.close();
                 throw e;
             }
+        }
+
+        /** The server's reason for a reject travels as its private data (ASCII); name it. */
+        static ConnectionRejectedException withReason(ConnectionRejectedException e) {
+            byte[] pd = e.privateData();
+            if (pd.length == 0) {
+                return e;
+            }
+            StringBuilder why = new StringBuilder(pd.length);
+            for (byte b : pd) {
+                why.append(b >= 0x20 && b < 0x7f ? (char) b : '?');
+            }
+            ConnectionRejectedException r = new ConnectionRejectedException(e.getMessage() + "; the server says: " + why,
+                    pd, e.requiredOrd());
+            r.initCause(e);
+            return r;
         }
 
         Connection connection() {
@@ -468,7 +491,16 @@ public final class ClientCommand implements Callable<Integer> {
             if (size == 0) {
                 wr.local = null;
             }
-            conn.queuePair().postSend(wr);
+            try {
+                conn.queuePair().postSend(wr);
+            } catch (RdmaException e) {
+                if (conn.isOpen()) {
+                    throw e;
+                }
+                RdmaException cause = conn.failure();
+                throw new RdmaException("the server closed or reset the connection ("
+                        + (cause != null ? cause.getMessage() : "the connection is closed") + ")", e);
+            }
         }
 
         private int reap() throws RdmaException, InterruptedException {
@@ -478,10 +510,25 @@ public final class ClientCommand implements Callable<Integer> {
             }
             for (int k = 0; k < n; k++) {
                 if (!wcs[k].isSuccess()) {
-                    throw new RdmaException("work request failed: " + wcs[k]);
+                    throw failed(wcs[k]);
                 }
             }
             return n;
+        }
+
+        /**
+         * The error for a failed completion: a flush after the stream ended says the server closed or
+         * reset the connection (RFC 5040 §5.3: outstanding WRs flush), with the provider's cause.
+         */
+        private RdmaException failed(WorkCompletion wc) {
+            if (wc.status == WcStatus.WR_FLUSH_ERR || !conn.isOpen()) {
+                RdmaException cause = conn.failure();
+                String why = cause != null ? cause.getMessage() : "the connection is closed";
+                return new RdmaException("the server closed or reset the connection (" + why + "); "
+                        + (wc.status == WcStatus.WR_FLUSH_ERR ? "outstanding operations were flushed"
+                        : "operation failed with " + wc.status), cause);
+            }
+            return new RdmaException("work request failed: " + wc);
         }
 
         @Override
