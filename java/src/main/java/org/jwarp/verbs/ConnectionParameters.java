@@ -147,7 +147,9 @@ public final class ConnectionParameters {
      * @param limits      the MPA private-data limits of the transport
      */
     public ResponderConfig toResponderConfig(int requiredOrd, MpaFrameLimits limits) {
-        return ResponderConfig.builder().maxIrd(ird).ord(ord).requiredOrd(requiredOrd)
+        // client-server parameters (no RTR types) accept no peer-to-peer Request: A=1 must be echoed
+        // (RFC 6581 §9.2); the RTR set the config needs for validation is then never offered
+        return ResponderConfig.builder().maxIrd(ird).ord(ord).requiredOrd(requiredOrd).acceptP2p(peerToPeer)
                 .rtrTypes(rtrTypes.isEmpty() ? EnumSet.of(RtrType.WRITE, RtrType.READ) : rtrTypes).crc(crc)
                 .ulpPrivateData(privateData).limits(limits).build();
     }
