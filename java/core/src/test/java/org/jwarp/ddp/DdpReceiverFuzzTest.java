@@ -27,6 +27,9 @@ class DdpReceiverFuzzTest {
     private static final int REGION = 4096;
     private static final int SLOT = 256;
     private static final int SLOTS = 4;
+    /** Reused by every input (refilled with the canary): no direct allocation per execution. */
+    private static final ByteBuffer TAGGED = ByteBuffer.allocateDirect(REGION + 2 * GUARD);
+    private static final ByteBuffer UNTAGGED = ByteBuffer.allocateDirect(SLOTS * (SLOT + GUARD) + GUARD);
 
     private static final class Ulp implements DdpReceiveHandler {
         boolean errored;
@@ -74,13 +77,13 @@ class DdpReceiverFuzzTest {
     void ddpReceiver_5041_7_1(FuzzedDataProvider data) {
         StagDomain pd = new StagDomain();
         StagTable table = new StagTable(8);
-        ByteBuffer tagged = ByteBuffer.allocateDirect(REGION + 2 * GUARD);
+        ByteBuffer tagged = TAGGED;
         fill(tagged, 0, tagged.capacity());
         StagRegion mr = table.register(pd, tagged, GUARD, REGION, data.consumeBoolean() ? 0 : 1L << 40,
                 StagAccess.REMOTE_WRITE | StagAccess.REMOTE_READ);
         Ulp ulp = new Ulp();
         DdpReceiver rx = new DdpReceiver(pd, table, new int[] {SLOTS, SLOTS, SLOTS}, ulp, data.consumeInt(1, 4));
-        ByteBuffer untagged = ByteBuffer.allocateDirect(SLOTS * (SLOT + GUARD) + GUARD);
+        ByteBuffer untagged = UNTAGGED;
         fill(untagged, 0, untagged.capacity());
         for (int q = 0; q < 3; q++) {
             for (int i = 0; i < SLOTS; i++) {
