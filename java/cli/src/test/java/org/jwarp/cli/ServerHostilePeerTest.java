@@ -38,7 +38,7 @@ import org.jwarp.verbs.RdmaProvider;
  * is decided at once (MPA Reject R=1 with a reason, RFC 5044 §7.1.5) and a legit client still works.
  */
 class ServerHostilePeerTest {
-    private static final Duration AT_ONCE = Duration.ofSeconds(3);
+    private static final Duration AT_ONCE = Duration.ofSeconds(5); // a client left waiting times out after 10 s
 
     /** Starts {@code jwarp server} with {@code extra} options on a free port; returns its exit future. */
     private static CompletableFuture<Integer> server(int port, String... extra) {
