@@ -45,6 +45,11 @@ import picocli.CommandLine.Option;
  * workload: it echoes Sends (latency), acknowledges Sends with a zero-length Send (bandwidth
  * credits), and exposes one registered buffer for the client's RDMA Writes and Reads, whose
  * address, STag and length travel in the accept private data (RFC 5044 §7.1 private data).
+ *
+ * <p>Connections are served concurrently, each on its own thread, up to {@code --max-connections};
+ * a request beyond them, a hello asking for more buffer memory than {@code --max-connection-memory}
+ * or than is left of {@code --max-memory}, and a peer-to-peer request to a server without
+ * {@code --p2p} (RFC 6581 §9.2) get an MPA Reject (R=1, RFC 5044 §7.1.5) with the reason at once.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Accept RDMA connections and serve a client's send/write/read test (rping-like).")
