@@ -648,6 +648,11 @@ public final class RdmapEndpoint {
                     if (orqCount == 0) {
                         return TermCode.RDMAP_UNEXPECTED_OPCODE;
                     }
+                    if (payloadLength == 0) {
+                        // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked
+                        // (the empty answer to a zero-length Read, e.g. the Read RTR, may carry any).
+                        return null;
+                    }
                     int s = orq[orqHead] & sqMask;
                     if (stag != sqLocalStag[s]) {
                         return TermCode.DDP_TAGGED_INVALID_STAG;

@@ -121,7 +121,7 @@ class NegotiationRulesTest {
     }
 
     @Test
-    void localErrorSendsTermCode5_6581_8() {
+    void localErrorDecisionIsTermCode5_6581_8() {
         InitiatorNegotiator in = new InitiatorNegotiator(ini().build());
         in.createRequest();
         NegotiationDecision d = in.localError("QP creation failed");
