@@ -25,8 +25,10 @@ import org.slf4j.LoggerFactory;
  * <p>Rules:
  * <ul>
  *   <li>Rev 1 request: Rev 1 reply without enhanced data (§10). Rev 0 or above 2: close
- *       (RFC 5044 §7.1.1, cannot interoperate). A responder without RFC 6581 support answers Rev 2
- *       per its {@link ResponderConfig.UnenhancedPolicy}.</li>
+ *       (RFC 5044 §7.1.1: a receiver that cannot interoperate with the revision closes; a Rev 3
+ *       frame with S is decoded as enhanced, §6, but this side implements Rev 2). A responder
+ *       without RFC 6581 support closes on Rev 2 (§10) unless its
+ *       {@link ResponderConfig.UnenhancedPolicy} says otherwise.</li>
  *   <li>M=1 without marker support, or a client-server request when {@code requireP2p}: Reply with
  *       R=1 (M=0).</li>
  *   <li>A is echoed; in peer-to-peer mode exactly one RTR type is set, the preferred common one
@@ -105,12 +107,12 @@ public final class ResponderNegotiator {
             return close("MPA Rev: revision " + rev + " is not supported, closing (RFC 5044 §7.1.1)");
         }
         byte[] peerPd;
-        if (rev == MpaRequestReplyFlyweight.REVISION_2 && !config.enhanced()) {
+        if (rev >= MpaRequestReplyFlyweight.REVISION_2 && !config.enhanced()) {
             if (config.unenhancedPolicy() == ResponderConfig.UnenhancedPolicy.CLOSE) {
                 return close("MPA Rev: this responder implements Rev 1 only and closes on Rev 2 (RFC 5044 §7.1.1, "
                         + "RFC 6581 §10)");
             }
-            // An RFC 5044 peer knows no S bit: all private data is the ULP's.
+            // REPLY_REV1 models a lax RFC 5044 peer (not §10): all private data is the ULP's.
             replyRevision = MpaRequestReplyFlyweight.REVISION_1;
             enhancedExchange = false;
             peerPd = rawPrivateData(req);

@@ -136,7 +136,10 @@ public final class ConnectionParameters {
      */
     public InitiatorConfig toInitiatorConfig(int maxIrd, MpaFrameLimits limits) {
         return InitiatorConfig.builder().ird(ird).ord(ord).maxIrd(ird == NO_NEGOTIATION ? NO_NEGOTIATION : Math.max(ird, maxIrd))
-                .peerToPeer(peerToPeer).rtrTypes(rtrTypes).crc(crc).ulpPrivateData(privateData).limits(limits).build();
+                .peerToPeer(peerToPeer).rtrTypes(rtrTypes).crc(crc).ulpPrivateData(privateData).limits(limits)
+                // RFC 6581 §10: retry unenhanced after a close only "if that protocol works with the
+                // application": a client-server ULP needs no RTR; a peer-to-peer one does.
+                .fallbackToUnenhanced(!peerToPeer).build();
     }
 
     /**

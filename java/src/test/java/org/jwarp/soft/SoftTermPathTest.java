@@ -249,6 +249,50 @@ class SoftTermPathTest {
     }
 
     @Test
+    @DisplayName("RFC 6581 §9.1: the IRD the soft responder advertises is the IRD it serves: a peer using all of it gets no TERM")
+    void advertisedIrdIsServedInFull_6581_9_1() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            // The ULP asks for more than the device can serve; the peer asks for IRD 1000 as well.
+            CompletableFuture<Connection> acc = acceptOne(f, 1000);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 1000, 1000)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                int ird = raw.reply.enhancedData().ird();
+                assertTrue(ird <= SoftProvider.MAX_IRD_ORD, "advertised IRD " + ird + " above the device's "
+                        + SoftProvider.MAX_IRD_ORD);
+                assertTrue(raw.reply.enhancedData().ord() <= SoftProvider.MAX_IRD_ORD);
+                assertEquals(c.info().ird(), ird);
+                SoftMemoryRegion src = f.region(f.pd2, 16 * ird, Access.LOCAL_WRITE, Access.REMOTE_READ);
+                raw.writeRtr();
+                for (int i = 0; i < ird; i++) {
+                    raw.readRequest(0x5500, 16L * i, 16, src.rkey(), src.address() + 16L * i);
+                }
+                raw.flush();
+                for (int n = 0; n < ird; n++) {
+                    java.nio.ByteBuffer fpdu = java.nio.ByteBuffer.wrap(raw.peer.readFpdu());
+                    assertEquals(null, SoftTerm.sniff(fpdu, 0), "TERM after " + n + " of " + ird + " Reads");
+                    assertEquals((short) 0xC142, fpdu.getShort(org.jwarp.mpa.Fpdu.ULPDU_OFFSET), "Read Response " + n);
+                }
+                assertTrue(c.isOpen());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.1: the soft initiator's Request never advertises an IRD or ORD above the device's limit")
+    void initiatorAdvertisesOnlyDeviceIrdOrd_6581_9_1() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().ird(1000).ord(1000).build(),
+                     SoftFixture.p2p().ird(1000).ord(1000).build())) {
+            assertTrue(p.responder().info().peerIrd() <= SoftProvider.MAX_IRD_ORD, "Request IRD "
+                    + p.responder().info().peerIrd());
+            assertTrue(p.responder().info().peerOrd() <= SoftProvider.MAX_IRD_ORD);
+            assertTrue(p.initiator().info().peerIrd() <= SoftProvider.MAX_IRD_ORD, "Reply IRD");
+            assertTrue(p.initiator().info().ird() <= SoftProvider.MAX_IRD_ORD);
+        }
+    }
+
+    @Test
     @DisplayName("RFC 5040 §6.4 / RFC 6581 §9.1: a Read Request beyond the responder's IRD gets TERM 0/2/7")
     void readRequestBeyondIrd_5040_6_4() throws Exception {
         try (SoftFixture f = new SoftFixture()) {
