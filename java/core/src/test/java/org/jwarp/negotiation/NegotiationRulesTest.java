@@ -294,14 +294,33 @@ class NegotiationRulesTest {
     }
 
     @Test
-    void responderAlwaysOffersExactlyOneRtrInP2p_6581_9_2() {
-        for (Set<RtrType> offered : java.util.List.of(EnumSet.of(RtrType.SEND), EnumSet.of(RtrType.READ),
-                EnumSet.allOf(RtrType.class))) {
-            EnhancedConnectionData p = run(ini().rtrTypes(offered), res().rtrTypes(EnumSet.of(RtrType.WRITE, RtrType.READ)))
-                    .reply().enhancedData();
-            int n = (p.sendRtr() ? 1 : 0) + (p.writeRtr() ? 1 : 0) + (p.readRtr() ? 1 : 0);
-            assertEquals(1, n, "offered " + offered);
+    @DisplayName("RFC 6581 §9.2: the responder sets every RTR flag both sides support, and one it supports when none is common")
+    void responderSetsEveryCommonRtrFlag_6581_9_2() {
+        Set<RtrType> wr = EnumSet.of(RtrType.WRITE, RtrType.READ);
+        assertEquals(wr, flags(run(ini().rtrTypes(EnumSet.allOf(RtrType.class)), res().rtrTypes(wr)).reply()),
+                "Write and Read both common: both set (§9.2 SHOULD)");
+        assertEquals(EnumSet.of(RtrType.READ), flags(run(ini().rtrTypes(EnumSet.of(RtrType.READ)), res().rtrTypes(wr))
+                .reply()), "only Read common");
+        assertEquals(EnumSet.of(RtrType.WRITE), flags(run(ini().rtrTypes(EnumSet.of(RtrType.SEND)), res().rtrTypes(wr))
+                .reply()), "none common: one type the responder supports (§9.2 MUST)");
+        // Read is not offered on top of Write when the IRD granted is 0 (initiator ORD 0): no slot for it.
+        assertEquals(EnumSet.of(RtrType.WRITE), flags(run(ini().ord(0).rtrTypes(EnumSet.allOf(RtrType.class)),
+                res().rtrTypes(wr)).reply()));
+    }
+
+    private static Set<RtrType> flags(MpaFrame reply) {
+        EnhancedConnectionData p = reply.enhancedData();
+        Set<RtrType> s = EnumSet.noneOf(RtrType.class);
+        if (p.sendRtr()) {
+            s.add(RtrType.SEND);
         }
+        if (p.writeRtr()) {
+            s.add(RtrType.WRITE);
+        }
+        if (p.readRtr()) {
+            s.add(RtrType.READ);
+        }
+        return s;
     }
 
     @Test
