@@ -89,6 +89,7 @@ final class SoftDataPath implements RdmapListener {
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
         ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this);
+        ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
         fenced = !initiator;
         checkFirst = !initiator;
     }

@@ -122,4 +122,25 @@ class Rfc5041ConformanceTest {
             assertEquals(rtr ? 0 : 1, p.evB.sendCompletions.size());
         }
     }
+
+    @Test
+    @DisplayName("RFC 5041 §8.2/§8.3.1: a Read whose source region is bound to another DDP stream is refused, its own stream reads")
+    void readSourceBoundToAnotherStream_5041_8_2() {
+        for (boolean sameStream : new boolean[] {true, false}) {
+            RdmapPair p = new RdmapPair(RdmapPair.settings(1000, false, 2, 2));
+            StagRegion src = p.stags.register(p.pdB, ByteBuffer.allocateDirect(64), 0, 64, 0, StagAccess.REMOTE_READ);
+            StagRegion sink = p.stags.register(p.pdA, ByteBuffer.allocateDirect(64), 0, 64, 0, StagAccess.LOCAL_WRITE);
+            Object streamOfB = new Object();
+            p.b.streamKey(streamOfB);
+            src.bindStream(sameStream ? streamOfB : new Object());
+            p.a.postRead(1, sink.stag(), 0, 16, src.stag(), 0, true);
+            p.pump();
+            if (sameStream) {
+                assertTrue(p.evB.localErrors.isEmpty(), p.evB.localErrors.toString());
+                assertEquals(1, p.evA.sendCompletions.size());
+            } else {
+                assertEquals(java.util.List.of(org.jwarp.ground.TermCode.RDMAP_STAG_NOT_ASSOCIATED), p.evB.localErrors);
+            }
+        }
+    }
 }

@@ -94,6 +94,36 @@ class SoftTermPathTest {
         }
     }
 
+    @Test
+    @DisplayName("RFC 5041 §8.2/§8.3.1: a region bound to one connection takes its Writes; a Write from another "
+            + "connection of the same PD gets TERM 1/1/2 and places nothing")
+    void regionBoundToOneStream_5041_8_2() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p1 = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build());
+             SoftFixture.Pair p2 = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion src = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+            src.buffer().put(0, new byte[] {7, 7, 7, 7});
+            SoftMemoryRegion target = f.region(f.pd2, 1024, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+            target.bindTo(p1.responder().queuePair());
+            p1.initiator().queuePair().postSend(new SendRequest().write(1, src, 0, 4, target.address(), target.rkey()));
+            assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq).status, "the bound connection writes");
+            for (int i = 0; i < 500 && target.buffer().get(3) != 7; i++) {
+                Thread.sleep(5); // the Write completes when sent; placement follows
+            }
+            assertEquals(7, target.buffer().get(3), "placed through the bound connection");
+            p2.initiator().queuePair().postSend(new SendRequest().write(2, src, 0, 100, target.address() + 100,
+                    target.rkey()));
+            awaitDeath(p2.responder(), f.cq2, f.region(f.pd2, 64, Access.LOCAL_WRITE));
+            awaitDeath(p2.initiator(), f.cq, f.region(f.pd, 64, Access.LOCAL_WRITE));
+            assertTerm(p2.responder(), TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED, false);
+            assertTerm(p2.initiator(), TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED, true);
+            assertEquals(0, target.buffer().get(100), "nothing placed by the other connection");
+            assertTrue(p1.initiator().isOpen() && p1.responder().isOpen());
+            assertThrows(IllegalArgumentException.class, () -> target.bindTo(p1.initiator().queuePair()),
+                    "a QP of another protection domain");
+        }
+    }
+
     private static int countNonZero(byte[] b) {
         int n = 0;
         for (byte x : b) {
