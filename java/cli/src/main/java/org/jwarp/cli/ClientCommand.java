@@ -359,7 +359,7 @@ public final class ClientCommand implements Callable<Integer> {
                 why.append(b >= 0x20 && b < 0x7f ? (char) b : '?');
             }
             ConnectionRejectedException r = new ConnectionRejectedException(e.getMessage() + "; the server says: " + why,
-                    pd, e.requiredOrd());
+                    pd, e.peerIrd(), e.requiredOrd());
             r.initCause(e);
             return r;
         }
