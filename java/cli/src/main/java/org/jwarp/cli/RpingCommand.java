@@ -12,7 +12,7 @@ import java.util.concurrent.Callable;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.jwarp.negotiation.RtrType;
+import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.ConnectionRequest;
