@@ -123,6 +123,38 @@ class RpingCommandTest {
     }
 
     @Test
+    void persistentServerServesConcurrentClientsUntilInterrupted_5040_5() throws Exception {
+        int port = freePort();
+        StringWriter o = new StringWriter();
+        StringWriter e = new StringWriter();
+        java.util.concurrent.atomic.AtomicInteger rc = new java.util.concurrent.atomic.AtomicInteger(-1);
+        Thread t = new Thread(() -> rc.set(JwarpCli.run(new PrintWriter(o, true), new PrintWriter(e, true), "rping",
+                "-s", "-P", "-a", LOOP, "-p", "" + port, "-d", "-S", "1000")), "rping-persistent");
+        t.start();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!o.toString().contains("listening on") && System.nanoTime() < end) {
+            Thread.sleep(10);
+        }
+        Run a = Run.start("rping", "-c", "-a", LOOP, "-p", "" + port, "-C", "3", "-V");
+        Run b = Run.start("rping", "-c", "-a", LOOP, "-p", "" + port, "-C", "5", "-V", "-S", "1000");
+        assertEquals(0, a.await(30), a.transcript());
+        assertEquals(0, b.await(30), b.transcript());
+        end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!(o.toString().contains("client disconnected after 3 pings")
+                && o.toString().contains("client disconnected after 5 pings")) && System.nanoTime() < end) {
+            Thread.sleep(10);
+        }
+        assertTrue(o.toString().contains("client disconnected after 3 pings"), o.toString());
+        assertTrue(o.toString().contains("client disconnected after 5 pings"), o.toString());
+        assertTrue(t.isAlive(), "a persistent server keeps listening");
+        t.interrupt();
+        t.join(5000);
+        assertTrue(!t.isAlive(), "interrupt ends the persistent server");
+        assertEquals(RpingException.EXIT_FAILED, rc.get());
+        assertTrue(e.toString().contains("jwarp rping: interrupted"), e.toString());
+    }
+
+    @Test
     void pingDataIsRpingsText() {
         ByteBuffer b = ByteBuffer.allocateDirect(64);
         RpingSession.fillPing(b, 64, 3, 'x');

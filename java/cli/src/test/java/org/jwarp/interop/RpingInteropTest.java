@@ -57,14 +57,28 @@ class RpingInteropTest {
             fail("/usr/bin/rping is missing: install rdmacm-utils (scripts/setup-guest-deps)");
         }
         // JVM warm-up: the rping code, picocli and both providers' connection paths, jwarp to jwarp.
+        // A cold JVM under TCG can miss the soft provider's own 10 s MPA Reply timeout on the first
+        // pass (both ends are this JVM), so a pass is repeated until one succeeds, three at most.
         for (String provider : List.of("soft", "disni")) {
-            int port = NEXT_PORT.getAndIncrement();
-            Jwarp server = Jwarp.start("rping", "-s", "-a", SIW, "-p", "" + port, "-d", "--provider", provider,
-                    "--timeout", "" + TIMEOUT_S).listening();
-            Jwarp client = Jwarp.start("rping", "-c", "-a", SIW, "-p", "" + port, "-C", "2", "-V", "--provider",
-                    provider, "--timeout", "" + TIMEOUT_S);
-            assertEquals(0, client.await(), "warm-up client (" + provider + ")\n" + client.transcript());
-            assertEquals(0, server.await(), "warm-up server (" + provider + ")\n" + server.transcript());
+            StringBuilder failures = new StringBuilder();
+            boolean warm = false;
+            for (int attempt = 1; attempt <= 3 && !warm; attempt++) {
+                int port = NEXT_PORT.getAndIncrement();
+                Jwarp server = Jwarp.start("rping", "-s", "-a", SIW, "-p", "" + port, "-d", "--provider", provider,
+                        "--timeout", "20").listening();
+                Jwarp client = Jwarp.start("rping", "-c", "-a", SIW, "-p", "" + port, "-C", "2", "-V", "--provider",
+                        provider, "--timeout", "" + TIMEOUT_S);
+                warm = client.await() == 0 && server.await() == 0;
+                if (!warm) {
+                    failures.append("attempt ").append(attempt).append(":\nclient ").append(client.transcript())
+                            .append("\nserver ").append(server.transcript()).append('\n');
+                } else if (attempt > 1) {
+                    System.out.println("rping interop: warm-up (" + provider + ") passed on attempt " + attempt);
+                }
+            }
+            if (!warm) {
+                fail("jwarp rping to jwarp rping on " + SIW + " (" + provider + ") failed three times\n" + failures);
+            }
         }
     }
 
