@@ -60,7 +60,7 @@ public final class RpingCommand implements Callable<Integer> {
     @Option(names = "-I", paramLabel = "ADDR", description = "Source address of the client: the local device to use "
             + "(default: the address the route to -a leaves from).")
     String source;
-    @Option(names = "-p", paramLabel = "PORT", description = "Port (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-p", "--port"}, paramLabel = "PORT", description = "Port (default: ${DEFAULT-VALUE}).")
     int port = DEFAULT_PORT;
     @Option(names = "-C", paramLabel = "COUNT", description = "Ping this many times; none or 0 = until interrupted.")
     int count;
