@@ -292,10 +292,11 @@ class RpingCommandTest {
     }
 
     @Test
-    void serverGivesUpOnSilentPeerWithinTimeout() throws Exception {
+    void serverGivesUpOnSilentPeerWithinTimeout_5040_5_3() throws Exception {
         int port = freePort();
         Run server = server(port, "--timeout", "1");
         try (Connection c = connectTo(port)) {
+            assertTrue(c.isOpen(), "connected, and never sends");
             long t0 = System.nanoTime();
             assertEquals(255, server.await(15), server.transcript());
             assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "gave up late");
