@@ -39,6 +39,7 @@ class RpingInteropTest {
     static final String SIW = System.getenv().getOrDefault("JWARP_SIW_IP", "10.77.0.1");
     static final String RXE = System.getenv().getOrDefault("JWARP_RXE_IP", "10.78.0.1");
     static final long TIMEOUT_S = 60;
+    static final long LISTEN_S = 300;
     static final int COUNT = 10;
     static final AtomicInteger NEXT_PORT = new AtomicInteger(7600);
 
@@ -176,11 +177,19 @@ class RpingInteropTest {
                     JwarpCli.run(new PrintWriter(o, true), new PrintWriter(e, true), args)), o, e);
         }
 
+        /**
+         * Waits for the -d line that says the server listens. The first start in a cold JVM under
+         * TCG on a loaded machine can take minutes (classes of picocli, the provider, the CLI).
+         */
         Jwarp listening() throws Exception {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(LISTEN_S);
             while (!out.toString().contains("listening on")) {
-                if (exit.isDone() || System.nanoTime() > end) {
-                    fail("jwarp rping -s did not listen:\n" + transcript());
+                if (exit.isDone()) {
+                    fail("jwarp rping -s ended before it listened: "
+                            + exit.handle((rc, ex) -> ex != null ? ex.toString() : "exit " + rc).get() + "\n" + transcript());
+                }
+                if (System.nanoTime() > end) {
+                    fail("jwarp rping -s did not listen within " + LISTEN_S + " s:\n" + transcript());
                 }
                 Thread.sleep(20);
             }
