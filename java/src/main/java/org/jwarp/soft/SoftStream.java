@@ -683,6 +683,10 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             setDeadline(config.responderTimeout().toNanos());
         }
         connection = new SoftConnection(this, qp);
+        // Tracked here, on the reactor under the I/O lock, so finishClose's forget (same thread,
+        // same lock) always comes after it: a peer that resets right after the Reply cannot leave
+        // a closed connection pinned in the device.
+        device.track(connection);
         qp.attach(this, data.ord());
         if (!initiator && listener != null) {
             listener.pendingDone(this);
@@ -1014,11 +1018,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         if (!initiator && listener != null) {
             listener.pendingDone(this);
         }
+        if (connection != null) {
+            device.forget(connection); // before closed completes: a closer sees it untracked
+        }
         established.completeExceptionally(failure != null ? failure : new RdmaException("closed"));
         closed.complete(null);
-        if (connection != null) {
-            device.forget(connection);
-        }
     }
 
     private void closeChannel() {
@@ -1068,6 +1072,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         if (qp != null) {
             qp.detach(this);
             qp.flush();
+        }
+        if (connection != null) {
+            device.forget(connection);
         }
         closed.complete(null);
     }
