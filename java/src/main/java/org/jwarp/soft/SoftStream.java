@@ -75,6 +75,10 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private volatile Phase phase;
     private long deadline;
     private boolean timed;
+    /** The deadline is the responder's RTR timer (RFC 6581 §9.2); a poller then leaves the stream alone. */
+    private boolean rtrTimer;
+    /** Inbound FPDUs decoded when the FPDU stall timer was armed (reactor, under {@link #io}). */
+    private long stallMark;
     private ByteBuffer tx;
 
     // initiator
@@ -298,7 +302,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             return POLL_BUSY;
         }
         try {
-            if (phase != Phase.ESTABLISHED || timed || pendingEof || pendingError != null || key == null
+            if (phase != Phase.ESTABLISHED || rtrTimer || pendingEof || pendingError != null || key == null
                     || !key.isValid()) {
                 return POLL_NO; // a deadline (the RTR timer) or a pending event: the reactor's business
             }
@@ -392,6 +396,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         try {
             if (polled && now - polledAt >= leaseNanos) {
                 unpoll();
+                armStallTimer();
             }
         } finally {
             io.unlock();
@@ -419,6 +424,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             polled = false;
             readInterest(true);
             reactor.removePolled(this);
+            if (data != null && data.partialInput() && !timed) {
+                reactor.schedule(this); // the reactor arms the FPDU stall timer (runScheduled)
+            }
         }
     }
 
@@ -681,6 +689,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         clearDeadline();
         if (!initiator && data.awaitingFirstFpdu() && outcome.rtr() != null) {
             setDeadline(config.responderTimeout().toNanos());
+            rtrTimer = true;
         }
         connection = new SoftConnection(this, qp);
         // Tracked here, on the reactor under the I/O lock, so finishClose's forget (same thread,
@@ -700,8 +709,51 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     /** The data path saw the first inbound FPDU (the RTR in P2P): stop the RTR timer. */
     void firstFpduArrived() {
-        if (!initiator) {
+        if (rtrTimer) {
+            rtrTimer = false;
             clearDeadline();
+        }
+    }
+
+    /**
+     * Reactor thread, {@link #io} held, after input: part of an FPDU is buffered and no timer
+     * runs, so arm the FPDU stall timer. It is checked lazily ({@link #onStallDeadline}): no
+     * per-read timer churn.
+     */
+    private void armStallTimer() {
+        if (phase == Phase.ESTABLISHED && !timed && data.partialInput()) {
+            stallMark = data.fpdusReceived();
+            setDeadline(config.fpduStallTimeout().toNanos());
+        }
+    }
+
+    /** The stall timer fired: no partial FPDU (disarm), progress (re-arm), or a stall (TERM 2/0/5, close). */
+    private void onStallDeadline() {
+        if (!data.partialInput()) {
+            return;
+        }
+        long n = data.fpdusReceived();
+        if (n != stallMark) {
+            stallMark = n;
+            setDeadline(config.fpduStallTimeout().toNanos());
+            return;
+        }
+        localError(new RdmaTimeoutException("an FPDU from " + remote + " stayed incomplete for "
+                + config.fpduStallTimeout().toMillis() + " ms; sent TERM 2/0/5 (RFC 6581 §9.3)"));
+    }
+
+    /**
+     * Established stream, local error without a code of its own: TERM layer 2 / type 0 / code 5
+     * through the engine (CRC as negotiated), then close (RFC 6581 §9.3). {@code e} is what the
+     * ULP sees.
+     */
+    private void localError(RdmaException e) {
+        if (failure == null) {
+            failure = e;
+        }
+        data.localError(TermCode.MPA_LOCAL_CATASTROPHIC, e.getMessage());
+        if (phase == Phase.ESTABLISHED) {
+            teardown(e, true); // the TERM could not be queued (tx full): close anyway
         }
     }
 
@@ -770,6 +822,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
         if (phase == Phase.ESTABLISHED) {
             data.pump();
+            armStallTimer();
         }
         flush();
     }
@@ -836,6 +889,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             try {
                 data.pump();
                 flush();
+                armStallTimer();
             } catch (IOException e) {
                 onIoError(e);
             }
@@ -917,18 +971,34 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         try {
             timed = false;
             switch (phase) {
-                case CONNECTING, AWAIT_REPLY -> fail(new RdmaTimeoutException("no MPA Reply from " + remote + " within "
-                        + config.initiatorTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
-                case AWAIT_REQUEST -> fail(new RdmaTimeoutException("no MPA Request from " + remote + " within "
-                        + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
+                case CONNECTING -> fail(new RdmaTimeoutException("no TCP connection to " + remote + " within "
+                        + config.initiatorTimeout().toMillis() + " ms"));
+                case AWAIT_REPLY -> {
+                    // TCP is up: a local error without a code of its own, TERM 2/0/5 first (RFC 6581 §9.3)
+                    sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
+                    fail(new RdmaTimeoutException("no MPA Reply from " + remote + " within "
+                            + config.initiatorTimeout().toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
+                }
+                case AWAIT_REQUEST -> {
+                    sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC); // RFC 6581 §9.3, as above
+                    fail(new RdmaTimeoutException("no MPA Request from " + remote + " within "
+                            + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
+                }
                 case AWAIT_DECISION -> {
                     request.invalidate();
                     LOG.warn("connection request from {} undecided for {} ms: rejecting", remote,
                             config.decisionTimeout().toMillis());
                     decideResponder(rneg.reject(new byte[0]));
                 }
-                case ESTABLISHED -> teardown(new RdmaTimeoutException("no RTR from " + remote + " within "
-                        + config.responderTimeout().toMillis() + " ms (RFC 6581 §9.2)"), true);
+                case ESTABLISHED -> {
+                    if (rtrTimer) {
+                        rtrTimer = false;
+                        localError(new RdmaTimeoutException("no RTR from " + remote + " within "
+                                + config.responderTimeout().toMillis() + " ms (RFC 6581 §9.2); sent TERM 2/0/5"));
+                    } else {
+                        onStallDeadline();
+                    }
+                }
                 case CLOSING -> finishClose();
                 default -> {
                 }

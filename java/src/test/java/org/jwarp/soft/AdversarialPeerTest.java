@@ -1,6 +1,7 @@
 package org.jwarp.soft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
@@ -12,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameLimits;
+import org.jwarp.rdmap.TermCode;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.RdmaException;
@@ -126,6 +128,84 @@ class AdversarialPeerTest {
             }
             assertEquals(0, left, "connections still tracked after " + cycles + " resets (" + established
                     + " established)");
+        }
+    }
+
+    /** Accepts one request in client-server mode (no RTR) with {@code rq} receives' worth of queue. */
+    static CompletableFuture<Connection> acceptClientServer(SoftFixture f) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                ConnectionRequest r = f.listener.next(Duration.ofSeconds(5));
+                return r.accept(f.responderQp(), SoftFixture.clientServer().build());
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.3: a partial FPDU that never completes ends in TERM 2/0/5 and a close after the stall timeout")
+    void stalledPartialFpduGetsTerm5_6581_9_3() throws Exception {
+        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
+                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(300));
+        try (SoftFixture f = new SoftFixture(cfg)) {
+            f.listen(4);
+            CompletableFuture<Connection> acc = acceptClientServer(f);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion rb = f.region(f.pd2, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
+                c.queuePair().postRecv(1, rb, 0, 64);
+                byte[] partial = new byte[12];
+                partial[0] = (byte) 0xFF; // ULPDU length 65535: the rest never comes
+                partial[1] = (byte) 0xFF;
+                long t0 = System.nanoTime();
+                raw.peer.send(partial);
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, raw.peer.readTerm());
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                assertTrue(ms >= 250 && ms < 3000, "TERM after the stall timeout, took " + ms + " ms");
+                assertTrue(raw.peer.closedByPeer(), "then the connection closes");
+                assertEquals(org.jwarp.verbs.WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+                assertInstanceOf(org.jwarp.verbs.RdmaTimeoutException.class, c.failure());
+            }
+            legitRoundTrip(f);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §4: FPDUs that keep completing are no stall, though a partial one is always pending")
+    void tricklingButProgressingIsNoStall_5044_4() throws Exception {
+        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
+                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(300));
+        try (SoftFixture f = new SoftFixture(cfg)) {
+            f.listen(4);
+            CompletableFuture<Connection> acc = acceptClientServer(f);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion rb = f.region(f.pd2, 64 * 16, org.jwarp.verbs.Access.LOCAL_WRITE);
+                int n = 8;
+                for (int i = 0; i < n; i++) {
+                    c.queuePair().postRecv(i, rb, i * 64, 64);
+                }
+                byte[] all = new byte[0];
+                for (int i = 0; i < n; i++) {
+                    raw.send(new byte[16]);
+                }
+                all = raw.take();
+                int fpdu = all.length / n;
+                // half an FPDU, then each time the rest of one and half of the next: a partial FPDU
+                // is pending for the whole 1.4 s, but one completes every 175 ms
+                raw.peer.send(java.util.Arrays.copyOfRange(all, 0, fpdu / 2));
+                for (int i = 0; i < n; i++) {
+                    Thread.sleep(175);
+                    int from = i * fpdu + fpdu / 2;
+                    int to = Math.min(all.length, from + fpdu);
+                    raw.peer.send(java.util.Arrays.copyOfRange(all, from, to));
+                }
+                for (int i = 0; i < n; i++) {
+                    assertEquals(org.jwarp.verbs.WcStatus.SUCCESS, SoftFixture.one(f.cq2).status);
+                }
+                assertTrue(c.isOpen(), "no stall TERM: " + c.failure());
+            }
         }
     }
 }
