@@ -6,14 +6,14 @@ import org.jwarp.ddp.DdpHeader;
 import org.jwarp.ddp.DdpReceiveHandler;
 import org.jwarp.ddp.DdpReceiver;
 import org.jwarp.ddp.DdpSegmenter;
-import org.jwarp.memory.Access;
-import org.jwarp.memory.MemoryRegion;
-import org.jwarp.memory.ProtectionDomain;
+import org.jwarp.memory.StagAccess;
+import org.jwarp.memory.StagRegion;
+import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagTable;
 import org.jwarp.rdmap.RdmapEndpoint;
 import org.jwarp.rdmap.RdmapListener;
 import org.jwarp.rdmap.RdmapSettings;
-import org.jwarp.rdmap.TermCode;
+import org.jwarp.ground.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -92,7 +92,7 @@ public class PlacementBenchmark {
 
         @Override
         public int taggedAccess(int rsvdUlp) {
-            return Access.REMOTE_WRITE;
+            return StagAccess.REMOTE_WRITE;
         }
 
         @Override
@@ -117,10 +117,10 @@ public class PlacementBenchmark {
 
     @Setup
     public void setup() {
-        ProtectionDomain pd = new ProtectionDomain();
+        StagDomain pd = new StagDomain();
         StagTable stags = new StagTable(16);
         sink = ByteBuffer.allocateDirect(size);
-        MemoryRegion mr = stags.register(pd, sink, 0, size, 0, Access.REMOTE_WRITE);
+        StagRegion mr = stags.register(pd, sink, 0, size, 0, StagAccess.REMOTE_WRITE);
         Quiet quiet = new Quiet();
         rx = new DdpReceiver(pd, stags, new int[] {1}, quiet);
         int max = DdpSegmenter.maxPayload(true, mulpdu);
@@ -145,16 +145,16 @@ public class PlacementBenchmark {
         payloadArray = new byte[size];
         sinkArray = new byte[size];
 
-        ProtectionDomain pdB = new ProtectionDomain();
+        StagDomain pdB = new StagDomain();
         ByteBuffer sinkB = ByteBuffer.allocateDirect(size);
-        stag = stags.register(pdB, sinkB, 0, size, 0, Access.REMOTE_WRITE).stag();
+        stag = stags.register(pdB, sinkB, 0, size, 0, StagAccess.REMOTE_WRITE).stag();
         RdmapSettings crcOn = new RdmapSettings(mulpdu, true, false, 4, 4, 64, 64);
         RdmapSettings crcOff = new RdmapSettings(mulpdu, false, false, 4, 4, 64, 64);
-        sender = new RdmapEndpoint(crcOn, new ProtectionDomain(), stags, quiet);
+        sender = new RdmapEndpoint(crcOn, new StagDomain(), stags, quiet);
         sinkEndpoint = new RdmapEndpoint(crcOn, pdB, stags, quiet);
-        ProtectionDomain pdC = new ProtectionDomain();
-        stagNoCrc = stags.register(pdC, ByteBuffer.allocateDirect(size), 0, size, 0, Access.REMOTE_WRITE).stag();
-        senderNoCrc = new RdmapEndpoint(crcOff, new ProtectionDomain(), stags, quiet);
+        StagDomain pdC = new StagDomain();
+        stagNoCrc = stags.register(pdC, ByteBuffer.allocateDirect(size), 0, size, 0, StagAccess.REMOTE_WRITE).stag();
+        senderNoCrc = new RdmapEndpoint(crcOff, new StagDomain(), stags, quiet);
         sinkNoCrc = new RdmapEndpoint(crcOff, pdC, stags, quiet);
         wire = ByteBuffer.allocateDirect(2 * size + 64 * 1024);
     }

@@ -20,7 +20,7 @@ import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
-import org.jwarp.negotiation.RtrType;
+import org.jwarp.ground.RtrType;
 
 /**
  * One loopback connection of the embedded provider with both ends in this JVM (RFC 6581 §9.2

@@ -1,0 +1,43 @@
+package org.jwarp.ddp;
+
+import java.nio.ByteBuffer;
+import org.jwarp.ground.TermCode;
+
+/**
+ * The ULP side of {@link DdpReceiver}, RFC 5041 §5.4 (delivery) and §7 (errors). RDMAP implements
+ * it; all calls happen on the thread that feeds the receiver, and none may allocate on the hot path.
+ */
+public interface DdpReceiveHandler {
+
+    /**
+     * ULP check of a tagged segment before placement (RFC 5040 opcode and version rules): null to
+     * accept, or the TermCode to report. {@code rsvdUlp} is the 8-bit RsvdULP of the control field.
+     */
+    TermCode checkTagged(int rsvdUlp, int stag, long to, int payloadLength);
+
+    /** Access rights (see {@code org.jwarp.memory.StagAccess}) the target STag of this tagged segment must grant. */
+    int taggedAccess(int rsvdUlp);
+
+    /** ULP check of an untagged segment before placement: null to accept, or the TermCode to report. */
+    TermCode checkUntagged(int qn, int rsvdUlp, int msn, int payloadLength);
+
+    /**
+     * A tagged message ended (its L segment was placed), RFC 5041 §5.4: RsvdULP of the last segment,
+     * its STag and the message length (payload bytes since the previous tagged last segment).
+     */
+    void onTaggedMessage(int rsvdUlp, int stag, int length);
+
+    /**
+     * An untagged message is complete and every earlier message on its queue was delivered, RFC
+     * 5041 §5.3 and §5.4: the buffer identified by {@code cookie} holds {@code length} bytes at
+     * {@code offset}; RsvdULP fields are those of the last segment.
+     */
+    void onUntaggedMessage(int qn, int msn, int rsvdUlp, int rsvdUlp32, long cookie, ByteBuffer buffer, int offset,
+            int length);
+
+    /**
+     * A segment failed validation, RFC 5041 §7.1: nothing of it was placed, and every later segment
+     * is dropped silently. {@code segment[index, index + length)} is the offending DDP segment.
+     */
+    void onError(TermCode code, ByteBuffer segment, int index, int length);
+}

@@ -1,0 +1,293 @@
+package org.jwarp.ddp;
+
+import java.nio.ByteBuffer;
+import org.jwarp.memory.StagRegion;
+import org.jwarp.memory.StagDomain;
+import org.jwarp.memory.StagTable;
+import org.jwarp.ground.TermCode;
+
+/**
+ * The Data Sink side of one DDP stream, RFC 5041 §5 and §7: validates every segment before a byte
+ * is placed (§7.1), places payload straight into the ULP buffer (tagged: the registered region of
+ * the STag; untagged: the buffer posted for the QN and MSN), in any order of arrival (§5.2), and
+ * delivers untagged messages in MSN order, each at most once (§5.3, §5.4).
+ *
+ * <p>Tagged checks, in order: STag valid (1/0), STag associated with this stream's protection
+ * domain (1/2, §8.2), access right (RDMAP 0/1/2), TO at or above base (1/1), 64-bit TO + length
+ * without wrap (1/3), TO + length within bounds (1/1). Untagged checks: DDP version, QN valid
+ * (2/1), MSN with a buffer (2/2 for the next expected MSN with no buffer posted, 2/3 for any other
+ * MSN outside the posted range), MO within the buffer (2/4), MO + length within the buffer (2/5).
+ * Zero-length tagged segments are not checked against the STag (§7.1 covers non-zero segments);
+ * zero-length untagged segments still consume a buffer and MSN.
+ *
+ * <p>Placement is counted by coverage, not by bytes received (RFC 5041 §5.4: a message is
+ * delivered at most once, and only after every byte of it was placed): a segment that repeats an
+ * already placed MSN/MO range (a duplicate, which a conforming Data Source over a reliable LLP
+ * never sends, §5.2) is placed again but adds nothing, so it can neither complete a message with a
+ * hole nor deliver it twice. An exact duplicate of the L segment (same MSN, same end) is tolerated
+ * likewise; an L segment with another end is 2/4. Out-of-order coverage beyond the in-order
+ * high-water mark is kept in a bounded, preallocated set of ranges per posted buffer
+ * ({@link #DEFAULT_OUT_OF_ORDER_RANGES} unless configured); a segment that would need one more
+ * range is a DDP local catastrophic error (0/0, §7.2: a local resource limit), reported before
+ * it is placed. Over an in-order LLP (MPA over TCP, RFC 5044) a conforming peer never uses a range.
+ *
+ * <p>On the first error the segment is dropped, {@link DdpReceiveHandler#onError} is called, and
+ * every later segment is dropped silently (§7.1); the ULP may still send one message (the TERM).
+ * Out-of-order placement is supported for untagged messages (tracked per buffer) and for tagged
+ * segments; a tagged message ends with its L segment, which an in-order LLP delivers last.
+ *
+ * <p>Not thread-safe: one thread feeds a receiver. Revocation of an STag from another thread
+ * takes effect for every segment validated after {@code StagTable.invalidate} returns.
+ */
+public final class DdpReceiver {
+    /** Out-of-order ranges per posted untagged buffer unless the constructor is given another bound. */
+    public static final int DEFAULT_OUT_OF_ORDER_RANGES = 4;
+
+    private final StagDomain pd;
+    private final StagTable stags;
+    private final DdpReceiveHandler handler;
+    private final UntaggedQueue[] queues;
+    private final DdpHeader hdr = new DdpHeader();
+    private boolean failed;
+    private int taggedLength;
+    private long segments;
+
+    /**
+     * @param pd          the protection domain of this stream (RFC 5041 §8.2)
+     * @param stags       where tagged STags are resolved
+     * @param queueDepths one entry per valid QN: the most buffers that can be posted on it
+     * @param handler     the ULP
+     */
+    public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler) {
+        this(pd, stags, queueDepths, handler, DEFAULT_OUT_OF_ORDER_RANGES);
+    }
+
+    /**
+     * @param pd               the protection domain of this stream (RFC 5041 §8.2)
+     * @param stags            where tagged STags are resolved
+     * @param queueDepths      one entry per valid QN: the most buffers that can be posted on it
+     * @param handler          the ULP
+     * @param outOfOrderRanges disjoint byte ranges each untagged buffer can hold beyond its in-order
+     *                         part while segments arrive out of order (at least 1)
+     */
+    public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
+            int outOfOrderRanges) {
+        this.pd = pd;
+        this.stags = stags;
+        this.handler = handler;
+        this.queues = new UntaggedQueue[queueDepths.length];
+        for (int i = 0; i < queueDepths.length; i++) {
+            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), outOfOrderRanges);
+        }
+    }
+
+    public StagDomain pd() {
+        return pd;
+    }
+
+    /** True once an error was reported or {@link #fail()} was called. */
+    public boolean failed() {
+        return failed;
+    }
+
+    /** Stops placement: every later segment is dropped silently (RFC 5041 §7.1, ULP-detected error). */
+    public void fail() {
+        failed = true;
+    }
+
+    /** Segments accepted (placed) so far. */
+    public long segmentCount() {
+        return segments;
+    }
+
+    /**
+     * Posts an untagged buffer of {@code capacity} bytes at {@code buffer[offset..]} on queue
+     * {@code qn}; it receives the next unassigned MSN. {@code cookie} is returned on delivery.
+     */
+    public void postUntagged(int qn, ByteBuffer buffer, int offset, int capacity, long cookie) {
+        if (qn < 0 || qn >= queues.length) {
+            throw new IllegalArgumentException("no untagged queue " + qn + " (RFC 5041 §5.1)");
+        }
+        if (offset < 0 || capacity < 0 || offset > buffer.capacity() - capacity) {
+            throw new IllegalArgumentException("untagged buffer [" + offset + ", +" + capacity + ") outside buffer of "
+                    + buffer.capacity());
+        }
+        queues[qn].post(buffer, offset, capacity, cookie);
+    }
+
+    /** Buffers posted on {@code qn} and not yet delivered. */
+    public int postedCount(int qn) {
+        return queues[qn].count();
+    }
+
+    /** Room left on {@code qn}. */
+    public int freeSlots(int qn) {
+        return queues[qn].depth() - queues[qn].count();
+    }
+
+    /** Cookies of the undelivered buffers on {@code qn}, oldest first, into {@code out}; returns the count. */
+    public int pendingCookies(int qn, long[] out) {
+        UntaggedQueue q = queues[qn];
+        int n = Math.min(out.length, q.count());
+        for (int i = 0; i < n; i++) {
+            out[i] = q.cookies[(q.head() + i) % q.depth()];
+        }
+        return n;
+    }
+
+    /** Validates and places one DDP segment (an MPA ULPDU) of {@code length} bytes at {@code index}. */
+    public void receive(ByteBuffer seg, int index, int length) {
+        if (failed) {
+            return;
+        }
+        if (length < 1) {
+            error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
+            return;
+        }
+        hdr.wrap(seg, index);
+        int control = hdr.control();
+        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
+        int hl = DdpHeader.headerLength(control);
+        if (length < hl) {
+            error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
+            return;
+        }
+        if ((control & DdpHeader.DV_MASK) != DdpHeader.DDP_VERSION) {
+            error(tagged ? TermCode.DDP_TAGGED_INVALID_VERSION : TermCode.DDP_UNTAGGED_INVALID_VERSION, seg, index,
+                    length);
+            return;
+        }
+        boolean last = (control & DdpHeader.L_FLAG) != 0;
+        if (tagged) {
+            receiveTagged(seg, index, length, last);
+        } else {
+            receiveUntagged(seg, index, length, last);
+        }
+    }
+
+    private void receiveTagged(ByteBuffer seg, int index, int length, boolean last) {
+        int rsvd = hdr.rsvdUlp();
+        int stag = hdr.stag();
+        long to = hdr.to();
+        int payload = length - DdpHeader.TAGGED_HEADER_LENGTH;
+        TermCode ulp = handler.checkTagged(rsvd, stag, to, payload);
+        if (ulp != null) {
+            error(ulp, seg, index, length);
+            return;
+        }
+        if (payload > 0) {
+            StagRegion mr = stags.lookup(stag);
+            int r = StagTable.check(mr, pd, to, payload, handler.taggedAccess(rsvd));
+            if (r != StagTable.OK) {
+                error(taggedCode(r), seg, index, length);
+                return;
+            }
+            mr.buffer().put(mr.indexOf(to), seg, index + DdpHeader.TAGGED_HEADER_LENGTH, payload);
+        }
+        segments++;
+        taggedLength += payload;
+        if (last) {
+            int len = taggedLength;
+            taggedLength = 0;
+            handler.onTaggedMessage(rsvd, stag, len);
+        }
+    }
+
+    private void receiveUntagged(ByteBuffer seg, int index, int length, boolean last) {
+        int qn = hdr.qn();
+        int msn = hdr.msn();
+        int mo = hdr.mo();
+        int rsvd = hdr.rsvdUlp();
+        int rsvd32 = hdr.rsvdUlp32();
+        int payload = length - DdpHeader.UNTAGGED_HEADER_LENGTH;
+        if (Integer.compareUnsigned(qn, queues.length) >= 0) {
+            error(TermCode.DDP_UNTAGGED_INVALID_QN, seg, index, length);
+            return;
+        }
+        TermCode ulp = handler.checkUntagged(qn, rsvd, msn, payload);
+        if (ulp != null) {
+            error(ulp, seg, index, length);
+            return;
+        }
+        UntaggedQueue q = queues[qn];
+        int s = q.slotFor(msn);
+        if (s < 0) {
+            error(s == UntaggedQueue.NO_BUFFER ? TermCode.DDP_UNTAGGED_MSN_NO_BUFFER : TermCode.DDP_UNTAGGED_MSN_RANGE,
+                    seg, index, length);
+            return;
+        }
+        int cap = q.capacities[s];
+        if (Integer.compareUnsigned(mo, cap) > 0 || (mo == cap && payload > 0)) {
+            error(TermCode.DDP_UNTAGGED_INVALID_MO, seg, index, length);
+            return;
+        }
+        long end = Integer.toUnsignedLong(mo) + payload;
+        if (end > cap) {
+            error(TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, seg, index, length);
+            return;
+        }
+        int total = q.total[s];
+        if (total >= 0 && (end > total || (last && end != total))) {
+            // A segment beyond the end set by the L segment, or a second L segment with another end.
+            error(last ? TermCode.DDP_UNTAGGED_INVALID_MO : TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, seg, index, length);
+            return;
+        }
+        if (last && q.maxEnd[s] > end) {
+            error(TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, seg, index, length);
+            return;
+        }
+        if (payload > 0) {
+            if (!q.cover(s, mo, (int) end)) {
+                // More out-of-order ranges than this buffer tracks: a local resource limit (§7.2 0/0).
+                error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
+                return;
+            }
+            q.buffers[s].put(q.offsets[s] + mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
+        }
+        segments++;
+        if (end > q.maxEnd[s]) {
+            q.maxEnd[s] = (int) end;
+        }
+        if (last && total < 0) {
+            q.total[s] = (int) end;
+            q.rsvdUlp[s] = rsvd;
+            q.rsvdUlp32[s] = rsvd32;
+        }
+        deliverReady(qn, q);
+    }
+
+    private void deliverReady(int qn, UntaggedQueue q) {
+        while (!failed && q.headComplete()) {
+            int h = q.head();
+            int msn = q.headMsn();
+            int rsvd = q.rsvdUlp[h];
+            int rsvd32 = q.rsvdUlp32[h];
+            long cookie = q.cookies[h];
+            ByteBuffer buf = q.buffers[h];
+            int off = q.offsets[h];
+            int len = q.total[h];
+            q.pop();
+            handler.onUntaggedMessage(qn, msn, rsvd, rsvd32, cookie, buf, off, len);
+        }
+    }
+
+    private static TermCode taggedCode(int r) {
+        switch (r) {
+            case StagTable.INVALID_STAG:
+                return TermCode.DDP_TAGGED_INVALID_STAG;
+            case StagTable.NOT_ASSOCIATED:
+                return TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED;
+            case StagTable.ACCESS_VIOLATION:
+                return TermCode.RDMAP_ACCESS_VIOLATION;
+            case StagTable.TO_WRAP:
+                return TermCode.DDP_TAGGED_TO_WRAP;
+            default:
+                return TermCode.DDP_TAGGED_BASE_BOUNDS;
+        }
+    }
+
+    private void error(TermCode code, ByteBuffer seg, int index, int length) {
+        failed = true;
+        handler.onError(code, seg, index, length);
+    }
+}

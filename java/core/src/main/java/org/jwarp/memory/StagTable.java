@@ -1,0 +1,161 @@
+package org.jwarp.memory;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * STag allocation and validation, RFC 5041 §7.1 (tagged checks), §8.2 (PD association) and §8.3
+ * (revocation), RFC 5040 §8.1.
+ *
+ * <p>An STag is {@code index << 8 | key}: the 24-bit index selects a slot, the 8-bit key changes on
+ * every reuse of the slot so a stale STag never validates. Index 0 is never allocated, so STags
+ * 0x00–0xFF (including the zero-length RTR STag 1 siw uses) are always invalid.
+ *
+ * <p>Registration and revocation may run on any thread; lookups on the data path read an
+ * {@link AtomicReferenceArray} and a volatile flag and allocate nothing.
+ */
+public final class StagTable {
+    /** Result of {@link #check}: access allowed. */
+    public static final int OK = 0;
+    /** STag unknown, stale key or revoked (RFC 5041 §7.1 tagged check 1). */
+    public static final int INVALID_STAG = 1;
+    /** STag belongs to another protection domain (RFC 5041 §8.2, §7.1 check 2). */
+    public static final int NOT_ASSOCIATED = 2;
+    /** Required access right missing (RFC 5040 §4.8 access rights violation). */
+    public static final int ACCESS_VIOLATION = 3;
+    /** TO or TO + length outside the registered range (RFC 5041 §7.1 checks 3 and 4). */
+    public static final int BASE_BOUNDS = 4;
+    /** 64-bit unsigned TO + length wraps (RFC 5041 §7.1 check 5). */
+    public static final int TO_WRAP = 5;
+
+    private final AtomicReferenceArray<StagRegion> slots;
+    private final int[] keys;
+    private int searchFrom = 1;
+
+    /** A table with room for {@code capacity - 1} live registrations (slot 0 is reserved). */
+    public StagTable(int capacity) {
+        if (capacity < 2 || capacity > (1 << 24)) {
+            throw new IllegalArgumentException("STag table capacity must be 2.." + (1 << 24) + ": " + capacity);
+        }
+        slots = new AtomicReferenceArray<>(capacity);
+        keys = new int[capacity];
+    }
+
+    /**
+     * Registers {@code length} bytes of the direct buffer {@code buffer} from index {@code offset},
+     * addressed by tagged offsets starting at {@code baseTo}.
+     */
+    public synchronized StagRegion register(StagDomain pd, ByteBuffer buffer, int offset, int length,
+            long baseTo, int access) {
+        if (pd == null) {
+            throw new IllegalArgumentException("protection domain must not be null (RFC 5041 §8.2)");
+        }
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException("registered memory must be a direct buffer");
+        }
+        if (offset < 0 || length < 0 || offset > buffer.capacity() - length) {
+            throw new IllegalArgumentException("region [" + offset + ", +" + length + ") outside buffer of capacity "
+                    + buffer.capacity());
+        }
+        if (length > 0 && Long.compareUnsigned(baseTo + length - 1, baseTo) < 0) {
+            throw new IllegalArgumentException("region base TO 0x" + Long.toHexString(baseTo) + " + length " + length
+                    + " wraps 64 bits (RFC 5041 §7.1)");
+        }
+        if ((access & ~StagAccess.ALL) != 0) {
+            throw new IllegalArgumentException("unknown access bits: " + access);
+        }
+        int n = slots.length();
+        for (int i = 0; i < n - 1; i++) {
+            int idx = searchFrom + i;
+            if (idx >= n) {
+                idx -= n - 1;
+            }
+            if (slots.get(idx) == null) {
+                keys[idx] = (keys[idx] + 1) & 0xFF;
+                int stag = (idx << 8) | keys[idx];
+                StagRegion mr = new StagRegion(stag, pd, buffer, offset, length, baseTo, access);
+                slots.set(idx, mr);
+                searchFrom = idx + 1 >= n ? 1 : idx + 1;
+                return mr;
+            }
+        }
+        throw new IllegalStateException("STag table full (" + (n - 1) + " regions)");
+    }
+
+    /** The live region named by {@code stag}, or null if unknown, stale or revoked. */
+    public StagRegion lookup(int stag) {
+        int idx = stag >>> 8;
+        if (idx == 0 || idx >= slots.length()) {
+            return null;
+        }
+        StagRegion mr = slots.get(idx);
+        if (mr == null || mr.stag() != stag || !mr.isValid()) {
+            return null;
+        }
+        return mr;
+    }
+
+    /**
+     * Validates an access of {@code length} bytes at tagged offset {@code to} in the order of RFC
+     * 5041 §7.1: STag valid, associated with {@code pd}, access right, base, 64-bit wrap, bound.
+     * Returns {@link #OK} or one of the error constants; allocates nothing.
+     */
+    public int check(int stag, StagDomain pd, long to, int length, int requiredAccess) {
+        StagRegion mr = lookup(stag);
+        return check(mr, pd, to, length, requiredAccess);
+    }
+
+    /** As {@link #check(int, StagDomain, long, int, int)} against an already looked-up region. */
+    public static int check(StagRegion mr, StagDomain pd, long to, int length, int requiredAccess) {
+        if (mr == null || !mr.isValid()) {
+            return INVALID_STAG;
+        }
+        if (mr.pd() != pd) {
+            return NOT_ASSOCIATED;
+        }
+        if (!StagAccess.grants(mr.access(), requiredAccess)) {
+            return ACCESS_VIOLATION;
+        }
+        long base = mr.baseTo();
+        if (Long.compareUnsigned(to, base) < 0) {
+            return BASE_BOUNDS;
+        }
+        long end = to + length;
+        if (Long.compareUnsigned(end, to) < 0) {
+            return TO_WRAP;
+        }
+        if (Long.compareUnsigned(end - base, mr.length()) > 0) {
+            return BASE_BOUNDS;
+        }
+        return OK;
+    }
+
+    /**
+     * Invalidates {@code stag} on behalf of {@code pd} (RFC 5040 §5.3 Send with Invalidate, RFC 5041
+     * §8.3). Returns false if the STag is not live or belongs to another protection domain. The slot
+     * stays reserved until {@link #deregister}.
+     */
+    public boolean invalidate(int stag, StagDomain pd) {
+        StagRegion mr = lookup(stag);
+        if (mr == null || mr.pd() != pd) {
+            return false;
+        }
+        mr.revoke();
+        return true;
+    }
+
+    /** Revokes {@code stag} immediately and frees its slot for reuse under a new key. */
+    public synchronized boolean deregister(int stag) {
+        int idx = stag >>> 8;
+        if (idx == 0 || idx >= slots.length()) {
+            return false;
+        }
+        StagRegion mr = slots.get(idx);
+        if (mr == null || mr.stag() != stag) {
+            return false;
+        }
+        mr.revoke();
+        slots.set(idx, null);
+        return true;
+    }
+}

@@ -1,0 +1,41 @@
+package org.jwarp.rdmap;
+
+import org.jwarp.ground.TermCode;
+/**
+ * Events of an {@link RdmapEndpoint}, RFC 5040 §5 (data transfer completions) and §6/§7 (errors and
+ * termination). Called on the thread that drives the endpoint, from inside {@code receive} or
+ * {@code transmit}; implementations must not call back into {@code receive}/{@code transmit}
+ * re-entrantly, but may post work requests.
+ */
+public interface RdmapListener {
+
+    /**
+     * A signalled send-queue work request completed, in posting order: a Send or RDMA Write once
+     * its last FPDU was handed to the transport (RFC 5040 §5.1, §5.3), an RDMA Read once its whole
+     * Read Response was placed (§5.2). {@code opcode} is the {@link RdmapOpcode} posted.
+     */
+    void onSendCompletion(long wrId, int opcode, int byteLength);
+
+    /**
+     * A Send message was placed into the receive buffer posted as {@code wrId} (RFC 5040 §5.3).
+     * {@code invalidatedStag} is the STag the peer invalidated (Send with Invalidate), else 0.
+     */
+    void onReceiveCompletion(long wrId, int opcode, int byteLength, int invalidatedStag);
+
+    /**
+     * This side detected an error (RFC 5040 §7, RFC 5041 §7.1, RFC 5044 §8): inbound processing has
+     * stopped and a Terminate message carrying {@code code} is queued as the last outgoing message.
+     */
+    void onLocalError(TermCode code, String detail);
+
+    /** The peer sent a Terminate message (RFC 5040 §4.8); the stream is dead, no TERM is sent back. */
+    void onPeerTerminate(TerminateMessage term);
+
+    /** The first valid FPDU arrived (what a responder waits for after negotiating an RTR, RFC 6581 §5). */
+    default void onFirstFpdu() {
+    }
+
+    /** A work request left outstanding when {@link RdmapEndpoint#flush()} was called. */
+    default void onFlushed(long wrId, boolean receiveQueue) {
+    }
+}

@@ -1,0 +1,139 @@
+package org.jwarp.soft;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.MpaFrameLimits;
+import org.jwarp.negotiation.InitiatorConfig;
+import org.jwarp.negotiation.InitiatorNegotiator;
+import org.jwarp.negotiation.ResponderConfig;
+import org.jwarp.verbs.ConnectionManager;
+import org.jwarp.verbs.ConnectionParameters;
+import org.jwarp.verbs.Listener;
+import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RdmaTimeoutException;
+import org.jwarp.ground.RtrType;
+
+/**
+ * rdma_cm for the embedded provider: maps {@link ConnectionParameters} onto the RFC 6581
+ * negotiators (responder_resources = IRD, initiator_depth = ORD, §9.1; peer-to-peer and RTR
+ * types, §9.2) and runs setup on a reactor. Following the Linux siw interop rules, an initiator
+ * always offers RFC 6581 enhanced data, offers CRC by default, and uses ORD ≥ 1 in P2P mode when
+ * a Read RTR is offered.
+ */
+final class SoftConnectionManager implements ConnectionManager {
+    private final SoftDevice device;
+
+    SoftConnectionManager(SoftDevice device) {
+        this.device = device;
+    }
+
+    @Override
+    public Listener listen(InetSocketAddress address, int backlog) throws RdmaException {
+        device.checkOpen();
+        try {
+            SoftListener l = new SoftListener(device, device.provider().nextReactor(), address, backlog);
+            device.track(l);
+            return l;
+        } catch (IOException e) {
+            throw new RdmaException("cannot listen on " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public SoftConnection connect(InetSocketAddress remote, QueuePairConfig qp, ConnectionParameters params,
+                                  Duration timeout) throws RdmaException {
+        device.checkOpen();
+        if (remote.isUnresolved()) {
+            throw new RdmaException("cannot resolve " + remote.getHostString());
+        }
+        SoftQueuePair q = new SoftQueuePair(qp);
+        q.runBeforeConnect();
+        InitiatorNegotiator neg;
+        try {
+            neg = new InitiatorNegotiator(initiatorConfig(params));
+        } catch (IllegalArgumentException e) {
+            throw new RdmaException("connect: " + e.getMessage(), e);
+        }
+        Reactor r = device.provider().nextReactor();
+        SoftStream s = SoftStream.initiator(device, r, remote, q, neg);
+        r.execute(s::startConnect);
+        try {
+            return s.established.get(timeout.toMillis(), TimeUnit.MILLISECONDS); // tracked by the stream
+        } catch (TimeoutException e) {
+            r.execute(() -> s.teardown(new RdmaTimeoutException("connect timed out"), false));
+            throw new RdmaTimeoutException("no connection to " + remote + " within " + timeout.toMillis() + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            r.execute(() -> s.teardown(new RdmaException("interrupted"), false));
+            throw new RdmaException("interrupted while connecting to " + remote);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RdmaException re) {
+                throw re;
+            }
+            throw new RdmaException("connect to " + remote + " failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    static InitiatorConfig initiatorConfig(ConnectionParameters p) {
+        int ord = p.ord();
+        if (p.peerToPeer() && ord == 0 && p.rtrTypes().contains(RtrType.READ)) {
+            ord = 1; // siw rule: a Read RTR takes one ORQ slot
+        }
+        int ird = p.ird();
+        InitiatorConfig.Builder b = InitiatorConfig.builder()
+                .ird(ird)
+                .ord(ord)
+                .maxIrd(ird == EnhancedConnectionData.NO_NEGOTIATION ? ird : Math.max(ird, SoftProvider.MAX_IRD_ORD))
+                .peerToPeer(p.peerToPeer())
+                .rtrTypes(p.peerToPeer() ? fromVerbs(p.rtrTypes()) : Set.of())
+                .enhanced(true)
+                .crc(p.crc())
+                .markers(false)
+                .limits(MpaFrameLimits.RFC)
+                .ulpPrivateData(p.privateData());
+        return b.build();
+    }
+
+    static ResponderConfig responderConfig(ConnectionParameters p) {
+        Set<org.jwarp.ground.RtrType> rtr = p.rtrTypes().isEmpty()
+                ? EnumSet.allOf(org.jwarp.ground.RtrType.class) : fromVerbs(p.rtrTypes());
+        return ResponderConfig.builder()
+                .maxIrd(p.ird())
+                .ord(p.ord())
+                .rtrTypes(rtr)
+                .crc(p.crc())
+                .markers(false)
+                .limits(MpaFrameLimits.RFC)
+                .ulpPrivateData(p.privateData())
+                .build();
+    }
+
+    static Set<org.jwarp.ground.RtrType> fromVerbs(Set<RtrType> s) {
+        EnumSet<org.jwarp.ground.RtrType> out = EnumSet.noneOf(org.jwarp.ground.RtrType.class);
+        for (RtrType t : s) {
+            out.add(switch (t) {
+                case SEND -> org.jwarp.ground.RtrType.SEND;
+                case WRITE -> org.jwarp.ground.RtrType.WRITE;
+                case READ -> org.jwarp.ground.RtrType.READ;
+            });
+        }
+        return out;
+    }
+
+    static RtrType toVerbs(org.jwarp.ground.RtrType t) {
+        return switch (t) {
+            case SEND -> RtrType.SEND;
+            case WRITE -> RtrType.WRITE;
+            case READ -> RtrType.READ;
+        };
+    }
+}

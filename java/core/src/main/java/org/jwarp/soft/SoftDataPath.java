@@ -1,0 +1,413 @@
+package org.jwarp.soft;
+
+import java.nio.ByteBuffer;
+
+import org.jwarp.ddp.DdpHeader;
+import org.jwarp.mpa.Fpdu;
+import org.jwarp.negotiation.NegotiationOutcome;
+import org.jwarp.ground.RtrType;
+import org.jwarp.rdmap.RdmapEndpoint;
+import org.jwarp.rdmap.RdmapListener;
+import org.jwarp.rdmap.RdmapOpcode;
+import org.jwarp.rdmap.RdmapSettings;
+import org.jwarp.rdmap.ReadRequestHeader;
+import org.jwarp.ground.TermCode;
+import org.jwarp.rdmap.TerminateMessage;
+import org.jwarp.verbs.ConnectionTerminatedException;
+import org.jwarp.verbs.WcStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * FPDU mode of one stream: the glue between a {@link SoftQueuePair}'s rings and the wire engine's
+ * {@link RdmapEndpoint} (RFC 5040 over RFC 5041 over RFC 5044), always under the stream's I/O
+ * lock: on the reactor thread, or on a posting thread that transmits inline.
+ *
+ * <ul>
+ *   <li>Initiator in the peer-to-peer model: the negotiated RTR (RFC 6581 §9.2: zero-length Write
+ *       to STag 1, zero-length Read Request, or zero-length Send) is the first FPDU.</li>
+ *   <li>Responder: no ULP FPDU leaves before the initiator's first FPDU arrived (RFC 5044
+ *       §7.1.2; in P2P that FPDU is the RTR, RFC 6581 §9.2), and in P2P the first FPDU must be a
+ *       zero-length message of the negotiated RTR type, else TERM code 7. Posts made meanwhile
+ *       wait in the QP's rings. A TERM in place of the RTR is accepted even with CRC 0 (siw sends
+ *       setup TERMs without CRC).</li>
+ *   <li>Completions are reported in posting order; the engine's wrIds are the ring sequences.</li>
+ * </ul>
+ */
+final class SoftDataPath implements RdmapListener {
+    private static final Logger LOG = LoggerFactory.getLogger(SoftDataPath.class);
+    private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
+    /** Internal receive buffer consumed by a Send RTR. */
+    private static final long RTR_RECV_ID = Long.MIN_VALUE + 1;
+    /** A zero-length Read Request: DDP untagged header plus the 28-byte RDMAP header. */
+    private static final int READ_RTR_ULPDU = DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;
+    /** Bytes of the first FPDU looked at before it is handed to the engine. */
+    private static final int PEEK = Fpdu.ULPDU_OFFSET + READ_RTR_ULPDU + 4;
+    /** Longest run of transmit/flush rounds per pump before yielding to other streams. */
+    private static final int MAX_ROUNDS = 16;
+    /** Linux siw's FPDU limit on non-loopback paths: an Ethernet MSS with timestamps, rounded to 8. */
+    static final int ETHERNET_FPDU = 1448;
+
+    private final SoftStream stream;
+    private final SoftQueuePair qp;
+    private final boolean initiator;
+    private final RtrType rtr;
+    private final RdmapEndpoint ep;
+    private final int ord;
+    private boolean fenced;
+    private boolean checkFirst;
+    private ByteBuffer peek;
+    private TerminateMessage peerTerm;
+    private TermCode localTerm;
+    private String localDetail;
+    private boolean stopped;
+
+    SoftDataPath(SoftStream stream, SoftQueuePair qp, NegotiationOutcome outcome, SoftConfig config) {
+        this.stream = stream;
+        this.qp = qp;
+        this.initiator = stream.initiator;
+        this.rtr = outcome.rtr();
+        int ird = Math.min(outcome.ird(), SoftProvider.MAX_IRD_ORD);
+        this.ord = Math.min(outcome.ord(), SoftProvider.MAX_IRD_ORD);
+        int fpdu = stream.remoteAddress().getAddress().isLoopbackAddress() ? config.maxFpdu()
+                : Math.min(config.maxFpdu(), ETHERNET_FPDU);
+        int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
+        RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
+        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this);
+        fenced = !initiator;
+        checkFirst = !initiator;
+    }
+
+    /** The ORD the QP enforces at post time (device-capped). */
+    int ord() {
+        return ord;
+    }
+
+    boolean awaitingFirstFpdu() {
+        return checkFirst;
+    }
+
+    /** Queues the RTR (initiator) or the buffer the Send RTR consumes (responder). */
+    void start() {
+        if (rtr == null) {
+            return;
+        }
+        if (initiator) {
+            switch (rtr) {
+                case WRITE -> ep.postWriteRtr();
+                case READ -> ep.postReadRtr();
+                case SEND -> ep.postSend(RdmapEndpoint.RTR_WR_ID, RdmapOpcode.SEND, EMPTY, 0, 0, 0, false);
+            }
+        } else if (rtr == RtrType.SEND) {
+            ep.postReceive(RTR_RECV_ID, EMPTY, 0, 0);
+        }
+        pump();
+    }
+
+    // ---------------------------------------------------------------- receive
+
+    void onBytes(ByteBuffer rx) {
+        if (stopped) {
+            rx.position(rx.limit());
+            return;
+        }
+        if (checkFirst) {
+            if (!checkFirstFpdu(rx)) {
+                return;
+            }
+        }
+        feedReceives();
+        ep.receive(rx);
+        afterEngine();
+    }
+
+    /**
+     * Gathers the head of the first inbound FPDU and checks it; returns true once the engine may
+     * take the stream (the peeked bytes were fed already), false to wait or when the stream ended.
+     */
+    private boolean checkFirstFpdu(ByteBuffer rx) {
+        if (peek == null) {
+            peek = ByteBuffer.allocate(PEEK + 512);
+        }
+        int want = PEEK;
+        if (peek.position() >= Fpdu.LENGTH_FIELD_SIZE) {
+            int total = Fpdu.fpduLength(peek.getShort(0) & 0xFFFF);
+            want = Math.min(total, peek.capacity());
+        }
+        while (rx.hasRemaining() && peek.position() < want) {
+            peek.put(rx.get());
+            if (peek.position() == Fpdu.LENGTH_FIELD_SIZE) {
+                want = Math.min(Fpdu.fpduLength(peek.getShort(0) & 0xFFFF), peek.capacity());
+            }
+        }
+        if (peek.position() < want) {
+            return false;
+        }
+        ByteBuffer head = peek.duplicate().flip();
+        checkFirst = false;
+        if (SoftTerm.isTerm(head, 0)) {
+            TerminateMessage t = SoftTerm.decode(head, 0);
+            rx.position(rx.limit());
+            onPeerTerminate(t != null ? t : new TerminateMessage(TermCode.RDMAP_CATASTROPHIC_STREAM, false, false,
+                    false, 0, new byte[0], new byte[0]));
+            afterEngine();
+            return false;
+        }
+        String mismatch = rtr == null ? null : rtrMismatch(head);
+        peek = null;
+        if (mismatch != null) {
+            rx.position(rx.limit());
+            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, mismatch);
+            afterEngine();
+            return false;
+        }
+        feedReceives();
+        ep.receive(head);
+        return true;
+    }
+
+    /** Null when the FPDU head is the negotiated zero-length RTR (RFC 6581 §9.2), else why not. */
+    private String rtrMismatch(ByteBuffer h) {
+        int ulpdu = h.getShort(0) & 0xFFFF;
+        int seg = Fpdu.ULPDU_OFFSET;
+        int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
+        int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
+        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
+        boolean ok = switch (rtr) {
+            case WRITE -> tagged && op == RdmapOpcode.WRITE && ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
+            case SEND -> !tagged && (op == RdmapOpcode.SEND || op == RdmapOpcode.SEND_SE)
+                    && ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
+            case READ -> !tagged && op == RdmapOpcode.READ_REQUEST && ulpdu == READ_RTR_ULPDU
+                    && h.getInt(seg + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
+        };
+        return ok ? null : "first FPDU is a " + (tagged ? "tagged " : "untagged ") + RdmapOpcode.name(op) + " of "
+                + ulpdu + " ULPDU bytes, not the negotiated zero-length " + rtr.wireName() + " RTR (RFC 6581 §9.2)";
+    }
+
+    // ---------------------------------------------------------------- transmit
+
+    /** Moves posted WRs into the engine and transmits what fits; the stream's I/O lock held (reactor or poster). */
+    void pump() {
+        if (stopped) {
+            return;
+        }
+        feedReceives();
+        if (!fenced) {
+            feedSends();
+        }
+        ByteBuffer tx = stream.txBuffer();
+        for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
+            if (tx.remaining() < ep.maxFpduWireLength()) {
+                stream.flushQuietly();
+                if (tx.remaining() < ep.maxFpduWireLength() || stopped) {
+                    break; // socket full: OP_WRITE resumes
+                }
+            }
+            if (ep.transmit(tx) == 0) {
+                break;
+            }
+            if (!fenced) {
+                feedSends();
+            }
+        }
+        if (!stopped && tx.position() > 0) {
+            stream.flushQuietly(); // leaves OP_WRITE set while bytes remain
+        }
+        if (!stopped && ep.hasPendingOutput() && tx.remaining() >= ep.maxFpduWireLength()) {
+            stream.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
+        }
+        afterEngine();
+    }
+
+    private void feedReceives() {
+        if (ep.state() != RdmapEndpoint.State.RTS) {
+            return;
+        }
+        synchronized (qp.lock) {
+            while (qp.rqIssued < qp.rqPosted) {
+                int i = (int) (qp.rqIssued % qp.rqSize());
+                SoftMemoryRegion mr = qp.rMr[i];
+                ep.postReceive(qp.rqIssued, mr == null ? EMPTY : mr.raw(), qp.rOff[i], qp.rLen[i]);
+                qp.rqIssued++;
+            }
+        }
+    }
+
+    private void feedSends() {
+        if (ep.state() != RdmapEndpoint.State.RTS) {
+            return;
+        }
+        synchronized (qp.lock) {
+            int depth = qp.sqSize();
+            while (qp.sqIssued < qp.sqPosted && ep.sqOutstanding() < depth) {
+                long seq = qp.sqIssued;
+                int i = (int) (seq % depth);
+                qp.sState[i] = SoftQueuePair.ISSUED;
+                qp.sqIssued++;
+                SoftMemoryRegion mr = qp.sMr[i];
+                ByteBuffer buf = mr == null ? EMPTY : mr.raw();
+                int len = qp.sLen[i];
+                try {
+                    switch (qp.sOp[i]) {
+                        case SEND -> ep.postSend(seq, qp.sSolicited[i] ? RdmapOpcode.SEND_SE : RdmapOpcode.SEND, buf,
+                                len == 0 ? 0 : qp.sOff[i], len, 0, true);
+                        case SEND_WITH_INVALIDATE -> ep.postSend(seq, qp.sSolicited[i] ? RdmapOpcode.SEND_SE_INVALIDATE
+                                : RdmapOpcode.SEND_INVALIDATE, buf, len == 0 ? 0 : qp.sOff[i], len, qp.sInv[i], true);
+                        case RDMA_WRITE -> ep.postWrite(seq, buf, len == 0 ? 0 : qp.sOff[i], len, qp.sRkey[i],
+                                qp.sRaddr[i], true);
+                        case RDMA_READ -> ep.postRead(seq, mr == null ? 0 : mr.lkey(),
+                                mr == null ? 0 : mr.address() + qp.sOff[i], len, qp.sRkey[i], qp.sRaddr[i], true);
+                    }
+                } catch (IllegalArgumentException | IllegalStateException e) {
+                    LOG.debug("QP {} WR refused by the engine: {}", qp.qpNum(), e.getMessage());
+                    qp.finishSend(i, e instanceof IllegalArgumentException ? WcStatus.LOC_PROT_ERR
+                            : WcStatus.LOC_QP_OP_ERR);
+                }
+            }
+        }
+    }
+
+    /** After engine work: a finished TERM or a peer TERM ends the stream. */
+    private void afterEngine() {
+        if (stopped) {
+            return;
+        }
+        if (stream.inlineTransmit()) {
+            if (peerTerm != null || localTerm != null) {
+                stream.deferToReactor(); // teardown and TERM transmission stay on the reactor
+            }
+            return;
+        }
+        if (peerTerm != null) {
+            stream.teardown(peerTermException(), false);
+        } else if (localTerm != null && ep.state() == RdmapEndpoint.State.TERMINATE) {
+            ByteBuffer tx = stream.txBuffer();
+            ep.transmit(tx);
+            if (ep.state() == RdmapEndpoint.State.ERROR) {
+                stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
+            } else {
+                stream.flushQuietly();
+                stream.kick();
+            }
+        } else if (localTerm != null && ep.state() == RdmapEndpoint.State.ERROR) {
+            stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
+        }
+    }
+
+    /** Part of an inbound FPDU (or of the first FPDU's head) waits for the rest (stream lock held). */
+    boolean partialInput() {
+        return !stopped && ((checkFirst && peek != null && peek.position() > 0) || ep.hasPartialInput());
+    }
+
+    /** Whole inbound FPDUs so far (stream lock held). */
+    long fpdusReceived() {
+        return ep.fpdusReceived();
+    }
+
+    /**
+     * A local error with no code of its own (a timeout, a resource failure): RFC 6581 §9.3 wants
+     * TERM layer 2 / type 0 / code 5 before the connection is reset. Reactor thread, lock held.
+     */
+    void localError(TermCode code, String detail) {
+        if (stopped) {
+            return;
+        }
+        ep.terminate(code, detail);
+        afterEngine();
+    }
+
+    /** The engine still has FPDUs to transmit (stream lock held). */
+    boolean hasPendingOutput() {
+        return !stopped && ep.hasPendingOutput();
+    }
+
+    String debugState() {
+        return "ep " + ep.state() + " sqOut=" + ep.sqOutstanding() + " rq=" + ep.rqPosted() + " readsOut="
+                + ep.readsOutstanding() + " respPending=" + ep.readResponsesPending() + " pending=" + ep.hasPendingOutput()
+                + (fenced ? " fenced" : "");
+    }
+
+    void stop() {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        if (peerTerm != null) {
+            WcStatus st = statusFor(peerTerm.code());
+            synchronized (qp.lock) {
+                // the oldest outstanding send-queue WR is the one the peer refused
+                if (qp.sqDone < qp.sqIssued) {
+                    qp.finishSend((int) (qp.sqDone % qp.sqSize()), st);
+                }
+            }
+        }
+        if (ep.state() != RdmapEndpoint.State.RTS) {
+            ep.flush();
+        }
+    }
+
+    TerminateMessage peerTerm() {
+        return peerTerm;
+    }
+
+    ConnectionTerminatedException peerTermException() {
+        return new ConnectionTerminatedException("peer " + stream.remoteAddress() + " terminated the stream (RFC 5040 §4.8)",
+                peerTerm.code(), true);
+    }
+
+    // ---------------------------------------------------------------- engine events
+
+    @Override
+    public void onSendCompletion(long wrId, int opcode, int byteLength) {
+        if (wrId < 0) {
+            return;
+        }
+        synchronized (qp.lock) {
+            qp.finishSend((int) (wrId % qp.sqSize()), WcStatus.SUCCESS);
+        }
+    }
+
+    @Override
+    public void onReceiveCompletion(long wrId, int opcode, int byteLength, int invalidatedStag) {
+        if (wrId == RTR_RECV_ID) {
+            return;
+        }
+        synchronized (qp.lock) {
+            qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag,
+                    invalidatedStag != 0);
+        }
+    }
+
+    @Override
+    public void onLocalError(TermCode code, String detail) {
+        localTerm = code;
+        localDetail = "stream to " + stream.remoteAddress() + " terminated: " + detail;
+        LOG.debug("QP {}: local error {}: {}", qp.qpNum(), code, detail);
+    }
+
+    @Override
+    public void onPeerTerminate(TerminateMessage term) {
+        peerTerm = term; // acted on in stop(), once the stream is marked closing
+    }
+
+    @Override
+    public void onFirstFpdu() {
+        if (fenced) {
+            fenced = false;
+            stream.firstFpduArrived();
+            stream.kick();
+        }
+    }
+
+    /** ibv_wc_status for a TERM received from the peer (RFC 5040 §7.2 / RFC 5041 §7.2 codes). */
+    static WcStatus statusFor(TermCode c) {
+        if (c.layer() == TermCode.LAYER_RDMAP) {
+            return c.etype() == TermCode.ETYPE_RDMAP_REMOTE_PROTECTION ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_OP_ERR;
+        }
+        if (c.layer() == TermCode.LAYER_DDP) {
+            return c.etype() == TermCode.ETYPE_DDP_TAGGED ? WcStatus.REM_ACCESS_ERR
+                    : c.etype() == TermCode.ETYPE_DDP_UNTAGGED ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
+        }
+        return WcStatus.FATAL_ERR;
+    }
+}

@@ -1,0 +1,93 @@
+package org.jwarp.soft;
+
+import java.nio.ByteBuffer;
+import java.util.EnumSet;
+import java.util.Set;
+
+import org.jwarp.verbs.Access;
+import org.jwarp.verbs.MemoryRegion;
+
+/**
+ * A registered region of the embedded provider (RFC 5040 §2.1 STag, RFC 5041 §8.3): the engine's
+ * {@link org.jwarp.memory.StagRegion} over the caller's direct buffer, addressed by tagged
+ * offsets {@code [address(), address() + length())}. lkey and rkey are the same STag.
+ */
+public final class SoftMemoryRegion implements MemoryRegion {
+    private final SoftProtectionDomain pd;
+    private final org.jwarp.memory.StagRegion mr;
+    private final ByteBuffer buffer;
+    private final Set<Access> access;
+    private final boolean localWrite;
+
+    SoftMemoryRegion(SoftProtectionDomain pd, org.jwarp.memory.StagRegion mr, ByteBuffer buffer, Set<Access> access) {
+        this.pd = pd;
+        this.mr = mr;
+        this.buffer = buffer;
+        this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
+        this.localWrite = access.contains(Access.LOCAL_WRITE);
+    }
+
+    /** LOCAL_WRITE granted (checked on the posting path without copying the access set). */
+    boolean localWrite() {
+        return localWrite;
+    }
+
+    org.jwarp.memory.StagRegion engineRegion() {
+        return mr;
+    }
+
+    SoftProtectionDomain pd() {
+        return pd;
+    }
+
+    /** The registered buffer itself (no duplicate), for the data path. */
+    ByteBuffer raw() {
+        return buffer;
+    }
+
+    boolean isValid() {
+        return mr.isValid();
+    }
+
+    @Override
+    public ByteBuffer buffer() {
+        return buffer.duplicate().clear();
+    }
+
+    @Override
+    public long address() {
+        return mr.baseTo();
+    }
+
+    @Override
+    public int length() {
+        return mr.length();
+    }
+
+    @Override
+    public int lkey() {
+        return mr.stag();
+    }
+
+    @Override
+    public int rkey() {
+        return mr.stag();
+    }
+
+    @Override
+    public Set<Access> access() {
+        return EnumSet.copyOf(access.isEmpty() ? EnumSet.noneOf(Access.class) : access);
+    }
+
+    @Override
+    public void close() {
+        if (pd.device().stags().deregister(mr.stag())) {
+            pd.forget(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SoftMemoryRegion[" + mr + "]";
+    }
+}

@@ -1,0 +1,237 @@
+package org.jwarp.verbs;
+
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Set;
+import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.FieldChecks;
+import org.jwarp.mpa.MpaFrameLimits;
+import org.jwarp.ground.RtrType;
+
+/**
+ * What a consumer asks for when it connects or accepts: the rdma_cm {@code rdma_conn_param}
+ * mapping of RFC 6581 §9.1 ({@code responder_resources} = local IRD, {@code initiator_depth} =
+ * local ORD), the ULP private data, the retry counts, and the peer-to-peer model with its RTR types
+ * (§9.2), plus the MPA C preference (RFC 5044 §7.1.1).
+ *
+ * <p>Immutable; the builder validates every field and names the RFC section when it refuses one.
+ * IRD and ORD are 14-bit quantities on the wire; {@value #NO_NEGOTIATION} (0x3FFF) means "no
+ * automatic negotiation" (RFC 6581 §9.1). librdmacm carries them as u8, so
+ * {@link #responderResources()} and {@link #initiatorDepth()} clamp to {@value #RDMA_CM_MAX_DEPTH}
+ * (RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH: "the device maximum"). Private data is the ULP's only:
+ * the provider prepends the 4-byte enhanced data itself, never the consumer. Linux siw keeps user
+ * private data at {@value #SIW_SAFE_PRIVATE_DATA} bytes or fewer.
+ */
+public final class ConnectionParameters {
+    /** RFC 6581 §9.1: the IRD/ORD value that disables automatic IRD/ORD negotiation. */
+    public static final int NO_NEGOTIATION = EnhancedConnectionData.NO_NEGOTIATION;
+    /** RFC 5044 §7.1.1: MPA private data is at most 512 bytes (508 after the RFC 6581 §9 header). */
+    public static final int MAX_PRIVATE_DATA = MpaFrameLimits.RFC_MAX_PRIVATE_DATA;
+    /** Linux siw puts at most 256 bytes on the wire including the 4 enhanced bytes, and a u8 wraps at 252. */
+    public static final int SIW_SAFE_PRIVATE_DATA = 251;
+    /** librdmacm's u8 responder_resources / initiator_depth maximum (0xFF = device maximum). */
+    public static final int RDMA_CM_MAX_DEPTH = 0xFF;
+    /** The 3-bit retry count fields of rdma_conn_param. */
+    public static final int MAX_RETRY_COUNT = 7;
+
+    private final int ird;
+    private final int ord;
+    private final byte[] privateData;
+    private final int retryCount;
+    private final int rnrRetryCount;
+    private final boolean peerToPeer;
+    private final Set<RtrType> rtrTypes;
+    private final boolean crc;
+
+    private ConnectionParameters(Builder b) {
+        this.ird = b.ird;
+        this.ord = b.ord;
+        this.privateData = b.privateData.clone();
+        this.retryCount = b.retryCount;
+        this.rnrRetryCount = b.rnrRetryCount;
+        this.peerToPeer = b.peerToPeer;
+        this.rtrTypes = Set.copyOf(b.rtrTypes);
+        this.crc = b.crc;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.ird = ird;
+        b.ord = ord;
+        b.privateData = privateData.clone();
+        b.retryCount = retryCount;
+        b.rnrRetryCount = rnrRetryCount;
+        b.peerToPeer = peerToPeer;
+        b.rtrTypes = RtrType.mutableCopy(rtrTypes);
+        b.crc = crc;
+        return b;
+    }
+
+    /** Inbound RDMA Read queue depth offered (RFC 6581 §9.1 IRD). */
+    public int ird() {
+        return ird;
+    }
+
+    /** Outbound RDMA Read queue depth wanted (RFC 6581 §9.1 ORD). */
+    public int ord() {
+        return ord;
+    }
+
+    /** rdma_conn_param.responder_resources: the IRD as librdmacm's u8 (0xFF for larger or 0x3FFF). */
+    public int responderResources() {
+        return Math.min(ird, RDMA_CM_MAX_DEPTH);
+    }
+
+    /** rdma_conn_param.initiator_depth: the ORD as librdmacm's u8 (0xFF for larger or 0x3FFF). */
+    public int initiatorDepth() {
+        return Math.min(ord, RDMA_CM_MAX_DEPTH);
+    }
+
+    /** The ULP private data (a copy). */
+    public byte[] privateData() {
+        return privateData.clone();
+    }
+
+    public int privateDataLength() {
+        return privateData.length;
+    }
+
+    /** rdma_conn_param.retry_count (0..7). */
+    public int retryCount() {
+        return retryCount;
+    }
+
+    /** rdma_conn_param.rnr_retry_count (0..7, 7 = infinite). */
+    public int rnrRetryCount() {
+        return rnrRetryCount;
+    }
+
+    /** RFC 6581 §9.2 A flag: use the peer-to-peer model with an RTR indication. */
+    public boolean peerToPeer() {
+        return peerToPeer;
+    }
+
+    /** RTR types offered (initiator) or acceptable (responder), RFC 6581 §9.2. */
+    public Set<RtrType> rtrTypes() {
+        return rtrTypes;
+    }
+
+    /** Ask for MPA CRC (RFC 5044 §7.1.1 C bit). */
+    public boolean crc() {
+        return crc;
+    }
+
+    @Override
+    public String toString() {
+        return "ConnectionParameters{ird=" + ird + ", ord=" + ord + ", pd=" + privateData.length + "B, p2p=" + peerToPeer
+                + ", rtr=" + RtrType.format(rtrTypes) + ", crc=" + crc + ", retry=" + retryCount + "/" + rnrRetryCount + "}";
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ConnectionParameters c && c.ird == ird && c.ord == ord
+                && Arrays.equals(c.privateData, privateData) && c.retryCount == retryCount
+                && c.rnrRetryCount == rnrRetryCount && c.peerToPeer == peerToPeer && c.rtrTypes.equals(rtrTypes)
+                && c.crc == crc;
+    }
+
+    @Override
+    public int hashCode() {
+        return ((((ird * 31 + ord) * 31 + Arrays.hashCode(privateData)) * 31 + rtrTypes.hashCode()) * 31
+                + retryCount * 8 + rnrRetryCount) * 2 + (peerToPeer ? 1 : 0) + (crc ? 2 : 0);
+    }
+
+    /**
+     * Validating builder (RFC 6581 §9.1, §9.2; RFC 5044 §7.1.1); every setter rejects out-of-range
+     * input with the field and the RFC section. Defaults: IRD 16, ORD 16, no private data, retry counts 7, peer-to-peer with Write
+     * and Read RTR (what Linux siw accepts), CRC on.
+     */
+    public static final class Builder {
+        private int ird = 16;
+        private int ord = 16;
+        private byte[] privateData = new byte[0];
+        private int retryCount = MAX_RETRY_COUNT;
+        private int rnrRetryCount = MAX_RETRY_COUNT;
+        private boolean peerToPeer = true;
+        private Set<RtrType> rtrTypes = EnumSet.of(RtrType.WRITE, RtrType.READ);
+        private boolean crc = true;
+
+        private Builder() {
+        }
+
+        public Builder ird(int v) {
+            ird = FieldChecks.irdOrd("ird", v);
+            return this;
+        }
+
+        public Builder ord(int v) {
+            ord = FieldChecks.irdOrd("ord", v);
+            return this;
+        }
+
+        /** rdma_cm name for {@link #ird(int)}. */
+        public Builder responderResources(int v) {
+            return ird(v);
+        }
+
+        /** rdma_cm name for {@link #ord(int)}. */
+        public Builder initiatorDepth(int v) {
+            return ord(v);
+        }
+
+        public Builder privateData(byte[] data) {
+            byte[] d = FieldChecks.privateDataCopy(data);
+            // The transport's own (possibly smaller) limit applies in toInitiatorConfig/toResponderConfig.
+            FieldChecks.ulpPrivateData("privateData", d.length, MpaFrameLimits.RFC, false);
+            privateData = d;
+            return this;
+        }
+
+        public Builder retryCount(int v) {
+            retryCount = check3("retryCount", v);
+            return this;
+        }
+
+        public Builder rnrRetryCount(int v) {
+            rnrRetryCount = check3("rnrRetryCount", v);
+            return this;
+        }
+
+        public Builder peerToPeer(boolean v) {
+            peerToPeer = v;
+            return this;
+        }
+
+        public Builder rtrTypes(Set<RtrType> v) {
+            rtrTypes = RtrType.mutableCopy(v);
+            return this;
+        }
+
+        public Builder rtrTypes(RtrType first, RtrType... more) {
+            rtrTypes = EnumSet.of(first, more);
+            return this;
+        }
+
+        public Builder crc(boolean v) {
+            crc = v;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the field and RFC section */
+        public ConnectionParameters build() {
+            FieldChecks.rtrTypeForPeerToPeer("rtrTypes", peerToPeer, rtrTypes);
+            return new ConnectionParameters(this);
+        }
+
+        private static int check3(String field, int v) {
+            if (v < 0 || v > MAX_RETRY_COUNT) {
+                throw new IllegalArgumentException(field + ": " + v + " is outside 0..7 (rdma_conn_param, 3-bit field)");
+            }
+            return v;
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package org.jwarp.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+class StagTableTest {
+    final StagDomain pd = new StagDomain();
+    final StagTable table = new StagTable(8);
+    final ByteBuffer mem = ByteBuffer.allocateDirect(1024);
+
+    @Test
+    @DisplayName("RFC 5041 §7.1: check order STag, PD, access, base, wrap, bound")
+    void checkOrder_5041_7_1() {
+        StagRegion mr = table.register(pd, mem, 100, 200, 5000, StagAccess.REMOTE_WRITE);
+        assertEquals(StagTable.OK, table.check(mr.stag(), pd, 5000, 200, StagAccess.REMOTE_WRITE));
+        assertEquals(StagTable.INVALID_STAG, table.check(mr.stag() ^ 1, pd, 5000, 1, StagAccess.REMOTE_WRITE));
+        assertEquals(StagTable.NOT_ASSOCIATED, table.check(mr.stag(), new StagDomain(), 5000, 1, 0));
+        assertEquals(StagTable.ACCESS_VIOLATION, table.check(mr.stag(), pd, 5000, 1, StagAccess.REMOTE_READ));
+        assertEquals(StagTable.BASE_BOUNDS, table.check(mr.stag(), pd, 4999, 1, StagAccess.REMOTE_WRITE));
+        assertEquals(StagTable.BASE_BOUNDS, table.check(mr.stag(), pd, 5001, 200, StagAccess.REMOTE_WRITE));
+        assertEquals(StagTable.TO_WRAP, table.check(mr.stag(), pd, -1L, 2, StagAccess.REMOTE_WRITE));
+        assertEquals(100 + 7, mr.indexOf(5007));
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §8.3: invalidation takes effect immediately and needs the owning PD")
+    void invalidateImmediate_5041_8_3() {
+        StagRegion mr = table.register(pd, mem, 0, 10, 0, StagAccess.ALL);
+        assertFalse(table.invalidate(mr.stag(), new StagDomain()), "another PD cannot invalidate");
+        assertTrue(mr.isValid());
+        assertTrue(table.invalidate(mr.stag(), pd));
+        assertFalse(mr.isValid());
+        assertNull(table.lookup(mr.stag()));
+        assertEquals(StagTable.INVALID_STAG, table.check(mr.stag(), pd, 0, 1, 0));
+        assertFalse(table.invalidate(mr.stag(), pd), "already invalid");
+    }
+
+    @Test
+    @DisplayName("STags are index|key; a reused slot gets a fresh key; STags below 0x100 never validate")
+    void stagFormatAndReuse() {
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < 50; i++) {
+            StagRegion mr = table.register(pd, mem, 0, 10, 0, StagAccess.ALL);
+            assertTrue(mr.stag() >>> 8 != 0);
+            assertTrue(seen.add(mr.stag()), "never reissued while the key space lasts");
+            assertTrue(table.deregister(mr.stag()));
+        }
+        for (int s = 0; s < 256; s++) {
+            assertNull(table.lookup(s));
+        }
+    }
+
+    @Test
+    void registrationRejectsBadInput() {
+        assertThrows(IllegalArgumentException.class, () -> table.register(pd, ByteBuffer.allocate(10), 0, 10, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> table.register(pd, mem, 1000, 100, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> table.register(null, mem, 0, 1, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> table.register(pd, mem, 0, 10, -5, 0));
+        assertThrows(IllegalArgumentException.class, () -> table.register(pd, mem, 0, 10, 0, 64));
+        for (int i = 0; i < 7; i++) {
+            table.register(pd, mem, 0, 1, 0, 0);
+        }
+        assertThrows(IllegalStateException.class, () -> table.register(pd, mem, 0, 1, 0, 0));
+    }
+}

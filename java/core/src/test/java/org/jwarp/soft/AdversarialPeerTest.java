@@ -1,0 +1,211 @@
+package org.jwarp.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jwarp.mpa.MpaFrame;
+import org.jwarp.mpa.MpaFrameLimits;
+import org.jwarp.ground.TermCode;
+import org.jwarp.verbs.Connection;
+import org.jwarp.verbs.ConnectionRequest;
+import org.jwarp.verbs.RdmaException;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hostile peers against the soft provider over loopback: each case asserts the TERM, reject or
+ * close the peer gets, and that a legitimate client still connects and works afterwards. Cases
+ * already covered elsewhere (bad keys, PD above 512, markers, bytes after the Request: {@link
+ * SoftHandshakeFaultTest}; every DDP/RDMAP TERM, bad CRC, RTR violations: {@link SoftTermPathTest})
+ * are not repeated here; this suite adds leaks, eviction, stalls and floods.
+ */
+class AdversarialPeerTest {
+
+    /** A legitimate client-server connection with one Send round trip each way; fails if the provider is wedged. */
+    static void legitRoundTrip(SoftFixture f) throws Exception {
+        try (SoftFixture.Pair p = f.connect(SoftFixture.clientServer().build(), SoftFixture.clientServer().build())) {
+            assertTrue(p.initiator().isOpen() && p.responder().isOpen(), "legit client connected");
+            SoftMemoryRegion a = f.region(f.pd, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
+            SoftMemoryRegion b = f.region(f.pd2, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
+            p.responder().queuePair().postRecv(7, b, 0, 64);
+            p.initiator().queuePair().postSend(new org.jwarp.verbs.SendRequest().send(8, a, 0, 16));
+            assertEquals(7, SoftFixture.one(f.cq2).wrId);
+            assertEquals(8, SoftFixture.one(f.cq).wrId);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §7.1.2: a peer resetting right after the MPA Reply leaves nothing tracked (200 cycles)")
+    void resetAfterReplyLeavesNothingTracked_5044_7_1_2() throws Exception {
+        int cycles = 200;
+        try (SoftFixture f = new SoftFixture()) {
+            SoftListener l = f.listen(16);
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger accepted = new AtomicInteger();
+            CompletableFuture<Void> server = CompletableFuture.runAsync(() -> {
+                while (!stop.get()) {
+                    try {
+                        ConnectionRequest r = l.next(Duration.ofMillis(200));
+                        r.accept(f.responderQp(), SoftFixture.clientServer().build());
+                        accepted.incrementAndGet(); // the ULP keeps it; the stream's own close must untrack it
+                    } catch (RdmaException e) {
+                        // timed out waiting, or the peer was gone before accept: fine
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            for (int i = 0; i < cycles; i++) {
+                try (EvilPeer p = EvilPeer.connect(l.localAddress())) {
+                    p.send(SoftHandshakeFaultTest.request(false, false, new byte[0]));
+                    MpaFrame rep = MpaFrame.decode(p.readFrame(), MpaFrameLimits.RFC);
+                    assertTrue(!rep.reject(), "accepted");
+                    p.socket.setSoLinger(true, 0); // RST
+                }
+            }
+            int left = -1;
+            for (int i = 0; i < 500; i++) {
+                left = f.device.trackedCount(SoftConnection.class);
+                if (left == 0) {
+                    break;
+                }
+                Thread.sleep(10);
+            }
+            stop.set(true);
+            server.get(5, TimeUnit.SECONDS);
+            assertTrue(accepted.get() > 0, "some accepts returned a connection");
+            assertEquals(0, left, "connections still tracked after " + cycles + " resets right after the Reply ("
+                    + accepted.get() + " accepted)");
+            legitRoundTrip(f);
+            assertEquals(0, f.device.trackedCount(SoftConnection.class), "the legit pair was untracked on close");
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §7.1.2: a responder resetting right after its MPA Reply leaves nothing tracked on the initiator (100 cycles)")
+    void responderResetAfterReplyLeavesNothingTracked_5044_7_1_2() throws Exception {
+        int cycles = 100;
+        try (SoftFixture f = new SoftFixture();
+             java.net.ServerSocket ss = new java.net.ServerSocket(0, 16, SoftFixture.LOOPBACK)) {
+            InetSocketAddress a = new InetSocketAddress(SoftFixture.LOOPBACK, ss.getLocalPort());
+            CompletableFuture<Void> evil = CompletableFuture.runAsync(() -> {
+                for (int i = 0; i < cycles; i++) {
+                    try (EvilPeer p = EvilPeer.accept(ss)) {
+                        p.readFrame();
+                        p.send(SoftHandshakeFaultTest.reply(false, new byte[0]));
+                        p.socket.setSoLinger(true, 0);
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                }
+            });
+            int established = 0;
+            for (int i = 0; i < cycles; i++) {
+                try {
+                    f.device.connectionManager().connect(a, f.initiatorQp(), SoftFixture.clientServer().build(),
+                            Duration.ofSeconds(5)); // kept, not closed: the stream's own close must untrack it
+                    established++;
+                } catch (RdmaException e) {
+                    // the reset won the race to the reactor: nothing was established
+                }
+            }
+            evil.get(10, TimeUnit.SECONDS);
+            int left = -1;
+            for (int i = 0; i < 500; i++) {
+                left = f.device.trackedCount(SoftConnection.class);
+                if (left == 0) {
+                    break;
+                }
+                Thread.sleep(10);
+            }
+            assertEquals(0, left, "connections still tracked after " + cycles + " resets (" + established
+                    + " established)");
+        }
+    }
+
+    /** Accepts one request in client-server mode (no RTR) with {@code rq} receives' worth of queue. */
+    static CompletableFuture<Connection> acceptClientServer(SoftFixture f) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                ConnectionRequest r = f.listener.next(Duration.ofSeconds(5));
+                return r.accept(f.responderQp(), SoftFixture.clientServer().build());
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.3: a partial FPDU that never completes ends in TERM 2/0/5 and a close after the stall timeout")
+    void stalledPartialFpduGetsTerm5_6581_9_3() throws Exception {
+        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
+                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(300));
+        try (SoftFixture f = new SoftFixture(cfg)) {
+            f.listen(4);
+            CompletableFuture<Connection> acc = acceptClientServer(f);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion rb = f.region(f.pd2, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
+                c.queuePair().postRecv(1, rb, 0, 64);
+                byte[] partial = new byte[12];
+                partial[0] = (byte) 0xFF; // ULPDU length 65535: the rest never comes
+                partial[1] = (byte) 0xFF;
+                long t0 = System.nanoTime();
+                raw.peer.send(partial);
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, raw.peer.readTerm());
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                assertTrue(ms >= 250 && ms < 3000, "TERM after the stall timeout, took " + ms + " ms");
+                assertTrue(raw.peer.closedByPeer(), "then the connection closes");
+                assertEquals(org.jwarp.verbs.WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+                assertInstanceOf(org.jwarp.verbs.RdmaTimeoutException.class, c.failure());
+            }
+            legitRoundTrip(f);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §4: FPDUs that keep completing are no stall, though a partial one is always pending")
+    void tricklingButProgressingIsNoStall_5044_4() throws Exception {
+        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
+                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(300));
+        try (SoftFixture f = new SoftFixture(cfg)) {
+            f.listen(4);
+            CompletableFuture<Connection> acc = acceptClientServer(f);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion rb = f.region(f.pd2, 64 * 16, org.jwarp.verbs.Access.LOCAL_WRITE);
+                int n = 8;
+                for (int i = 0; i < n; i++) {
+                    c.queuePair().postRecv(i, rb, i * 64, 64);
+                }
+                byte[] all = new byte[0];
+                for (int i = 0; i < n; i++) {
+                    raw.send(new byte[16]);
+                }
+                all = raw.take();
+                int fpdu = all.length / n;
+                // half an FPDU, then each time the rest of one and half of the next: a partial FPDU
+                // is pending for the whole 1.4 s, but one completes every 175 ms
+                raw.peer.send(java.util.Arrays.copyOfRange(all, 0, fpdu / 2));
+                for (int i = 0; i < n; i++) {
+                    Thread.sleep(175);
+                    int from = i * fpdu + fpdu / 2;
+                    int to = Math.min(all.length, from + fpdu);
+                    raw.peer.send(java.util.Arrays.copyOfRange(all, from, to));
+                }
+                for (int i = 0; i < n; i++) {
+                    assertEquals(org.jwarp.verbs.WcStatus.SUCCESS, SoftFixture.one(f.cq2).status);
+                }
+                assertTrue(c.isOpen(), "no stall TERM: " + c.failure());
+            }
+        }
+    }
+}

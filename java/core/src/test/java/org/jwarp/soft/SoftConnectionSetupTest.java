@@ -1,0 +1,106 @@
+package org.jwarp.soft;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.jwarp.verbs.ConnectionInfo;
+import org.jwarp.verbs.ConnectionRejectedException;
+import org.jwarp.verbs.ConnectionRequest;
+import org.jwarp.ground.RtrType;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** MPA v2 setup over loopback between two soft endpoints (RFC 5044 §7.1.2, RFC 6581 §9). */
+class SoftConnectionSetupTest {
+
+    @Test
+    @DisplayName("RFC 6581 §9.1: both sides see the peer's IRD/ORD and private data; ORD <= peer IRD")
+    void peerValuesVisibleOnBothSides_6581_9_1() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            byte[] ipd = "hello".getBytes(StandardCharsets.US_ASCII);
+            byte[] rpd = "welcome".getBytes(StandardCharsets.US_ASCII);
+            try (SoftFixture.Pair p = f.connect(SoftFixture.p2p().ird(4).ord(8).privateData(ipd).build(),
+                    SoftFixture.p2p().ird(2).ord(3).privateData(rpd).build())) {
+                ConnectionInfo i = p.initiator().info();
+                ConnectionInfo r = p.responder().info();
+                assertEquals(4, r.peerIrd());
+                assertEquals(8, r.peerOrd());
+                assertEquals(2, i.peerIrd());
+                assertEquals(3, i.peerOrd());
+                assertArrayEquals(rpd, i.peerPrivateData());
+                assertArrayEquals(ipd, r.peerPrivateData());
+                assertTrue(i.ord() <= r.ird(), "initiator ORD " + i.ord() + " <= responder IRD " + r.ird());
+                assertTrue(r.ord() <= i.ird(), "responder ORD " + r.ord() + " <= initiator IRD " + i.ird());
+                assertEquals(2, i.ord());
+                assertEquals(2, i.mpaRevision());
+                assertTrue(i.peerToPeer() && r.peerToPeer());
+                assertEquals(RtrType.WRITE, i.rtr());
+                assertEquals(RtrType.WRITE, r.rtr());
+                assertTrue(i.crc() && r.crc(), "CRC offered by default and on when negotiated");
+                assertTrue(p.initiator().isOpen() && p.responder().isOpen());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §7.1.2: client-server mode has no RTR")
+    void clientServerHasNoRtr_5044_7_1_2() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.clientServer().build(), SoftFixture.clientServer().build())) {
+            assertFalse(p.initiator().info().peerToPeer());
+            assertNull(p.initiator().info().rtr());
+            assertNull(p.responder().info().rtr());
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §7.1.5: a reject carries the responder's private data to the initiator")
+    void rejectCarriesPrivateData_5044_7_1_5() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(4);
+            byte[] why = "go away".getBytes(StandardCharsets.US_ASCII);
+            CompletableFuture<byte[]> seen = CompletableFuture.supplyAsync(() -> {
+                try {
+                    ConnectionRequest r = f.listener.next(Duration.ofSeconds(5));
+                    byte[] pd = r.privateData();
+                    r.reject(why);
+                    return pd;
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            ConnectionRejectedException e = assertThrows(ConnectionRejectedException.class,
+                    () -> f.device.connectionManager().connect(f.address(), f.initiatorQp(),
+                            SoftFixture.p2p().privateData(new byte[] {1, 2, 3}).build(), Duration.ofSeconds(5)));
+            assertArrayEquals(why, e.privateData());
+            assertArrayEquals(new byte[] {1, 2, 3}, seen.get(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.2: the responder sees the offered RTR types and the initiator uses the chosen one")
+    void offeredRtrTypesVisible_6581_9_2() throws Exception {
+        for (RtrType t : RtrType.values()) {
+            try (SoftFixture f = new SoftFixture()) {
+                CompletableFuture<java.util.Set<RtrType>> offered = new CompletableFuture<>();
+                try (SoftFixture.Pair p = f.connect(SoftFixture.p2p().rtrTypes(t).build(), req -> {
+                    offered.complete(req.offeredRtrTypes());
+                    return SoftFixture.p2p().rtrTypes(RtrType.SEND, RtrType.WRITE, RtrType.READ).build();
+                })) {
+                    assertEquals(java.util.Set.of(t), offered.get());
+                    assertEquals(t, p.initiator().info().rtr());
+                    assertEquals(t, p.responder().info().rtr());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,398 @@
+package org.jwarp.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.MpaFrame;
+import org.jwarp.ground.TermCode;
+import org.jwarp.verbs.Access;
+import org.jwarp.verbs.Connection;
+import org.jwarp.verbs.ConnectionRequest;
+import org.jwarp.verbs.ConnectionTerminatedException;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.ground.RtrType;
+import org.jwarp.verbs.SendRequest;
+import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
+import org.jwarp.verbs.WorkRequestException;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every TERM the data path can be made to send, RFC 5041 §7.2 (DDP), RFC 5040 §7.4 (RDMAP),
+ * RFC 5044 §8 / RFC 6581 §8 (MPA), between two soft endpoints or against a raw initiator; and
+ * how each side reports it: the sender of the TERM and its receiver both end with a
+ * {@link ConnectionTerminatedException} naming the code, posted WRs complete in error.
+ */
+class SoftTermPathTest {
+
+    /** Waits for the flush of a receive posted on {@code c}: proves the stream died. */
+    private static WorkCompletion awaitDeath(Connection c, SoftCompletionQueue cq, SoftMemoryRegion mr)
+            throws Exception {
+        boolean posted = true;
+        try {
+            c.queuePair().postRecv(999, mr, 0, 16);
+        } catch (WorkRequestException e) {
+            posted = false; // already in ERR
+        }
+        for (int i = 0; i < 100 && posted; i++) {
+            WorkCompletion wc = SoftFixture.one(cq);
+            if (wc.wrId == 999) {
+                assertEquals(WcStatus.WR_FLUSH_ERR, wc.status);
+                return wc;
+            }
+            if (!c.isOpen()) {
+                break;
+            }
+        }
+        for (int i = 0; i < 200 && c.isOpen(); i++) {
+            Thread.sleep(10);
+        }
+        return null;
+    }
+
+    private static void assertTerm(Connection c, TermCode code, boolean fromPeer) {
+        assertFalse(c.isOpen());
+        RdmaException f = c.failure();
+        assertNotNull(f, "failure recorded");
+        ConnectionTerminatedException t = assertInstanceOf(ConnectionTerminatedException.class, f, f.toString());
+        assertEquals(code, t.term(), t.getMessage());
+        assertEquals(fromPeer, t.sentByPeer(), t.getMessage());
+    }
+
+    private void writeFails(int rkeyDelta, long toDelta, int len, boolean remoteWrite, TermCode expected)
+            throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion src = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+            SoftMemoryRegion target = remoteWrite ? f.region(f.pd2, 1024, Access.LOCAL_WRITE, Access.REMOTE_WRITE)
+                    : f.region(f.pd2, 1024, Access.LOCAL_WRITE, Access.REMOTE_READ);
+            SoftMemoryRegion rbuf = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+            p.initiator().queuePair().postSend(new SendRequest().write(1, src, 0, len, target.address() + toDelta,
+                    target.rkey() ^ rkeyDelta));
+            awaitDeath(p.responder(), f.cq2, rbuf);
+            SoftMemoryRegion ibuf = f.region(f.pd, 64, Access.LOCAL_WRITE);
+            awaitDeath(p.initiator(), f.cq, ibuf);
+            assertTerm(p.responder(), expected, false);
+            assertTerm(p.initiator(), expected, true);
+            byte[] untouched = new byte[1024];
+            target.buffer().get(0, untouched);
+            assertEquals(0, java.util.Arrays.stream(new int[] {0}).sum() + countNonZero(untouched),
+                    "nothing placed (RFC 5041 §7.1)");
+        }
+    }
+
+    private static int countNonZero(byte[] b) {
+        int n = 0;
+        for (byte x : b) {
+            n += x != 0 ? 1 : 0;
+        }
+        return n;
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.2: an RDMA Write to an invalid STag gets TERM 1/1/0")
+    void writeToInvalidStag_5041_7_2() throws Exception {
+        writeFails(0x5A, 0, 100, true, TermCode.DDP_TAGGED_INVALID_STAG);
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.2: an RDMA Write past the region's bound gets TERM 1/1/1")
+    void writeOutOfBounds_5041_7_2() throws Exception {
+        writeFails(0, 1000, 100, true, TermCode.DDP_TAGGED_BASE_BOUNDS);
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.2: an RDMA Write below the region's base gets TERM 1/1/1")
+    void writeBelowBase_5041_7_2() throws Exception {
+        writeFails(0, -8, 16, true, TermCode.DDP_TAGGED_BASE_BOUNDS);
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §7.4: an RDMA Write to a region without REMOTE_WRITE gets TERM 0/1/2")
+    void writeWithoutRight_5040_7_4() throws Exception {
+        writeFails(0, 0, 100, false, TermCode.RDMAP_ACCESS_VIOLATION);
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.2: a Send with no receive posted gets TERM 1/2/2")
+    void sendWithoutReceive_5041_7_2() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion src = f.region(f.pd, 256, Access.LOCAL_WRITE);
+            p.initiator().queuePair().postSend(new SendRequest().send(1, src, 0, 100));
+            assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq).status, "a Send completes once transmitted");
+            awaitDeath(p.initiator(), f.cq, src);
+            for (int i = 0; i < 200 && p.responder().isOpen(); i++) {
+                Thread.sleep(10);
+            }
+            assertTerm(p.responder(), TermCode.DDP_UNTAGGED_MSN_NO_BUFFER, false);
+            assertTerm(p.initiator(), TermCode.DDP_UNTAGGED_MSN_NO_BUFFER, true);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.2: a Send longer than the posted buffer gets TERM 1/2/5; the receive completes in error")
+    void sendTooLong_5041_7_2() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion src = f.region(f.pd, 256, Access.LOCAL_WRITE);
+            SoftMemoryRegion dst = f.region(f.pd2, 256, Access.LOCAL_WRITE);
+            p.responder().queuePair().postRecv(5, dst, 0, 50);
+            p.initiator().queuePair().postSend(new SendRequest().send(1, src, 0, 100));
+            WorkCompletion rc = SoftFixture.one(f.cq2);
+            assertEquals(5, rc.wrId);
+            assertEquals(WcStatus.WR_FLUSH_ERR, rc.status, "the receive never got its message");
+            awaitDeath(p.initiator(), f.cq, src);
+            assertTerm(p.responder(), TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, false);
+            assertTerm(p.initiator(), TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, true);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §7.4: an RDMA Read of an invalid source STag gets TERM 0/1/0 and the Read completes REM_ACCESS_ERR")
+    void readInvalidSource_5040_7_4() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion sink = f.region(f.pd, 256, Access.LOCAL_WRITE);
+            SoftMemoryRegion srcR = f.region(f.pd2, 256, Access.LOCAL_WRITE, Access.REMOTE_READ);
+            p.initiator().queuePair().postSend(new SendRequest().read(7, sink, 0, 100, srcR.address(), srcR.rkey() ^ 0x5A));
+            WorkCompletion wc = SoftFixture.one(f.cq);
+            assertEquals(7, wc.wrId);
+            assertEquals(WcOpcode.RDMA_READ, wc.opcode);
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status);
+            assertTerm(p.initiator(), TermCode.RDMAP_INVALID_STAG, true);
+            for (int i = 0; i < 200 && p.responder().isOpen(); i++) {
+                Thread.sleep(10);
+            }
+            assertTerm(p.responder(), TermCode.RDMAP_INVALID_STAG, false);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §7.4: an RDMA Read beyond the source bound gets TERM 0/1/1")
+    void readOutOfBounds_5040_7_4() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion sink = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+            SoftMemoryRegion srcR = f.region(f.pd2, 256, Access.LOCAL_WRITE, Access.REMOTE_READ);
+            p.initiator().queuePair().postSend(new SendRequest().read(7, sink, 0, 257, srcR.address(), srcR.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, SoftFixture.one(f.cq).status);
+            assertTerm(p.initiator(), TermCode.RDMAP_BASE_BOUNDS, true);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.1: an RDMA Read beyond the negotiated ORD is refused at post time")
+    void readBeyondOrdRefusedAtPost_6581_9_1() throws Exception {
+        try (SoftFixture f = new SoftFixture(); ServerSocket ss = new ServerSocket(0, 4, SoftFixture.LOOPBACK)) {
+            // a responder that grants IRD 2 and then never answers, so the Reads stay outstanding
+            CompletableFuture<Void> peer = CompletableFuture.runAsync(() -> {
+                try (EvilPeer p = EvilPeer.accept(ss)) {
+                    p.readFrame();
+                    p.send(MpaFrame.reply().crc(true).revision(2)
+                            .enhancedData(new EnhancedConnectionData(true, false, true, false, 2, 2)).build().toBytes());
+                    p.closedByPeer();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            Connection c = f.device.connectionManager().connect(new InetSocketAddress(SoftFixture.LOOPBACK,
+                    ss.getLocalPort()), f.initiatorQp(), SoftFixture.p2p().ord(8).build(), Duration.ofSeconds(5));
+            assertEquals(2, c.info().ord(), "ORD lowered to the responder's IRD");
+            SoftMemoryRegion sink = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+            SendRequest wr = new SendRequest();
+            c.queuePair().postSend(wr.read(1, sink, 0, 16, 0x1000, 0x4242));
+            c.queuePair().postSend(wr.read(2, sink, 0, 16, 0x1000, 0x4242));
+            WorkRequestException e = assertThrows(WorkRequestException.class,
+                    () -> c.queuePair().postSend(wr.read(3, sink, 0, 16, 0x1000, 0x4242)));
+            assertTrue(e.getMessage().contains("ORD"), e.getMessage());
+            c.queuePair().postSend(wr.write(4, sink, 0, 16, 0x1000, 0x4242));
+            c.close();
+            WorkCompletion[] a = SoftFixture.wcs(4);
+            int n = 0;
+            while (n < 3) {
+                int k = f.cq.await(a, 4, 5, TimeUnit.SECONDS);
+                assertTrue(k > 0);
+                for (int i = 0; i < k; i++) {
+                    assertEquals(n + i + 1 == 3 ? 4 : n + i + 1, a[i].wrId, "the refused Read never completes");
+                }
+                n += k;
+            }
+            peer.get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A soft responder accepting with {@code ird} and RTR types; returns the accepted connection future. */
+    private static CompletableFuture<Connection> acceptOne(SoftFixture f, int ird) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                ConnectionRequest r = f.listener.next(Duration.ofSeconds(5));
+                return r.accept(f.responderQp(), SoftFixture.p2p().ird(ird)
+                        .rtrTypes(RtrType.WRITE, RtrType.READ, RtrType.SEND).build());
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §6.4 / RFC 6581 §9.1: a Read Request beyond the responder's IRD gets TERM 0/2/7")
+    void readRequestBeyondIrd_5040_6_4() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, 1);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                assertEquals(1, c.info().ird());
+                SoftMemoryRegion src = f.region(f.pd2, 1 << 20, Access.LOCAL_WRITE, Access.REMOTE_READ);
+                raw.writeRtr()
+                        .readRequest(0x5500, 0, 1 << 20, src.rkey(), src.address())
+                        .readRequest(0x5500, 0, 16, src.rkey(), src.address())
+                        .flush();
+                TermCode t = null;
+                for (int i = 0; i < 200 && t == null; i++) {
+                    byte[] fpdu = raw.peer.readFpdu();
+                    t = SoftTerm.sniff(java.nio.ByteBuffer.wrap(fpdu), 0);
+                }
+                assertEquals(TermCode.RDMAP_CATASTROPHIC_STREAM, t);
+                for (int i = 0; i < 200 && c.isOpen(); i++) {
+                    Thread.sleep(10);
+                }
+                assertTerm(c, TermCode.RDMAP_CATASTROPHIC_STREAM, false);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.2: a first FPDU that is not the negotiated RTR gets TERM code 7")
+    void rtrMismatch_6581_9_2() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, 4);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                assertEquals(RtrType.WRITE, c.info().rtr());
+                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                c.queuePair().postRecv(1, rb, 0, 64);
+                raw.send(new byte[0]).flush();
+                assertEquals(TermCode.MPA_NO_MATCHING_RTR, raw.peer.readTerm());
+                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+                assertTerm(c, TermCode.MPA_NO_MATCHING_RTR, false);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.2: a non-zero-length Write where the Write RTR is due gets TERM code 7")
+    void rtrWithPayloadMismatch_6581_9_2() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, 4);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion t = f.region(f.pd2, 64, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+                raw.write(t.rkey(), t.address(), new byte[8]).flush();
+                assertEquals(TermCode.MPA_NO_MATCHING_RTR, raw.peer.readTerm());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.2: the responder sends nothing before the RTR; its Send goes out right after it")
+    void responderFencedUntilRtr_6581_9_2() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, 4);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion src = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                c.queuePair().postSend(new SendRequest().send(1, src, 0, 32));
+                raw.peer.socket.setSoTimeout(300);
+                assertThrows(java.net.SocketTimeoutException.class, () -> raw.peer.read(1),
+                        "no FPDU before the RTR");
+                raw.peer.socket.setSoTimeout(5000);
+                raw.writeRtr().flush();
+                byte[] fpdu = raw.peer.readFpdu();
+                assertEquals(org.jwarp.mpa.Fpdu.fpduLength(18 + 32), fpdu.length, "the queued 32-byte Send");
+                assertEquals(RdmapOpcodeView.SEND, fpdu[3] & 0x0F);
+                assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq2).status);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.2: a responder that never gets its RTR gives up after the responder timeout")
+    void missingRtrTimesOut_6581_9_2() throws Exception {
+        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofMillis(300),
+                Duration.ofSeconds(5));
+        try (SoftFixture f = new SoftFixture(cfg)) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, 4);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                c.queuePair().postRecv(1, rb, 0, 64);
+                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+                assertInstanceOf(org.jwarp.verbs.RdmaTimeoutException.class, c.failure());
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, raw.peer.readTerm(), "RFC 6581 §9.3: TERM 2/0/5 first");
+                assertTrue(raw.peer.closedByPeer());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §4.4 / §8: an FPDU with a bad CRC gets TERM 2/0/2")
+    void badCrc_5044_8() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, 4);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                assertTrue(c.info().crc());
+                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                c.queuePair().postRecv(1, rb, 0, 64);
+                raw.writeRtr().send(new byte[12]).corruptLastByte().flush();
+                assertEquals(TermCode.MPA_CRC_ERROR, raw.peer.readTerm());
+                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+                assertTerm(c, TermCode.MPA_CRC_ERROR, false);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Interop rule 4: a CRC-0 TERM from the initiator in place of the RTR is accepted and reported")
+    void setupTermInsteadOfRtr() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, 4);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                c.queuePair().postRecv(1, rb, 0, 64);
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64);
+                SoftTerm.encodeSetupTerm(b, TermCode.MPA_NO_MATCHING_RTR);
+                raw.peer.send(java.util.Arrays.copyOf(b.array(), b.position()));
+                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+                assertTerm(c, TermCode.MPA_NO_MATCHING_RTR, true);
+            }
+        }
+    }
+
+    /** RDMAP opcode numbers as read from raw FPDU bytes. */
+    static final class RdmapOpcodeView {
+        static final int SEND = org.jwarp.rdmap.RdmapOpcode.SEND;
+    }
+}
