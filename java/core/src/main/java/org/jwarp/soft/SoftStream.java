@@ -614,6 +614,40 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
     }
 
+    /**
+     * Reactor thread, listener full: this stream has not sent a complete MPA Request and makes
+     * room for a newer one. Like a timeout, a local error once TCP is up: TERM 2/0/5 (CRC 0) before
+     * the close (RFC 6581 §9.3).
+     */
+    void evict(int backlog) {
+        lockIo();
+        try {
+            if (phase != Phase.AWAIT_REQUEST) {
+                return;
+            }
+            LOG.debug("evicting {}: {} connections pending without a complete MPA Request", remote, backlog);
+            sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
+            fail(new RdmaException("evicted " + remote + ": the pending-handshake limit (" + backlog
+                    + ") was reached before its MPA Request was complete; sent TERM 2/0/5"));
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Reactor thread, right after accept: reads what already arrived (usually the whole MPA Request). */
+    void readEarly() {
+        lockIo();
+        try {
+            if (phase == Phase.AWAIT_REQUEST) {
+                readAll();
+            }
+        } catch (IOException e) {
+            onIoError(e);
+        } finally {
+            io.unlock();
+        }
+    }
+
     /** Reactor thread, listener closing: reject an undecided request, drop anything else pending. */
     void rejectIfUndecided() {
         lockIo();

@@ -208,4 +208,205 @@ class AdversarialPeerTest {
             }
         }
     }
+
+    private static void awaitPending(SoftListener l, int n) throws InterruptedException {
+        for (int i = 0; i < 500 && l.pendingCount() != n; i++) {
+            Thread.sleep(10);
+        }
+        assertEquals(n, l.pendingCount(), "pending connections on the listener");
+    }
+
+    private static void awaitReady(SoftListener l, int n) throws InterruptedException {
+        for (int i = 0; i < 500 && l.readyCount() != n; i++) {
+            Thread.sleep(10);
+        }
+        assertEquals(n, l.readyCount(), "requests waiting for the ULP");
+    }
+
+    private static void assertAccepted(SoftFixture f, EvilPeer peer) throws Exception {
+        ConnectionRequest r = f.listener.next(Duration.ofSeconds(5));
+        Connection c = r.accept(f.responderQp(), SoftFixture.clientServer().build());
+        assertTrue(c.isOpen());
+        MpaFrame rep = MpaFrame.decode(peer.readFrame(), MpaFrameLimits.RFC);
+        assertTrue(!rep.reject(), "the peer got an accepting Reply");
+        c.close();
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.3: a full pending set evicts its oldest connection without a complete MPA Request (TERM 2/0/5), never one awaiting its decision")
+    void fullPendingSetEvictsOldestSilent_6581_9_3() throws Exception {
+        byte[] req = SoftHandshakeFaultTest.request(false, false, new byte[0]);
+        try (SoftFixture f = new SoftFixture()) { // 5 s handshake timeouts: nothing here times out
+            SoftListener l = f.listen(2);
+            try (EvilPeer a = EvilPeer.connect(l.localAddress())) {
+                a.send(req);
+                awaitReady(l, 1); // a: the oldest, its Request complete, waiting for the ULP
+                try (EvilPeer b = EvilPeer.connect(l.localAddress())) {
+                    awaitPending(l, 2);
+                    try (EvilPeer c = EvilPeer.connect(l.localAddress())) {
+                        assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, b.readTerm(), "silent b evicted, not a");
+                        assertTrue(b.closedByPeer());
+                        assertEquals(1, l.evictedCount());
+                        awaitPending(l, 2);
+                        c.send(java.util.Arrays.copyOf(req, 10)); // slow loris: a partial Request
+                        Thread.sleep(50);
+                        try (EvilPeer d = EvilPeer.connect(l.localAddress())) {
+                            assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, c.readTerm(), "a partial Request is no Request");
+                            assertTrue(c.closedByPeer());
+                            assertEquals(2, l.evictedCount());
+                            d.send(req);
+                            awaitReady(l, 2);
+                            // both pending connections sent their Request: a newcomer is refused
+                            try (EvilPeer e = EvilPeer.connect(l.localAddress())) {
+                                assertTrue(e.closedByPeer(), "refused");
+                            } catch (java.net.SocketException e) {
+                                // reset while setting up the streams: refused
+                            }
+                            assertEquals(1, l.refusedCount());
+                            assertEquals(2, l.evictedCount());
+                            assertAccepted(f, a);
+                            assertAccepted(f, d);
+                        }
+                    }
+                }
+            }
+            legitRoundTrip(f);
+        }
+    }
+
+    /**
+     * {@code n} hostile connections held open by one NIO thread: half silent, half slow loris (10
+     * bytes of a Request, then nothing); each one the listener closes is opened again at once.
+     */
+    static final class Storm implements AutoCloseable {
+        private final java.nio.channels.Selector sel = java.nio.channels.Selector.open();
+        private final InetSocketAddress target;
+        private final Thread thread;
+        private volatile boolean stop;
+        final AtomicInteger reconnects = new AtomicInteger();
+        final AtomicInteger open = new AtomicInteger();
+        private final byte[] partial = java.util.Arrays.copyOf(SoftHandshakeFaultTest.request(false, false,
+                new byte[0]), 10);
+
+        Storm(InetSocketAddress target, int n) throws java.io.IOException {
+            this.target = target;
+            for (int i = 0; i < n; i++) {
+                open(i % 2 == 1);
+            }
+            thread = new Thread(this::run, "storm");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void open(boolean loris) throws java.io.IOException {
+            java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(target);
+            if (loris) {
+                try {
+                    ch.write(java.nio.ByteBuffer.wrap(partial));
+                } catch (java.io.IOException e) {
+                    // closed by the listener already: the read below sees it and reconnects
+                }
+            }
+            ch.configureBlocking(false);
+            ch.register(sel, java.nio.channels.SelectionKey.OP_READ, loris);
+            open.incrementAndGet();
+        }
+
+        private void run() {
+            java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(4096);
+            try {
+                while (!stop) {
+                    sel.select(50);
+                    for (java.nio.channels.SelectionKey k : sel.selectedKeys()) {
+                        java.nio.channels.SocketChannel ch = (java.nio.channels.SocketChannel) k.channel();
+                        int r;
+                        try {
+                            buf.clear();
+                            r = ch.read(buf);
+                        } catch (java.io.IOException e) {
+                            r = -1;
+                        }
+                        if (r < 0) {
+                            k.cancel();
+                            ch.close();
+                            open.decrementAndGet();
+                            try {
+                                open((Boolean) k.attachment()); // the reconnect loop
+                                reconnects.incrementAndGet();
+                            } catch (java.io.IOException e) {
+                                // refused or reset while connecting: try again next turn
+                                reopenLater++;
+                            }
+                        }
+                    }
+                    sel.selectedKeys().clear();
+                    for (; reopenLater > 0 && !stop; reopenLater--) {
+                        try {
+                            open(reopenLater % 2 == 1);
+                        } catch (java.io.IOException e) {
+                            break;
+                        }
+                    }
+                }
+            } catch (java.io.IOException e) {
+                // closing
+            }
+        }
+
+        private int reopenLater;
+
+        @Override
+        public void close() throws Exception {
+            stop = true;
+            thread.join(5000);
+            for (java.nio.channels.SelectionKey k : sel.keys()) {
+                k.channel().close();
+            }
+            sel.close();
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.3: with 300 silent and slow-loris connections reconnecting as they are evicted, a legit client connects at once")
+    void legitClientConnectsThroughStorm_6581_9_3() throws Exception {
+        try (SoftFixture f = new SoftFixture()) { // 5 s handshake timeouts, backlog 16: eviction does the work
+            SoftListener l = f.listen(16);
+            AtomicBoolean stop = new AtomicBoolean();
+            CompletableFuture<Void> server = CompletableFuture.runAsync(() -> {
+                while (!stop.get()) {
+                    try {
+                        ConnectionRequest r = l.next(Duration.ofMillis(100));
+                        r.accept(f.responderQp(), SoftFixture.clientServer().build()).close();
+                    } catch (RdmaException e) {
+                        // no request within 100 ms
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            long ts = System.nanoTime();
+            try (Storm storm = new Storm(l.localAddress(), 300)) {
+                System.out.printf("storm: 300 opened in %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ts));
+                Thread.sleep(300);
+                long worst = 0;
+                for (int i = 0; i < 10; i++) {
+                    long t0 = System.nanoTime();
+                    Connection c = f.device.connectionManager().connect(l.localAddress(), f.initiatorQp(),
+                            SoftFixture.clientServer().build(), Duration.ofSeconds(5));
+                    worst = Math.max(worst, System.nanoTime() - t0);
+                    c.close();
+                }
+                long worstMs = TimeUnit.NANOSECONDS.toMillis(worst);
+                System.out.printf("storm: 10 legit connects, worst %d ms; %d evicted, %d refused, %d storm reconnects,"
+                        + " %d open%n", worstMs, l.evictedCount(), l.refusedCount(), storm.reconnects.get(),
+                        storm.open.get());
+                assertTrue(l.evictedCount() >= 284, "the storm filled the pending set and was evicted: "
+                        + l.evictedCount());
+                assertTrue(worstMs < 3000, "legit connect took " + worstMs + " ms (goal 1 s)");
+            } finally {
+                stop.set(true);
+                server.get(5, TimeUnit.SECONDS);
+            }
+        }
+    }
 }

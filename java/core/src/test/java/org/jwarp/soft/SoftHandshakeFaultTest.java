@@ -129,13 +129,17 @@ class SoftHandshakeFaultTest {
     }
 
     @Test
-    @DisplayName("Listener backlog: connections beyond the pending limit are refused at once")
+    @DisplayName("Listener backlog: when every pending connection has sent its Request, newcomers are refused at once")
     void backlogFullRefuses() throws Exception {
         SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
                 Duration.ofSeconds(5));
         try (SoftFixture f = new SoftFixture(cfg)) {
             SoftListener l = f.listen(1);
             try (EvilPeer first = EvilPeer.connect(l.localAddress())) {
+                first.send(request(false, false, new byte[0])); // waits for the ULP: not evictable
+                for (int i = 0; i < 500 && l.readyCount() != 1; i++) {
+                    Thread.sleep(10);
+                }
                 awaitPending(l, 1);
                 assertTrue(refused(l.localAddress()), "second connection refused");
                 assertEquals(1, l.refusedCount());
