@@ -61,6 +61,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     static final int POLL_HELD = 2;
     /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
     private static final int INLINE_PUMPS = 64;
+    /** Bytes an established stream reads per reactor turn (bounded work per connection per turn). */
+    static final int READ_BUDGET = 64 * 1024;
     /** Longest time a closing stream keeps trying to flush queued bytes (a TERM, the last FPDUs). */
     private static final long CLOSE_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -838,8 +840,15 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     private void readAll() throws IOException {
         ByteBuffer rx = reactor.rxBuffer();
-        for (int round = 0; round < 8 && phase != Phase.CLOSED; round++) {
+        // In FPDU mode one read of at most READ_BUDGET bytes per loop turn: a peer flooding tiny
+        // FPDUs gets the same share of the reactor as every other ready stream (the key stays
+        // readable, so the next turn goes on; nothing is lost).
+        int rounds = phase == Phase.ESTABLISHED ? 1 : 8;
+        for (int round = 0; round < rounds && phase != Phase.CLOSED; round++) {
             rx.clear();
+            if (phase == Phase.ESTABLISHED) {
+                rx.limit(READ_BUDGET);
+            }
             int n = ch.read(rx);
             if (n < 0) {
                 onEof();

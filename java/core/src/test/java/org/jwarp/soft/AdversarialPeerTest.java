@@ -409,4 +409,117 @@ class AdversarialPeerTest {
             }
         }
     }
+
+    /** Round trips (Send, answering Send) on a legit pair; returns the worst in nanoseconds. */
+    private static long worstRoundTrip(SoftFixture f, SoftFixture.Pair p, int n) throws Exception {
+        SoftMemoryRegion a = f.region(f.pd, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
+        SoftMemoryRegion b = f.region(f.pd2, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
+        long worst = 0;
+        for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            p.responder().queuePair().postRecv(1, b, 0, 64);
+            p.initiator().queuePair().postRecv(2, a, 0, 64);
+            p.initiator().queuePair().postSend(new org.jwarp.verbs.SendRequest().send(3, a, 0, 16));
+            assertEquals(1, SoftFixture.one(f.cq2).wrId);
+            p.responder().queuePair().postSend(new org.jwarp.verbs.SendRequest().send(4, b, 0, 16));
+            int got = 0;
+            while (got < 2) { // the Send's completion and the answer, in either order
+                org.jwarp.verbs.WorkCompletion wc = SoftFixture.one(f.cq);
+                assertEquals(org.jwarp.verbs.WcStatus.SUCCESS, wc.status);
+                got++;
+            }
+            assertEquals(4, SoftFixture.one(f.cq2).wrId);
+            worst = Math.max(worst, System.nanoTime() - t0);
+        }
+        return worst;
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §5: a flood of tiny valid RDMA Writes on one connection does not starve another on the same reactor")
+    void tinyFpduFloodDoesNotStarveOthers_5041_5() throws Exception {
+        // receive polling off: every completion comes from the one reactor both connections share
+        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
+                Duration.ofSeconds(5)).withPolling(0, 4, 1000).withReactors(1);
+        try (SoftFixture f = new SoftFixture(cfg)) {
+            f.listen(4);
+            SoftMemoryRegion target = f.region(f.pd2, 4096, org.jwarp.verbs.Access.LOCAL_WRITE,
+                    org.jwarp.verbs.Access.REMOTE_WRITE);
+            CompletableFuture<Connection> acc = acceptClientServer(f);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
+                Connection flooded = acc.get(5, TimeUnit.SECONDS);
+                for (int i = 0; i < 4096; i++) {
+                    raw.write(target.rkey(), target.address() + (i % 4096), new byte[] {(byte) i});
+                }
+                byte[] burst = raw.take(); // 4096 FPDUs of 24 bytes
+                AtomicBoolean stop = new AtomicBoolean();
+                AtomicInteger bursts = new AtomicInteger();
+                Thread flood = new Thread(() -> {
+                    try {
+                        while (!stop.get()) {
+                            raw.peer.send(burst);
+                            bursts.incrementAndGet();
+                        }
+                    } catch (java.io.IOException e) {
+                        // closed at the end
+                    }
+                }, "flood");
+                flood.start();
+                try (SoftFixture.Pair p = f.connect(SoftFixture.clientServer().build(),
+                        SoftFixture.clientServer().build())) {
+                    Thread.sleep(200);
+                    long before = bursts.get();
+                    long worst = worstRoundTrip(f, p, 50);
+                    long during = bursts.get() - before;
+                    long worstMs = TimeUnit.NANOSECONDS.toMillis(worst);
+                    System.out.printf("flood: worst legit round trip %d ms over 50 while %d x 4096 FPDUs arrived%n",
+                            worstMs, during);
+                    assertTrue(during > 10, "the flood ran meanwhile: " + during + " bursts");
+                    assertTrue(flooded.isOpen(), "the flood is valid traffic: " + flooded.failure());
+                    assertTrue(worstMs < 150, "legit round trip took " + worstMs + " ms under the flood");
+                } finally {
+                    stop.set(true);
+                    raw.close();
+                    flood.join(5000);
+                }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §7.1 / RFC 5044 §8: an enhanced (S=1) Request whose PD_Length cannot hold the 4 bytes of enhanced data gets TERM code 4, then close")
+    void enhancedRequestWithShortPdGetsTerm4_6581_7_1() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            SoftListener l = f.listen(2);
+            byte[] req = SoftHandshakeFaultTest.request(true, false, new byte[0]); // S=1, PD = the 4 bytes of IRD/ORD
+            int pdAt = org.jwarp.mpa.MpaRequestReplyFlyweight.PD_LENGTH_OFFSET;
+            req[pdAt] = 0;
+            req[pdAt + 1] = 2;
+            try (EvilPeer p = EvilPeer.connect(l.localAddress())) {
+                p.send(java.util.Arrays.copyOf(req, org.jwarp.mpa.MpaRequestReplyFlyweight.HEADER_LENGTH + 2));
+                assertEquals(TermCode.MPA_INVALID_REQ_REP, p.readTerm());
+                assertTrue(p.closedByPeer());
+            }
+            legitRoundTrip(f);
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.2: a Send with no receive posted gets TERM 1/2/2 and the connection closes (no receiver-not-ready retry)")
+    void sendWithNoReceiveGetsTermAndClose_5041_7_2() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(4);
+            CompletableFuture<Connection> acc = acceptClientServer(f);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                raw.send(new byte[32]).flush();
+                assertEquals(TermCode.DDP_UNTAGGED_MSN_NO_BUFFER, raw.peer.readTerm());
+                assertTrue(raw.peer.closedByPeer(), "the connection closes");
+                for (int i = 0; i < 200 && c.isOpen(); i++) {
+                    Thread.sleep(10);
+                }
+                assertTrue(!c.isOpen(), "the local side is down too");
+            }
+            legitRoundTrip(f);
+        }
+    }
 }
