@@ -52,7 +52,7 @@ public final class JwarpCli {
                 cmd.getErr().println("jwarp: " + ex.getMessage());
                 return EXIT_MALFORMED;
             }
-            cmd.getErr().println("jwarp: " + UserError.describe(ex));
+            cmd.getErr().println("jwarp: " + (ex instanceof UserError ? ex.getMessage() : UserError.describe(ex)));
             if (Boolean.getBoolean("jwarp.debug")) {
                 ex.printStackTrace(cmd.getErr());
             }
