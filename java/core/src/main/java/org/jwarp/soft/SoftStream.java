@@ -81,6 +81,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private boolean rtrTimer;
     /** Inbound FPDUs decoded when the FPDU stall timer was armed (reactor, under {@link #io}). */
     private long stallMark;
+    /** Most FPDUs decoded in one reactor read turn (reactor only; read racily by tests). */
+    private volatile long maxFpdusPerTurn;
     private ByteBuffer tx;
 
     // initiator
@@ -850,6 +852,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         // FPDUs gets the same share of the reactor as every other ready stream (the key stays
         // readable, so the next turn goes on; nothing is lost).
         int rounds = phase == Phase.ESTABLISHED ? 1 : 8;
+        long fpdusBefore = data != null ? data.fpdusReceived() : 0;
         for (int round = 0; round < rounds && phase != Phase.CLOSED; round++) {
             rx.clear();
             if (phase == Phase.ESTABLISHED) {
@@ -870,10 +873,19 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             }
         }
         if (phase == Phase.ESTABLISHED) {
+            long turn = data.fpdusReceived() - fpdusBefore;
+            if (turn > maxFpdusPerTurn) {
+                maxFpdusPerTurn = turn;
+            }
             data.pump();
             armStallTimer();
         }
         flush();
+    }
+
+    /** Most inbound FPDUs one reactor turn decoded for this stream (racy read: tests, diagnostics). */
+    long maxFpdusPerTurn() {
+        return maxFpdusPerTurn;
     }
 
     private void consume(ByteBuffer rx) {
@@ -1211,6 +1223,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** The data path reports a fatal error it already answered with a TERM (queued in tx). */
     void dataPathFailed(RdmaException e) {
         teardown(e, true);
+    }
+
+    /** Inbound FPDUs decoded so far (racy read: tests, diagnostics). */
+    long fpdusReceived() {
+        SoftDataPath d = data;
+        return d == null ? 0 : d.fpdusReceived();
     }
 
     /** Counters for diagnostics (racy reads, any thread). */
