@@ -473,9 +473,6 @@ public final class ClientCommand implements Callable<Integer> {
                 case RDMA_READ -> wr.read(id, mr, 0, size, remote.address(), remote.rkey());
                 default -> throw new IllegalArgumentException("unsupported op " + op);
             }
-            if (size == 0) {
-                wr.local = null;
-            }
             conn.queuePair().postSend(wr);
         }
 

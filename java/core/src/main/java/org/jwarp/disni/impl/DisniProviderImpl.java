@@ -67,7 +67,10 @@ public final class DisniProviderImpl implements RdmaProvider {
         }
         return new DeviceInfo(name, t, b.getInt(JwarpNative.DEV_MAX_QP_RD_ATOM),
                 b.getInt(JwarpNative.DEV_MAX_QP_INIT_RD_ATOM), b.getInt(JwarpNative.DEV_MAX_QP_WR),
-                b.getInt(JwarpNative.DEV_MAX_CQE), b.getLong(JwarpNative.DEV_MAX_MR_SIZE));
+                b.getInt(JwarpNative.DEV_MAX_CQE), b.getLong(JwarpNative.DEV_MAX_MR_SIZE), b.getInt(JwarpNative.DEV_MAX_SGE),
+                b.getInt(JwarpNative.DEV_MAX_SGE_RD), b.getInt(JwarpNative.DEV_MAX_INLINE),
+                b.getInt(JwarpNative.DEV_LINK_LAYER) < 0 ? DeviceInfo.PortState.UNKNOWN
+                        : DeviceInfo.PortState.of(b.getInt(JwarpNative.DEV_PORT_STATE)));
     }
 
     @Override
