@@ -1,6 +1,7 @@
 package org.jwarp.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.DisplayName;
@@ -18,12 +19,31 @@ class ClientCommandTest {
     }
 
     @Test
-    @DisplayName("no server: exit 1 with the connection error")
+    @DisplayName("no server: exit 1, the refused connection in words with a hint, no class names")
     void noServer() throws Exception {
         int port = ServerCommandTest.freePort();
         CliCapture c = CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--timeout", "3000");
         assertEquals(1, c.exit());
-        assertTrue(c.err().startsWith("jwarp: "), c.err());
+        assertEquals("jwarp: cannot connect to 127.0.0.1:" + port + ": connection refused. Is `jwarp server` running on "
+                + "127.0.0.1:" + port + "?", c.err().strip(), c.err());
+        assertFalse(c.err().contains("Exception"), c.err());
+    }
+
+    @Test
+    @DisplayName("-V prints the project version as Maven has it")
+    void versionIsMavens() {
+        CliCapture c = CliCapture.run("-V");
+        assertEquals(0, c.exit());
+        String expected = System.getProperty("jwarp.expectedVersion");
+        assertTrue(expected != null && !expected.isBlank(), "surefire passes jwarp.expectedVersion");
+        assertEquals("jwarp " + expected, c.out().strip());
+    }
+
+    @Test
+    @DisplayName("a runtime failure prints its messages without class names")
+    void failuresInWords() {
+        assertEquals("socket timeout", UserError.describe(new java.net.SocketTimeoutException()));
+        assertEquals("outer: inner", UserError.describe(new IllegalStateException("outer", new java.io.IOException("inner"))));
     }
 
     @Test
