@@ -242,24 +242,28 @@ final class DisniQp implements QueuePair {
 
     /** One SGE: a region, inside it, LOCAL_WRITE when written into (receive, Read sink). */
     private static WorkRequestException checkSge(MemoryRegion mr, long off, int len, boolean sink, int k, int j) {
-        String f = "sg_list[" + j + "]";
+        // field names are built on the refusal path only: the accepting path allocates nothing
         if (len < 0) {
-            return new WorkRequestException(f + ".length " + len + " is negative", k, f + ".length");
+            return refuse(k, j, ".length", ".length " + len + " is negative");
         }
         if (mr == null) {
-            return len == 0 ? null : new WorkRequestException(f + ": no region for " + len + " bytes", k, f + ".lkey");
+            return len == 0 ? null : refuse(k, j, ".lkey", ": no region for " + len + " bytes");
         }
         if (!(mr instanceof DisniPd.DisniMr)) {
-            return new WorkRequestException(f + ": not a region of the DiSNI provider", k, f + ".lkey");
+            return refuse(k, j, ".lkey", ": not a region of the DiSNI provider");
         }
         if (off < 0 || off > (long) mr.length() - len) {
-            return new WorkRequestException(f + ": [" + off + ", +" + len + ") outside the region of " + mr.length()
-                    + " bytes", k, f + ".addr");
+            return refuse(k, j, ".addr", ": [" + off + ", +" + len + ") outside the region of " + mr.length() + " bytes");
         }
         if (sink && len > 0 && !mr.access().contains(Access.LOCAL_WRITE)) {
-            return new WorkRequestException(f + ": a receive buffer or RDMA Read sink needs LOCAL_WRITE", k, f + ".lkey");
+            return refuse(k, j, ".lkey", ": a receive buffer or RDMA Read sink needs LOCAL_WRITE");
         }
         return null;
+    }
+
+    private static WorkRequestException refuse(int k, int j, String part, String why) {
+        String f = "sg_list[" + j + "]";
+        return new WorkRequestException(f + why, k, f + part);
     }
 
     /**
