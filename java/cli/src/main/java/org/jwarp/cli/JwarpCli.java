@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
                 NegotiateCommand.class,
                 DdpCommand.class,
                 DemoCommand.class, ServerCommand.class, ClientCommand.class,
-                DisniCommand.class,
+                DisniCommand.class, DevicesCommand.class,
         })
 public final class JwarpCli {
 
