@@ -126,17 +126,12 @@ public final class ClientCommand implements Callable<Integer> {
             progress.done();
             Map<String, Object> out = Json.object();
             Map<String, Object> settings = Json.object();
-            settings.put("op", op);
-            settings.put("size", size);
-            settings.put("iters", iters);
-            settings.put("window", window);
+            settings.put("window", window); // op, size and iters are in "result"
             ws.putJson(settings);
             settings.put("provider", provider);
             settings.put("device", dev.info().name());
             settings.put("bind", local.getHostAddress());
             settings.put("p2p", p2p);
-            settings.put("ird", ird);
-            settings.put("ord", ord);
             out.put("settings", settings);
             out.put("connection", describeJson(w.connection().info()));
             out.put("result", resultJson(op, size, iters, h, bw));
@@ -599,7 +594,9 @@ public final class ClientCommand implements Callable<Integer> {
                 case RDMA_READ -> r.read(id, mr, off, size, remote.address(), remote.rkey());
                 default -> throw new IllegalArgumentException("unsupported op " + op);
             }
-            int n = Math.min(settings.sge(), Math.max(1, size));
+            int sges = op == SendOpcode.RDMA_READ ? Math.min(settings.sge(), conn.queuePair().caps().maxSgeRd())
+                    : settings.sge(); // the --verify read-back of a Write stays within maxSgeRd
+            int n = Math.min(sges, Math.max(1, size));
             if (n > 1) {
                 r.sgl.clear();
                 int at = off;
