@@ -46,6 +46,7 @@ public final class DdpReceiver {
     private final StagDomain pd;
     private final StagTable stags;
     private final DdpReceiveHandler handler;
+    private Object stream = this;
     private final UntaggedQueue[] queues;
     private final DdpHeader hdr = new DdpHeader();
     private boolean failed;
@@ -88,6 +89,19 @@ public final class DdpReceiver {
         for (int i = 0; i < queueDepths.length; i++) {
             queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), 1, outOfOrderRanges, maxSge);
         }
+    }
+
+    /**
+     * Names this DDP stream for the RFC 5041 §8.2 stream association: a region bound to another key
+     * ({@link org.jwarp.memory.StagRegion#bindStream}) is not placed into (error 1/2). Until set,
+     * the key is this receiver, which no region is bound to.
+     */
+    public void streamKey(Object key) {
+        stream = key == null ? this : key;
+    }
+
+    public Object streamKey() {
+        return stream;
     }
 
     public StagDomain pd() {
@@ -204,7 +218,7 @@ public final class DdpReceiver {
         }
         if (payload > 0) {
             StagRegion mr = stags.lookup(stag);
-            int r = StagTable.check(mr, pd, to, payload, handler.taggedAccess(rsvd));
+            int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
             if (r != StagTable.OK) {
                 error(taggedCode(r), seg, index, length);
                 return;

@@ -20,11 +20,17 @@ import org.jwarp.mpa.MpaFrameLimits;
  */
 public final class ResponderConfig {
 
-    /** What a responder without RFC 6581 support does with a Rev 2 request (RFC 6581 §10). */
+    /**
+     * What a responder without RFC 6581 support ({@code enhanced(false)}) does with a Rev 2
+     * request. RFC 6581 §10 says it closes the TCP connection; {@link #CLOSE} is the default.
+     */
     public enum UnenhancedPolicy {
-        /** Reply with Rev 1, treating all private data as the ULP's (a tolerant RFC 5044 peer). */
+        /**
+         * Not RFC 6581 §10 behaviour, kept to model a lax RFC 5044 peer: reply with Rev 1, taking the
+         * enhanced data for ULP private data. An enhanced initiator fails such a connect.
+         */
         REPLY_REV1,
-        /** Close without replying (a strict RFC 5044 peer); the initiator may retry with Rev 1. */
+        /** Close without replying, RFC 6581 §10 (default); the initiator may retry with Rev 1. */
         CLOSE
     }
 
@@ -135,7 +141,7 @@ public final class ResponderConfig {
         private int requiredOrd;
         private Set<RtrType> rtrTypes = EnumSet.of(RtrType.WRITE, RtrType.READ);
         private boolean enhanced = true;
-        private UnenhancedPolicy unenhancedPolicy = UnenhancedPolicy.REPLY_REV1;
+        private UnenhancedPolicy unenhancedPolicy = UnenhancedPolicy.CLOSE;
         private boolean requireP2p;
         private boolean crc = true;
         private boolean markers;

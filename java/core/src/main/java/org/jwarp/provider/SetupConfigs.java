@@ -29,7 +29,10 @@ public final class SetupConfigs {
         return InitiatorConfig.builder().ird(ird).ord(p.ord())
                 .maxIrd(ird == ConnectionParameters.NO_NEGOTIATION ? ConnectionParameters.NO_NEGOTIATION : Math.max(ird, maxIrd))
                 .peerToPeer(p.peerToPeer()).rtrTypes(p.rtrTypes()).crc(p.crc()).ulpPrivateData(p.privateData())
-                .limits(limits).build();
+                .limits(limits)
+                // RFC 6581 §10: retry unenhanced after a close only "if that protocol works with the
+                // application": a client-server ULP needs no RTR; a peer-to-peer one does.
+                .fallbackToUnenhanced(!p.peerToPeer()).build();
     }
 
     /**

@@ -428,6 +428,15 @@ public final class RdmapEndpoint {
         fill(s, KIND_READ, RdmapOpcode.READ_REQUEST, RTR_WR_ID, EMPTY, 0, 0, 1, 0, 0, 0, false);
     }
 
+    /**
+     * Names this stream for RFC 5041 §8.2 DDP Stream association: regions bound to {@code key}
+     * ({@link StagRegion#bindStream}) accept remote Writes and Reads on this stream only; a region
+     * bound to another key is "not associated" (DDP 1/2 for a Write, RDMAP 0/2 for a Read source).
+     */
+    public void streamKey(Object key) {
+        ddp.streamKey(key);
+    }
+
     /** Aborts the stream with {@code code}: a Terminate is queued as the last outgoing message. */
     public void terminate(TermCode code, String reason) {
         raise(code, reason, false);
@@ -766,6 +775,11 @@ public final class RdmapEndpoint {
                     if (orqCount == 0) {
                         return TermCode.RDMAP_UNEXPECTED_OPCODE;
                     }
+                    if (payloadLength == 0) {
+                        // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked
+                        // (the empty answer to a zero-length Read, e.g. the Read RTR, may carry any).
+                        return null;
+                    }
                     int s = orq[orqHead] & sqMask;
                     if (stag != sqLocalStag[s]) {
                         return TermCode.DDP_TAGGED_INVALID_STAG;
@@ -877,7 +891,7 @@ public final class RdmapEndpoint {
             StagRegion mr = null;
             if (size > 0) {
                 mr = stags.lookup(srcStag);
-                int r = StagTable.check(mr, pd, srcTo, size, StagAccess.REMOTE_READ);
+                int r = StagTable.checkRemote(mr, pd, ddp.streamKey(), srcTo, size, StagAccess.REMOTE_READ);
                 if (r != StagTable.OK) {
                     raise(readSourceCode(r), "Read Request source STag 0x" + Integer.toHexString(srcStag) + " TO 0x"
                             + Long.toHexString(srcTo) + " size " + size + " rejected (RFC 5040 §5.2)", true);

@@ -1,9 +1,12 @@
 package org.jwarp.soft;
 
 import java.nio.ByteBuffer;
+import java.util.EnumSet;
 
 import org.jwarp.ddp.DdpHeader;
+import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.Fpdu;
+import org.jwarp.mpa.MpaFrame;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.ground.RtrType;
 import org.jwarp.rdmap.RdmapEndpoint;
@@ -52,6 +55,8 @@ final class SoftDataPath implements RdmapListener {
     private final SoftQueuePair qp;
     private final boolean initiator;
     private final RtrType rtr;
+    /** Responder: every RTR type its Reply set (RFC 6581 §9.2); the initiator sends one of them. */
+    private final EnumSet<RtrType> acceptRtr = EnumSet.noneOf(RtrType.class);
     private final RdmapEndpoint ep;
     private final int ord;
     private boolean fenced;
@@ -71,6 +76,16 @@ final class SoftDataPath implements RdmapListener {
         this.qp = qp;
         this.initiator = stream.initiator;
         this.rtr = outcome.rtr();
+        if (!initiator && rtr != null) {
+            acceptRtr.add(rtr);
+            MpaFrame reply = stream.sentReply();
+            EnhancedConnectionData ed = reply != null ? reply.enhancedData() : null;
+            if (ed != null && ed.peerToPeer()) {
+                addIf(ed.sendRtr(), RtrType.SEND);
+                addIf(ed.writeRtr(), RtrType.WRITE);
+                addIf(ed.readRtr(), RtrType.READ);
+            }
+        }
         int ird = Math.min(outcome.ird(), SoftProvider.MAX_IRD_ORD);
         this.ord = Math.min(outcome.ord(), SoftProvider.MAX_IRD_ORD);
         int fpdu = stream.remoteAddress().getAddress().isLoopbackAddress() ? config.maxFpdu()
@@ -79,11 +94,18 @@ final class SoftDataPath implements RdmapListener {
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
         int maxSge = Math.max(qp.maxSendSge, qp.maxRecvSge);
         ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge);
+        ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
         sgBuf = new ByteBuffer[maxSge];
         sgOff = new int[maxSge];
         sgLen = new int[maxSge];
         fenced = !initiator;
         checkFirst = !initiator;
+    }
+
+    private void addIf(boolean set, RtrType t) {
+        if (set) {
+            acceptRtr.add(t);
+        }
     }
 
     /** The ORD the QP enforces at post time (device-capped). */
@@ -106,9 +128,9 @@ final class SoftDataPath implements RdmapListener {
                 case READ -> ep.postReadRtr();
                 case SEND -> ep.postSend(RdmapEndpoint.RTR_WR_ID, RdmapOpcode.SEND, EMPTY, 0, 0, 0, false);
             }
-        } else if (rtr == RtrType.SEND) {
-            ep.postReceive(RTR_RECV_ID, EMPTY, 0, 0);
         }
+        // Responder: the buffer a Send RTR consumes is posted once the first FPDU shows it is one;
+        // the ULP's receives wait in the QP's ring until then (feedReceives), so it takes MSN 1.
         pump();
     }
 
@@ -161,35 +183,52 @@ final class SoftDataPath implements RdmapListener {
             afterEngine();
             return false;
         }
-        String mismatch = rtr == null ? null : rtrMismatch(head);
+        RtrType got = rtr == null ? null : matchRtr(head);
         peek = null;
-        if (mismatch != null) {
+        if (rtr != null && got == null) {
             rx.position(rx.limit());
-            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, mismatch);
+            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, rtrMismatch(head));
             afterEngine();
             return false;
+        }
+        if (got == RtrType.SEND) {
+            ep.postReceive(RTR_RECV_ID, EMPTY, 0, 0);
         }
         feedReceives();
         ep.receive(head);
         return true;
     }
 
-    /** Null when the FPDU head is the negotiated zero-length RTR (RFC 6581 §9.2), else why not. */
+    /** The RTR type among those the Reply set that the FPDU head is (RFC 6581 §9.2), or null. */
+    private RtrType matchRtr(ByteBuffer h) {
+        int ulpdu = h.getShort(0) & 0xFFFF;
+        int seg = Fpdu.ULPDU_OFFSET;
+        int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
+        int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
+        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
+        for (RtrType t : acceptRtr) {
+            boolean ok = switch (t) {
+                case WRITE -> tagged && op == RdmapOpcode.WRITE && ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
+                case SEND -> !tagged && (op == RdmapOpcode.SEND || op == RdmapOpcode.SEND_SE)
+                        && ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
+                case READ -> !tagged && op == RdmapOpcode.READ_REQUEST && ulpdu == READ_RTR_ULPDU
+                        && h.getInt(seg + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
+            };
+            if (ok) {
+                return t;
+            }
+        }
+        return null;
+    }
+
     private String rtrMismatch(ByteBuffer h) {
         int ulpdu = h.getShort(0) & 0xFFFF;
         int seg = Fpdu.ULPDU_OFFSET;
         int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
         int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
         boolean tagged = (control & DdpHeader.T_FLAG) != 0;
-        boolean ok = switch (rtr) {
-            case WRITE -> tagged && op == RdmapOpcode.WRITE && ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
-            case SEND -> !tagged && (op == RdmapOpcode.SEND || op == RdmapOpcode.SEND_SE)
-                    && ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
-            case READ -> !tagged && op == RdmapOpcode.READ_REQUEST && ulpdu == READ_RTR_ULPDU
-                    && h.getInt(seg + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
-        };
-        return ok ? null : "first FPDU is a " + (tagged ? "tagged " : "untagged ") + RdmapOpcode.name(op) + " of "
-                + ulpdu + " ULPDU bytes, not the negotiated zero-length " + rtr.wireName() + " RTR (RFC 6581 §9.2)";
+        return "first FPDU is a " + (tagged ? "tagged " : "untagged ") + RdmapOpcode.name(op) + " of " + ulpdu
+                + " ULPDU bytes, not a zero-length " + RtrType.format(acceptRtr) + " RTR as the Reply offered (RFC 6581 §9.2)";
     }
 
     // ---------------------------------------------------------------- transmit
@@ -228,7 +267,7 @@ final class SoftDataPath implements RdmapListener {
     }
 
     private void feedReceives() {
-        if (ep.state() != RdmapEndpoint.State.RTS) {
+        if (ep.state() != RdmapEndpoint.State.RTS || (checkFirst && rtr != null)) {
             return;
         }
         synchronized (qp.lock) {

@@ -536,7 +536,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
                 RdmaException e;
                 if (outcome.status() == NegotiationStatus.REJECTED) {
                     e = new ConnectionRejectedException("connection to " + remote + " rejected: " + outcome.reason(),
-                            outcome.peerPrivateData(), outcome.peerValuesKnown() ? outcome.peerOrd() : -1);
+                            outcome.peerPrivateData(), outcome.peerValuesKnown() ? outcome.peerIrd() : -1,
+                            outcome.peerValuesKnown() ? outcome.peerOrd() : -1);
                 } else if (outcome.term() != null && peerTerminated) {
                     e = new ConnectionTerminatedException("MPA setup with " + remote + " ended: " + outcome.reason(),
                             outcome.term(), true);
@@ -665,6 +666,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     // ---------------------------------------------------------------- both sides
+
+    /** The MPA Reply this side sent as responder, or null (initiator, or not sent). */
+    MpaFrame sentReply() {
+        return rneg != null ? rneg.reply() : null;
+    }
 
     private void establish() {
         try {

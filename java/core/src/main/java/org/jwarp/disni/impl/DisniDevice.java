@@ -386,11 +386,12 @@ final class DisniDevice implements Device, ConnectionManager {
         try {
             NegotiationOutcome o = neg.onReply(ev, true).outcome();
             return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerOrd() : -1);
+                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerIrd() : -1,
+                    o.peerValuesKnown() ? o.peerOrd() : -1);
         } catch (MpaDecodeException | IllegalArgumentException bad) {
             return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
                     + ev.status() + "), private data not RFC 6581 section 9 data: " + bad.getMessage(),
-                    ev.privateData(), -1);
+                    ev.privateData());
         }
     }
 
