@@ -25,6 +25,7 @@ import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
 import org.jwarp.verbs.RdmaTimeoutException;
+import org.jwarp.verbs.RecvRequest;
 import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
@@ -66,6 +67,12 @@ public final class ServerCommand implements Callable<Integer> {
     int iters;
     @Option(names = "--op", description = "Accepted for symmetry with the client; the client names the op.")
     String op;
+    @Option(names = "--sge", description = "SGEs each receive buffer is scattered over (default: ${DEFAULT-VALUE}).")
+    int sge = 1;
+    @Option(names = "--inline-size", description = "Inline bytes asked for; echoes up to it go inline (default: ${DEFAULT-VALUE}).")
+    int inlineSize;
+    @Option(names = "--verify", description = "Check every received Send against the client's byte pattern; a mismatch ends the connection.")
+    boolean verify;
     @Option(names = "--size-limit", description = "Largest buffer a client may request, bytes (default: ${DEFAULT-VALUE}).")
     int sizeLimit = 16 << 20;
 
@@ -85,7 +92,8 @@ public final class ServerCommand implements Callable<Integer> {
                 } catch (RdmaTimeoutException e) {
                     continue;
                 }
-                try (Responder r = Responder.accept(dev, req, params, size, sizeLimit)) {
+                try (Responder r = Responder.accept(dev, req, params, size, sizeLimit,
+                        new WorkSettings(sge, 1, inlineSize, verify))) {
                     System.out.println("connected: " + ClientCommand.describe(r.connection()));
                     long n = r.serve(null);
                     System.out.println("connection done: " + n + " messages answered");
@@ -119,10 +127,13 @@ public final class ServerCommand implements Callable<Integer> {
         private final Connection conn;
         private final int slots;
         private final int slotSize;
+        private final WorkSettings settings;
+        private final RecvRequest recv = new RecvRequest();
         private volatile boolean stop;
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion echoMr,
-                          MemoryRegion targetMr, Connection conn, int slots, int slotSize) {
+                          MemoryRegion targetMr, Connection conn, int slots, int slotSize, WorkSettings settings) {
+            this.settings = settings;
             this.pd = pd;
             this.cq = cq;
             this.slotsMr = slotsMr;
@@ -136,6 +147,11 @@ public final class ServerCommand implements Callable<Integer> {
         /** Accepts {@code req}, sized by the client's request header (or {@code defaultSize}). */
         static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
                                 int sizeLimit) throws RdmaException {
+            return accept(dev, req, params, defaultSize, sizeLimit, WorkSettings.DEFAULT);
+        }
+
+        static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
+                                int sizeLimit, WorkSettings settings) throws RdmaException {
             ClientCommand.Hello hello = ClientCommand.Hello.decode(req.privateData());
             int bufSize = hello == null ? defaultSize : hello.bufferSize();
             int window = hello == null ? 16 : hello.window();
@@ -154,6 +170,10 @@ public final class ServerCommand implements Callable<Integer> {
                         EnumSet.of(Access.LOCAL_WRITE));
                 MemoryRegion target = pd.register(ByteBuffer.allocateDirect(Math.max(16, bufSize)),
                         EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+                ByteBuffer t = target.buffer();
+                for (int i = 0; i < t.capacity(); i++) {
+                    t.put(i, WorkSettings.targetByte(i)); // what a client's --verify Read expects
+                }
                 byte[] pdata = ClientCommand.RemoteBuffer.encode(target.address(), target.rkey(), target.length());
                 ConnectionParameters p = params.toBuilder().privateData(pdata)
                         .peerToPeer(params.peerToPeer() && req.peerToPeer()).build();
@@ -161,13 +181,15 @@ public final class ServerCommand implements Callable<Integer> {
                     p = p.toBuilder().rtrTypes(Set.of()).build();
                 }
                 // receive slots are posted before the Reply goes out: the client may send at once
-                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4).withBeforeConnect(qp -> {
-                    for (int i = 0; i < window; i++) {
-                        qp.postRecv(KIND_RECV | i, slotsMr, i * slotSize, slotSize);
-                    }
-                });
+                RecvRequest rr = new RecvRequest();
+                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
+                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize()).withBeforeConnect(qp -> {
+                            for (int i = 0; i < window; i++) {
+                                qp.postRecv(slotRequest(rr, settings, slotsMr, i, slotSize));
+                            }
+                        });
                 Connection conn = req.accept(qpc, p);
-                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize);
+                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, settings);
             } catch (RdmaException | RuntimeException e) {
                 if (cq != null) {
                     cq.close();
@@ -182,7 +204,34 @@ public final class ServerCommand implements Callable<Integer> {
         }
 
         private void postSlot(int i) throws RdmaException {
-            conn.queuePair().postRecv(KIND_RECV | i, slotsMr, i * slotSize, slotSize);
+            conn.queuePair().postRecv(slotRequest(recv, settings, slotsMr, i, slotSize));
+        }
+
+        /** Receive slot i, scattered over {@code --sge} contiguous pieces (RFC 5041 §5.3). */
+        static RecvRequest slotRequest(RecvRequest r, WorkSettings settings, MemoryRegion mr, int i, int slotSize) {
+            r.set(KIND_RECV | i, mr, (long) i * slotSize, slotSize);
+            int n = Math.min(settings.sge(), slotSize);
+            if (n > 1) {
+                r.sgl.clear();
+                long at = (long) i * slotSize;
+                for (int k = 0; k < n; k++) {
+                    int len = slotSize / n + (k < slotSize % n ? 1 : 0);
+                    r.sgl.add(mr, at, len);
+                    at += len;
+                }
+            }
+            return r;
+        }
+
+        /** The client's Send payload is its buffer pattern, byte i = i, after the tag byte 0. */
+        private void verify(ByteBuffer view, int slot, int len) throws RdmaException {
+            for (int i = 1; i < len; i++) {
+                byte got = view.get(slot * slotSize + i);
+                if (got != (byte) i) {
+                    throw new RdmaException("--verify: received Send payload mismatch at byte " + i + " of " + len
+                            + ": expected 0x" + Integer.toHexString(i & 0xFF) + ", got 0x" + Integer.toHexString(got & 0xFF));
+                }
+            }
         }
 
         void stop() {
@@ -216,6 +265,9 @@ public final class ServerCommand implements Callable<Integer> {
                     int slot = (int) (wc.wrId & SLOT_MASK);
                     if (wc.opcode == WcOpcode.RECV) {
                         answered++;
+                        if (settings.verify()) {
+                            verify(view, slot, wc.byteLength);
+                        }
                         if (wc.byteLength > 0 && view.get(slot * slotSize) == ClientCommand.CREDIT_TAG) {
                             postSlot(slot);
                             wr.send(KIND_ACK | slot, null, 0, 0);
@@ -225,6 +277,7 @@ public final class ServerCommand implements Callable<Integer> {
                             echoView.put(slot * slotSize, view, slot * slotSize, wc.byteLength);
                             postSlot(slot);
                             wr.send(KIND_ECHO | slot, echoMr, slot * slotSize, wc.byteLength);
+                            wr.inline = wc.byteLength > 0 && wc.byteLength <= settings.inlineSize();
                             qp.postSend(wr);
                         }
                         if (onMessage != null) {
