@@ -20,7 +20,7 @@ import picocli.CommandLine.Command;
                 DdpCommand.class,
                 DemoCommand.class, ServerCommand.class, ClientCommand.class,
                 RpingCommand.class,
-                DisniCommand.class,
+                DisniCommand.class, DevicesCommand.class,
         })
 public final class JwarpCli {
 

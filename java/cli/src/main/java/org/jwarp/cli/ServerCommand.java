@@ -30,6 +30,7 @@ import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
 import org.jwarp.verbs.RdmaTimeoutException;
+import org.jwarp.verbs.RecvRequest;
 import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
@@ -76,6 +77,12 @@ public final class ServerCommand implements Callable<Integer> {
     int iters;
     @Option(names = "--op", description = "Accepted for symmetry with the client; the client names the op.")
     String op;
+    @Option(names = "--sge", description = "SGEs each receive buffer is scattered over (default: ${DEFAULT-VALUE}).")
+    int sge = 1;
+    @Option(names = "--inline-size", description = "Inline bytes asked for; echoes up to it go inline (default: ${DEFAULT-VALUE}).")
+    int inlineSize;
+    @Option(names = "--verify", description = "Check every received Send against the client's byte pattern; a mismatch ends the connection.")
+    boolean verify;
     @Option(names = "--size-limit", description = "Largest buffer a client may request, bytes (default: ${DEFAULT-VALUE}).")
     int sizeLimit = 16 << 20;
     @Option(names = "--max-connections", description = "Connections served at once; a request beyond them is "
@@ -143,7 +150,8 @@ public final class ServerCommand implements Callable<Integer> {
 
     /** Accepts and serves one connection on a worker thread; reports its end and the cause. */
     private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits) {
-        try (Responder r = Responder.accept(dev, req, params, size, limits)) {
+        try (Responder r = Responder.accept(dev, req, params, size, limits,
+                new WorkSettings(sge, 1, inlineSize, verify))) {
             System.out.println("connected: " + ClientCommand.describe(r.connection()));
             long n = r.serve(null);
             RdmaException cause = r.connection().failure();
@@ -263,11 +271,14 @@ public final class ServerCommand implements Callable<Integer> {
         private final int slotSize;
         private final MemoryBudget budget;
         private final long reserved;
+        private final WorkSettings settings;
+        private final RecvRequest recv = new RecvRequest();
         private volatile boolean stop;
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion echoMr,
-                          MemoryRegion targetMr, Connection conn, int slots, int slotSize, MemoryBudget budget,
-                          long reserved) {
+                          MemoryRegion targetMr, Connection conn, int slots, int slotSize, WorkSettings settings,
+                          MemoryBudget budget, long reserved) {
+            this.settings = settings;
             this.budget = budget;
             this.reserved = reserved;
             this.pd = pd;
@@ -283,7 +294,12 @@ public final class ServerCommand implements Callable<Integer> {
         /** Accepts {@code req}, sized by the client's request header (or {@code defaultSize}). */
         static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
                                 int sizeLimit) throws RdmaException {
-            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit));
+            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), WorkSettings.DEFAULT);
+        }
+
+        static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
+                                int sizeLimit, WorkSettings settings) throws RdmaException {
+            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), settings);
         }
 
         /**
@@ -293,7 +309,7 @@ public final class ServerCommand implements Callable<Integer> {
          * Reject (R=1, RFC 5044 §7.1.5) carrying the reason as private data.
          */
         static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
-                                Limits limits) throws RdmaException {
+                                Limits limits, WorkSettings settings) throws RdmaException {
             ClientCommand.Hello hello = ClientCommand.Hello.decode(req.privateData());
             int bufSize = hello == null ? defaultSize : hello.bufferSize();
             int window = hello == null ? 16 : hello.window();
@@ -329,6 +345,10 @@ public final class ServerCommand implements Callable<Integer> {
                 echo = pd.register(ByteBuffer.allocateDirect(slotBytes), EnumSet.of(Access.LOCAL_WRITE));
                 target = pd.register(ByteBuffer.allocateDirect(sz.targetSize()),
                         EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+                ByteBuffer t = target.buffer();
+                for (int i = 0; i < t.capacity(); i++) {
+                    t.put(i, WorkSettings.targetByte(i)); // what a client's --verify Read expects
+                }
                 byte[] pdata = ClientCommand.RemoteBuffer.encode(target.address(), target.rkey(), target.length());
                 ConnectionParameters p = params.toBuilder().privateData(pdata)
                         .peerToPeer(params.peerToPeer() && req.peerToPeer()).build();
@@ -337,14 +357,17 @@ public final class ServerCommand implements Callable<Integer> {
                 }
                 // receive slots are posted before the Reply goes out: the client may send at once
                 MemoryRegion slots = slotsMr;
-                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4).withBeforeConnect(qp -> {
-                    for (int i = 0; i < window; i++) {
-                        qp.postRecv(KIND_RECV | i, slots, i * slotSize, slotSize);
-                    }
-                });
+                RecvRequest rr = new RecvRequest();
+                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
+                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize()).withBeforeConnect(qp -> {
+                            for (int i = 0; i < window; i++) {
+                                qp.postRecv(slotRequest(rr, settings, slots, i, slotSize));
+                            }
+                        });
                 decided = true;
                 Connection conn = req.accept(qpc, p);
-                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, budget, sz.totalBytes());
+                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, settings, budget,
+                        sz.totalBytes());
             } catch (OutOfMemoryError e) {
                 // direct memory ran out despite the caps (other users of it, a small -XX:MaxDirectMemorySize)
                 String why = "server out of memory for " + sz.totalBytes() + " bytes of buffers";
@@ -396,7 +419,34 @@ public final class ServerCommand implements Callable<Integer> {
         }
 
         private void postSlot(int i) throws RdmaException {
-            conn.queuePair().postRecv(KIND_RECV | i, slotsMr, i * slotSize, slotSize);
+            conn.queuePair().postRecv(slotRequest(recv, settings, slotsMr, i, slotSize));
+        }
+
+        /** Receive slot i, scattered over {@code --sge} contiguous pieces (RFC 5041 §5.3). */
+        static RecvRequest slotRequest(RecvRequest r, WorkSettings settings, MemoryRegion mr, int i, int slotSize) {
+            r.set(KIND_RECV | i, mr, (long) i * slotSize, slotSize);
+            int n = Math.min(settings.sge(), slotSize);
+            if (n > 1) {
+                r.sgl.clear();
+                long at = (long) i * slotSize;
+                for (int k = 0; k < n; k++) {
+                    int len = slotSize / n + (k < slotSize % n ? 1 : 0);
+                    r.sgl.add(mr, at, len);
+                    at += len;
+                }
+            }
+            return r;
+        }
+
+        /** The client's Send payload is its buffer pattern, byte i = i, after the tag byte 0. */
+        private void verify(ByteBuffer view, int slot, int len) throws RdmaException {
+            for (int i = 1; i < len; i++) {
+                byte got = view.get(slot * slotSize + i);
+                if (got != (byte) i) {
+                    throw new RdmaException("--verify: received Send payload mismatch at byte " + i + " of " + len
+                            + ": expected 0x" + Integer.toHexString(i & 0xFF) + ", got 0x" + Integer.toHexString(got & 0xFF));
+                }
+            }
         }
 
         void stop() {
@@ -430,6 +480,9 @@ public final class ServerCommand implements Callable<Integer> {
                     int slot = (int) (wc.wrId & SLOT_MASK);
                     if (wc.opcode == WcOpcode.RECV) {
                         answered++;
+                        if (settings.verify()) {
+                            verify(view, slot, wc.byteLength);
+                        }
                         if (wc.byteLength > 0 && view.get(slot * slotSize) == ClientCommand.CREDIT_TAG) {
                             postSlot(slot);
                             wr.send(KIND_ACK | slot, null, 0, 0);
@@ -439,6 +492,7 @@ public final class ServerCommand implements Callable<Integer> {
                             echoView.put(slot * slotSize, view, slot * slotSize, wc.byteLength);
                             postSlot(slot);
                             wr.send(KIND_ECHO | slot, echoMr, slot * slotSize, wc.byteLength);
+                            wr.inline = wc.byteLength > 0 && wc.byteLength <= settings.inlineSize();
                             qp.postSend(wr);
                         }
                         if (onMessage != null) {

@@ -73,12 +73,21 @@ public final class DdpReceiver {
      */
     public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
             int outOfOrderRanges) {
+        this(pd, stags, queueDepths, handler, outOfOrderRanges, 1);
+    }
+
+    /**
+     * As above, with untagged buffers of up to {@code maxSge} pieces each (a scatter list, placed
+     * in order as one RFC 5041 §5.3 buffer).
+     */
+    public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
+            int outOfOrderRanges, int maxSge) {
         this.pd = pd;
         this.stags = stags;
         this.handler = handler;
         this.queues = new UntaggedQueue[queueDepths.length];
         for (int i = 0; i < queueDepths.length; i++) {
-            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), outOfOrderRanges);
+            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), 1, outOfOrderRanges, maxSge);
         }
     }
 
@@ -127,6 +136,24 @@ public final class DdpReceiver {
                     + buffer.capacity());
         }
         queues[qn].post(buffer, offset, capacity, cookie);
+    }
+
+    /**
+     * Posts an untagged buffer made of {@code n} pieces {@code buffers[i][offsets[i], +lengths[i])}
+     * on queue {@code qn}, filled in order (a scatter list); the arrays are copied, so the caller
+     * may reuse them.
+     */
+    public void postUntagged(int qn, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n, long cookie) {
+        if (qn < 0 || qn >= queues.length) {
+            throw new IllegalArgumentException("no untagged queue " + qn + " (RFC 5041 §5.1)");
+        }
+        for (int i = 0; i < n; i++) {
+            if (offsets[i] < 0 || lengths[i] < 0 || offsets[i] > buffers[i].capacity() - lengths[i]) {
+                throw new IllegalArgumentException("untagged buffer piece " + i + " [" + offsets[i] + ", +" + lengths[i]
+                        + ") outside buffer of " + buffers[i].capacity());
+            }
+        }
+        queues[qn].post(buffers, offsets, lengths, n, cookie);
     }
 
     /** Buffers posted on {@code qn} and not yet delivered. */
@@ -256,7 +283,7 @@ public final class DdpReceiver {
                 error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
                 return;
             }
-            q.buffers[s].put(q.offsets[s] + mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
+            q.place(s, mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
         }
         segments++;
         if (end > q.maxEnd[s]) {
