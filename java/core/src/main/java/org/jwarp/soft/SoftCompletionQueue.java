@@ -214,7 +214,8 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private ByteBuffer rxBuffer() {
         ByteBuffer rx = pollRx;
         if (rx == null) {
-            rx = pollRx = ByteBuffer.allocateDirect(Reactor.RX_BUFFER);
+            rx = pollRx = device != null ? device.buffers().acquire(Reactor.RX_BUFFER)
+                    : ByteBuffer.allocateDirect(Reactor.RX_BUFFER);
         }
         return rx;
     }
@@ -420,6 +421,15 @@ public final class SoftCompletionQueue implements CompletionQueue {
         }
         if (device != null) {
             device.forget(this);
+            // under the leader lock: no leader reads into it now, and a later one allocates afresh
+            leader.lock();
+            try {
+                ByteBuffer rx = pollRx;
+                pollRx = null;
+                device.buffers().release(rx);
+            } finally {
+                leader.unlock();
+            }
         }
     }
 }

@@ -22,6 +22,9 @@ public final class SoftDevice implements Device {
     private final StagTable stags = new StagTable(STAG_CAPACITY);
     private final SoftConnectionManager cm;
     private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
+    /** Free direct memory kept for the next connections' transmit and poll buffers. */
+    static final long POOLED_BUFFER_BYTES = 16L << 20;
+    private final DirectBufferPool buffers = new DirectBufferPool(POOLED_BUFFER_BYTES);
     private volatile boolean closed;
 
     SoftDevice(SoftProvider provider) {
@@ -31,6 +34,11 @@ public final class SoftDevice implements Device {
 
     SoftProvider provider() {
         return provider;
+    }
+
+    /** Per-connection direct buffers, released on close (see {@link DirectBufferPool}). */
+    DirectBufferPool buffers() {
+        return buffers;
     }
 
     SoftConfig config() {

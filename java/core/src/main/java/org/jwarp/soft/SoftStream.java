@@ -149,7 +149,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         s.rneg = new ResponderNegotiator(base);
         s.reader = s.rneg.newRequestReader();
         configure(ch);
-        s.tx = ByteBuffer.allocateDirect(s.config.txBufferSize());
+        s.tx = device.buffers().acquire(s.config.txBufferSize());
         s.key = reactor.register(ch, SelectionKey.OP_READ, s);
         s.phase = Phase.AWAIT_REQUEST;
         s.setDeadline(s.config.responderTimeout().toNanos());
@@ -467,7 +467,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             try {
                 ch = SocketChannel.open();
                 configure(ch);
-                tx = ByteBuffer.allocateDirect(config.txBufferSize());
+                if (tx == null) {
+                    tx = device.buffers().acquire(config.txBufferSize());
+                } else {
+                    tx.clear(); // a Rev 1 retry (RFC 6581 §10): nothing of the first attempt goes out
+                }
                 reader = new MpaFrameReader(MpaFrame.Kind.REPLY, ineg.config().limits(), false);
                 boolean done = ch.connect(remote);
                 key = reactor.register(ch, done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
@@ -1154,6 +1158,32 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
         established.completeExceptionally(failure != null ? failure : new RdmaException("closed"));
         closed.complete(null);
+        releaseTxLater();
+    }
+
+    /**
+     * The tx buffer goes back to the device's pool on a later reactor turn, under {@link #io}: no
+     * frame up this call stack (a data-path pump holding it) and no posting thread still uses it.
+     */
+    private void releaseTxLater() {
+        if (tx == null) {
+            return;
+        }
+        try {
+            reactor.execute(() -> {
+                ByteBuffer b;
+                lockIo();
+                try {
+                    b = tx;
+                    tx = null; // CLOSED: every later user checks the phase or tx == null first
+                } finally {
+                    io.unlock();
+                }
+                device.buffers().release(b);
+            });
+        } catch (IllegalStateException e) {
+            // the reactor is closed: the buffer is left to the GC
+        }
     }
 
     private void closeChannel() {

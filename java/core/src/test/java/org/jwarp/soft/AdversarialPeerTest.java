@@ -84,6 +84,14 @@ class AdversarialPeerTest {
             assertTrue(accepted.get() > 0, "some accepts returned a connection");
             assertEquals(0, left, "connections still tracked after " + cycles + " resets right after the Reply ("
                     + accepted.get() + " accepted)");
+            // closed streams give their transmit buffers back (on a later reactor turn), not to the GC
+            long pooled = 0;
+            for (int i = 0; i < 500 && pooled == 0; i++) {
+                pooled = f.device.buffers().pooledBytes();
+                Thread.sleep(10);
+            }
+            assertTrue(pooled >= f.device.config().txBufferSize(), "no transmit buffer came back to the pool: " + pooled);
+            assertTrue(pooled <= SoftDevice.POOLED_BUFFER_BYTES, "pool over its cap: " + pooled);
             legitRoundTrip(f);
             assertEquals(0, f.device.trackedCount(SoftConnection.class), "the legit pair was untracked on close");
         }
