@@ -601,6 +601,31 @@ public abstract class ProviderContractTest {
     }
 
     @Test
+    @DisplayName("DeviceInfo.streamBinding() says whether MemoryRegion.bindTo is available; misuse stays an exception "
+            + "(RFC 5041 §8.2)")
+    void streamBindingCapabilityMatchesBindTo_5041_8_2() throws Exception {
+        try (Pair p = connect()) {
+            boolean offered = p.client.dev.info().streamBinding();
+            assertEquals("soft".equals(providerName()), offered, providerName() + ": " + p.client.dev.info());
+            MemoryRegion mr = p.client.mr;
+            if (offered) {
+                mr.bindTo(p.cc.queuePair());
+                mr.bindTo(null);
+                assertThrows(IllegalArgumentException.class, () -> mr.bindTo(p.sc.queuePair()),
+                        "a QP of another protection domain");
+            } else {
+                assertThrows(UnsupportedOperationException.class, () -> mr.bindTo(p.cc.queuePair()));
+                assertThrows(UnsupportedOperationException.class, () -> mr.bindTo(null));
+            }
+            // the region still serves the connection either way
+            p.sc.queuePair().postRecv(81, p.server.mr, 0, 16);
+            p.cc.queuePair().postSend(new SendRequest().send(82, mr, 0, 4));
+            assertEquals(82, p.client.next().wrId);
+            assertEquals(81, p.server.next().wrId);
+        }
+    }
+
+    @Test
     @DisplayName("SGE limits, bounds and access are checked at post time; nothing of a refused WR is sent (RFC 5040 §7)")
     void badSgesRefusedWithFieldAndLimit_5040_7() throws Exception {
         try (Pair p = connect(sge(SGE))) {
