@@ -1,5 +1,6 @@
 package org.jwarp.cli;
 
+import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -33,7 +34,10 @@ import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code jwarp server}: the passive side of an rping/ib_send_lat-style test over any provider.
@@ -42,7 +46,7 @@ import picocli.CommandLine.Option;
  * credits), and exposes one registered buffer for the client's RDMA Writes and Reads, whose
  * address, STag and length travel in the accept private data (RFC 5044 §7.1 private data).
  */
-@Command(name = "server", mixinStandardHelpOptions = true,
+@Command(name = "server", mixinStandardHelpOptions = true, resourceBundle = "org.jwarp.cli.ServerCommand",
         description = "Accept RDMA connections and serve a client's send/write/read test (rping-like).")
 public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--bind", description = "Local address to listen on (default: ${DEFAULT-VALUE}).")
@@ -51,16 +55,8 @@ public final class ServerCommand implements Callable<Integer> {
     int port = 7471;
     @Option(names = "--size", description = "Largest message size served when the client asks for none (default: ${DEFAULT-VALUE}).")
     int size = 65536;
-    @Option(names = "--p2p", description = "Accept in the RFC 6581 peer-to-peer model (RTR) when the client asks for it.")
-    boolean p2p;
-    @Option(names = "--rtr", split = ",", description = "Acceptable RTR types: write, read, send (default: write,read).")
-    Set<String> rtr = Set.of("write", "read");
-    @Option(names = "--ird", description = "Inbound RDMA Read depth offered (default: ${DEFAULT-VALUE}).")
-    int ird = 16;
-    @Option(names = "--ord", description = "Outbound RDMA Read depth wanted (default: ${DEFAULT-VALUE}).")
-    int ord = 16;
-    @Option(names = "--provider", description = "Provider name (default: ${DEFAULT-VALUE}).")
-    String provider = Rdma.DEFAULT_PROVIDER;
+    @Mixin
+    ConnectionOptions setup = new ConnectionOptions();
     @Option(names = "--count", description = "Serve this many connections, then exit; 0 = forever (default: ${DEFAULT-VALUE}).")
     int count = 0;
     @Option(names = "--iters", description = "Accepted for symmetry with the client; the client drives the count.")
@@ -76,14 +72,19 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--size-limit", description = "Largest buffer a client may request, bytes (default: ${DEFAULT-VALUE}).")
     int sizeLimit = 16 << 20;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
-        ConnectionParameters params = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(p2p)
-                .rtrTypes(ClientCommand.parseRtr(rtr)).build();
-        try (RdmaProvider prov = Rdma.open(provider);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        ConnectionParameters params = setup.builder().rtrTypes(ClientCommand.parseRtr(setup.rtr)).build();
+        try (RdmaProvider prov = Rdma.open(setup.provider);
              Device dev = prov.open(InetAddress.getByName(bind));
              Listener l = dev.connectionManager().listen(new InetSocketAddress(InetAddress.getByName(bind), port), 16)) {
-            System.out.println("jwarp server: " + prov.name() + " listening on " + l.localAddress());
+            out.println("jwarp server: " + prov.name() + " listening on " + l.localAddress());
+            out.flush();
             int served = 0;
             while (count == 0 || served < count) {
                 ConnectionRequest req;
@@ -94,11 +95,14 @@ public final class ServerCommand implements Callable<Integer> {
                 }
                 try (Responder r = Responder.accept(dev, req, params, size, sizeLimit,
                         new WorkSettings(sge, 1, inlineSize, verify))) {
-                    System.out.println("connected: " + ClientCommand.describe(r.connection()));
+                    out.println("connected: " + ClientCommand.describe(r.connection()));
+                    out.flush();
                     long n = r.serve(null);
-                    System.out.println("connection done: " + n + " messages answered");
+                    out.println("connection done: " + n + " messages answered");
+                    out.flush();
                 } catch (RdmaException e) {
-                    System.err.println("jwarp server: connection failed: " + e.getMessage());
+                    err.println("jwarp server: connection failed: " + e.getMessage());
+                    err.flush();
                 }
                 served++;
             }
@@ -162,13 +166,16 @@ public final class ServerCommand implements Callable<Integer> {
             int slotSize = Math.max(16, bufSize);
             ProtectionDomain pd = dev.allocateProtectionDomain();
             CompletionQueue cq = null;
+            MemoryRegion slotsMr = null;
+            MemoryRegion echo = null;
+            MemoryRegion target = null;
             try {
                 cq = dev.createCompletionQueue(4 * window + 16);
-                MemoryRegion slotsMr = pd.register(ByteBuffer.allocateDirect(slotSize * window),
+                slotsMr = pd.register(ByteBuffer.allocateDirect(slotSize * window),
                         EnumSet.of(Access.LOCAL_WRITE));
-                MemoryRegion echo = pd.register(ByteBuffer.allocateDirect(slotSize * window),
+                echo = pd.register(ByteBuffer.allocateDirect(slotSize * window),
                         EnumSet.of(Access.LOCAL_WRITE));
-                MemoryRegion target = pd.register(ByteBuffer.allocateDirect(Math.max(16, bufSize)),
+                target = pd.register(ByteBuffer.allocateDirect(Math.max(16, bufSize)),
                         EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
                 ByteBuffer t = target.buffer();
                 for (int i = 0; i < t.capacity(); i++) {
@@ -182,19 +189,21 @@ public final class ServerCommand implements Callable<Integer> {
                 }
                 // receive slots are posted before the Reply goes out: the client may send at once
                 RecvRequest rr = new RecvRequest();
+                MemoryRegion slots = slotsMr;
                 QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
                         .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize()).withBeforeConnect(qp -> {
                             for (int i = 0; i < window; i++) {
-                                qp.postRecv(slotRequest(rr, settings, slotsMr, i, slotSize));
+                                qp.postRecv(slotRequest(rr, settings, slots, i, slotSize));
                             }
                         });
                 Connection conn = req.accept(qpc, p);
                 return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, settings);
             } catch (RdmaException | RuntimeException e) {
-                if (cq != null) {
-                    cq.close();
+                try {
+                    Closing.all(target, echo, slotsMr, cq, pd);
+                } catch (RuntimeException | Error again) {
+                    e.addSuppressed(again);
                 }
-                pd.close();
                 throw e;
             }
         }
@@ -294,12 +303,7 @@ public final class ServerCommand implements Callable<Integer> {
 
         @Override
         public void close() {
-            conn.close();
-            slotsMr.close();
-            echoMr.close();
-            targetMr.close();
-            cq.close();
-            pd.close();
+            Closing.all(conn, slotsMr, echoMr, targetMr, cq, pd);
         }
     }
 
