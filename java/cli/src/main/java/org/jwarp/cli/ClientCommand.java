@@ -19,6 +19,7 @@ import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
+import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.MemoryRegion;
@@ -32,6 +33,7 @@ import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 
 import picocli.CommandLine.Command;
@@ -394,6 +396,8 @@ public final class ClientCommand implements Callable<Integer> {
                 Connection c;
                 try {
                     c = dev.connectionManager().connect(server, qpc, p, timeout);
+                } catch (ConnectionRejectedException e) {
+                    throw withReason(e);
                 } catch (RdmaException e) {
                     if (UserError.isUnreachable(e)) {
                         throw UserError.connectFailed(server, e);
@@ -418,6 +422,22 @@ public final class ClientCommand implements Callable<Integer> {
                 pd.close();
                 throw e;
             }
+        }
+
+        /** The server's reason for a reject travels as its private data (ASCII); name it. */
+        static ConnectionRejectedException withReason(ConnectionRejectedException e) {
+            byte[] pd = e.privateData();
+            if (pd.length == 0) {
+                return e;
+            }
+            StringBuilder why = new StringBuilder(pd.length);
+            for (byte b : pd) {
+                why.append(b >= 0x20 && b < 0x7f ? (char) b : '?');
+            }
+            ConnectionRejectedException r = new ConnectionRejectedException(e.getMessage() + "; the server says: " + why,
+                    pd, e.peerIrd(), e.requiredOrd());
+            r.initCause(e);
+            return r;
         }
 
         Connection connection() {
@@ -563,7 +583,21 @@ public final class ClientCommand implements Callable<Integer> {
 
         private void post(SendOpcode op, int size) throws RdmaException {
             fill(wr, op, ++nextId, 0, size);
-            conn.queuePair().postSend(wr);
+            postOrExplain(wr);
+        }
+
+        /** Posts {@code r}; a post refused because the server closed or reset the stream says so. */
+        private void postOrExplain(SendRequest r) throws RdmaException {
+            try {
+                conn.queuePair().postSend(r);
+            } catch (RdmaException e) {
+                if (conn.isOpen()) {
+                    throw e;
+                }
+                RdmaException cause = conn.failure();
+                throw new RdmaException("the server closed or reset the connection ("
+                        + (cause != null ? cause.getMessage() : "the connection is closed") + ")", e);
+            }
         }
 
         /** Posts {@code k} operations as one chain (one post call). */
@@ -572,7 +606,7 @@ public final class ClientCommand implements Callable<Integer> {
                 fill(chain[i], op, ++nextId, 0, size);
                 chain[i].next = i + 1 < k ? chain[i + 1] : null;
             }
-            conn.queuePair().postSend(chain[0]);
+            postOrExplain(chain[0]);
         }
 
         /**
@@ -626,10 +660,25 @@ public final class ClientCommand implements Callable<Integer> {
             }
             for (int k = 0; k < n; k++) {
                 if (!wcs[k].isSuccess()) {
-                    throw new RdmaException("work request failed: " + wcs[k]);
+                    throw failed(wcs[k]);
                 }
             }
             return n;
+        }
+
+        /**
+         * The error for a failed completion: a flush after the stream ended says the server closed or
+         * reset the connection (RFC 5040 §5.3: outstanding WRs flush), with the provider's cause.
+         */
+        private RdmaException failed(WorkCompletion wc) {
+            if (wc.status == WcStatus.WR_FLUSH_ERR || !conn.isOpen()) {
+                RdmaException cause = conn.failure();
+                String why = cause != null ? cause.getMessage() : "the connection is closed";
+                return new RdmaException("the server closed or reset the connection (" + why + "); "
+                        + (wc.status == WcStatus.WR_FLUSH_ERR ? "outstanding operations were flushed"
+                        : "operation failed with " + wc.status), cause);
+            }
+            return new RdmaException("work request failed: " + wc);
         }
 
         @Override

@@ -41,6 +41,7 @@ public final class ResponderConfig {
     private final boolean enhanced;
     private final UnenhancedPolicy unenhancedPolicy;
     private final boolean requireP2p;
+    private final boolean acceptP2p;
     private final boolean crc;
     private final boolean markers;
     private final byte[] ulpPrivateData;
@@ -54,6 +55,7 @@ public final class ResponderConfig {
         enhanced = b.enhanced;
         unenhancedPolicy = b.unenhancedPolicy;
         requireP2p = b.requireP2p;
+        acceptP2p = b.acceptP2p;
         crc = b.crc;
         markers = b.markers;
         ulpPrivateData = b.ulpPrivateData.clone();
@@ -73,6 +75,7 @@ public final class ResponderConfig {
         b.enhanced = enhanced;
         b.unenhancedPolicy = unenhancedPolicy;
         b.requireP2p = requireP2p;
+        b.acceptP2p = acceptP2p;
         b.crc = crc;
         b.markers = markers;
         b.ulpPrivateData = ulpPrivateData.clone();
@@ -110,6 +113,14 @@ public final class ResponderConfig {
         return requireP2p;
     }
 
+    /**
+     * Whether a peer-to-peer Request (A=1) may be accepted. The Reply must echo A (RFC 6581 §9.2),
+     * so a responder that serves the client-server model only rejects such a Request.
+     */
+    public boolean acceptP2p() {
+        return acceptP2p;
+    }
+
     public boolean crc() {
         return crc;
     }
@@ -130,7 +141,7 @@ public final class ResponderConfig {
     public String toString() {
         return "ResponderConfig{maxIrd=" + maxIrd + ", ord=" + ord + ", requiredOrd=" + requiredOrd + ", rtr="
                 + RtrType.format(rtrTypes) + ", enhanced=" + enhanced + ", unenhanced=" + unenhancedPolicy
-                + ", requireP2p=" + requireP2p + ", crc=" + crc + ", markers=" + markers + ", pd="
+                + ", requireP2p=" + requireP2p + ", acceptP2p=" + acceptP2p + ", crc=" + crc + ", markers=" + markers + ", pd="
                 + ulpPrivateData.length + "B, limits=" + limits + "}";
     }
 
@@ -143,6 +154,7 @@ public final class ResponderConfig {
         private boolean enhanced = true;
         private UnenhancedPolicy unenhancedPolicy = UnenhancedPolicy.CLOSE;
         private boolean requireP2p;
+        private boolean acceptP2p = true;
         private boolean crc = true;
         private boolean markers;
         private byte[] ulpPrivateData = new byte[0];
@@ -186,6 +198,12 @@ public final class ResponderConfig {
             return this;
         }
 
+        /** False: a peer-to-peer Request is rejected (the client-server model only, RFC 6581 §9.2). */
+        public Builder acceptP2p(boolean v) {
+            acceptP2p = v;
+            return this;
+        }
+
         public Builder crc(boolean v) {
             crc = v;
             return this;
@@ -216,6 +234,10 @@ public final class ResponderConfig {
             }
             if (ord != EnhancedConnectionData.NO_NEGOTIATION && requiredOrd > ord) {
                 throw new IllegalArgumentException("requiredOrd: " + requiredOrd + " is above ord " + ord + " (RFC 6581 §9.1)");
+            }
+            if (requireP2p && !acceptP2p) {
+                throw new IllegalArgumentException("acceptP2p: a responder that requires peer-to-peer must accept it "
+                        + "(RFC 6581 §9.2)");
             }
             FieldChecks.ulpPrivateData("privateData", ulpPrivateData.length, limits, enhanced);
             return new ResponderConfig(this);

@@ -155,6 +155,11 @@ public final class ResponderNegotiator {
         Objects.requireNonNull(acceptConfig, "acceptConfig");
         requireAwaiting();
         checkPrivateData(acceptConfig.ulpPrivateData());
+        if (peerRequest.peerToPeer() && !acceptConfig.acceptP2p()) {
+            return rejectWith(acceptConfig, new byte[0], null, "Enhanced data A: the initiator asked for the "
+                    + "peer-to-peer model, which this responder does not serve; a Reply must echo A=1, so it rejects "
+                    + "(RFC 6581 §9.2)");
+        }
         Plan plan = plan(acceptConfig);
         if (plan.insufficientIrd) {
             return rejectWith(acceptConfig, new byte[0], TermCode.MPA_INSUFFICIENT_IRD, "Enhanced data IRD: the initiator's "

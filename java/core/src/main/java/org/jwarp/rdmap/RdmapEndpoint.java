@@ -236,6 +236,16 @@ public final class RdmapEndpoint {
         return irqCount;
     }
 
+    /** True when part of an inbound FPDU is buffered, waiting for the rest (RFC 5044 §4: FPDU framing). */
+    public boolean hasPartialInput() {
+        return decoder.hasPartial();
+    }
+
+    /** Whole inbound FPDUs decoded so far (progress measure for stall detection). */
+    public long fpdusReceived() {
+        return decoder.fpduCount();
+    }
+
     /** True when {@link #transmit} has something to write. */
     public boolean hasPendingOutput() {
         if (state == State.TERMINATE) {

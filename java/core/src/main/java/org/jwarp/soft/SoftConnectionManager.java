@@ -67,9 +67,7 @@ final class SoftConnectionManager implements ConnectionManager {
         SoftStream s = SoftStream.initiator(device, r, remote, q, neg);
         r.execute(s::startConnect);
         try {
-            SoftConnection c = s.established.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            device.track(c);
-            return c;
+            return s.established.get(timeout.toMillis(), TimeUnit.MILLISECONDS); // tracked by the stream
         } catch (TimeoutException e) {
             r.execute(() -> s.teardown(new RdmaTimeoutException("connect timed out"), false));
             throw new RdmaTimeoutException("no connection to " + remote + " within " + timeout.toMillis() + " ms");

@@ -400,6 +400,28 @@ final class SoftDataPath implements RdmapListener {
         }
     }
 
+    /** Part of an inbound FPDU (or of the first FPDU's head) waits for the rest (stream lock held). */
+    boolean partialInput() {
+        return !stopped && ((checkFirst && peek != null && peek.position() > 0) || ep.hasPartialInput());
+    }
+
+    /** Whole inbound FPDUs so far (stream lock held). */
+    long fpdusReceived() {
+        return ep.fpdusReceived();
+    }
+
+    /**
+     * A local error with no code of its own (a timeout, a resource failure): RFC 6581 §9.3 wants
+     * TERM layer 2 / type 0 / code 5 before the connection is reset. Reactor thread, lock held.
+     */
+    void localError(TermCode code, String detail) {
+        if (stopped) {
+            return;
+        }
+        ep.terminate(code, detail);
+        afterEngine();
+    }
+
     /** The engine still has FPDUs to transmit (stream lock held). */
     boolean hasPendingOutput() {
         return !stopped && ep.hasPendingOutput();

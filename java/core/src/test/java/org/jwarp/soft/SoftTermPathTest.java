@@ -421,6 +421,7 @@ class SoftTermPathTest {
                 c.queuePair().postRecv(1, rb, 0, 64);
                 assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
                 assertInstanceOf(org.jwarp.verbs.RdmaTimeoutException.class, c.failure());
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, raw.peer.readTerm(), "RFC 6581 §9.3: TERM 2/0/5 first");
                 assertTrue(raw.peer.closedByPeer());
             }
         }
