@@ -1,5 +1,6 @@
 package org.jwarp.cli;
 
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -119,10 +120,13 @@ public final class ServerCommand implements Callable<Integer> {
         private final Connection conn;
         private final int slots;
         private final int slotSize;
+        /** The client's receive area for write-latency Writes, or null (an old client). */
+        private final ClientCommand.Hello hello;
         private volatile boolean stop;
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion echoMr,
-                          MemoryRegion targetMr, Connection conn, int slots, int slotSize) {
+                          MemoryRegion targetMr, Connection conn, int slots, int slotSize, ClientCommand.Hello hello) {
+            this.hello = hello;
             this.pd = pd;
             this.cq = cq;
             this.slotsMr = slotsMr;
@@ -167,7 +171,7 @@ public final class ServerCommand implements Callable<Integer> {
                     }
                 });
                 Connection conn = req.accept(qpc, p);
-                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize);
+                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, hello);
             } catch (RdmaException | RuntimeException e) {
                 if (cq != null) {
                     cq.close();
@@ -214,7 +218,14 @@ public final class ServerCommand implements Callable<Integer> {
                         throw new RdmaException("server completion failed: " + wc);
                     }
                     int slot = (int) (wc.wrId & SLOT_MASK);
-                    if (wc.opcode == WcOpcode.RECV) {
+                    if (wc.opcode == WcOpcode.RECV && wc.byteLength == ClientCommand.WRITE_START_LENGTH
+                            && view.get(slot * slotSize) == ClientCommand.WRITE_TAG) {
+                        // a control message, not an answered Send: the write-latency phase
+                        int size = view.getInt(slot * slotSize + 4);
+                        int iters = view.getInt(slot * slotSize + 8);
+                        postSlot(slot);
+                        writePong(size, iters, wr);
+                    } else if (wc.opcode == WcOpcode.RECV) {
                         answered++;
                         if (wc.byteLength > 0 && view.get(slot * slotSize) == ClientCommand.CREDIT_TAG) {
                             postSlot(slot);
@@ -237,6 +248,65 @@ public final class ServerCommand implements Callable<Integer> {
                 }
             }
             return answered;
+        }
+
+        /**
+         * The server half of ib_write_lat: clears the last byte of the target buffer, says ready
+         * with a zero-length Send, then {@code iters} times waits (spinning) until the client's
+         * Write puts the iteration number there and writes {@code size} bytes ending in the same
+         * number into the client's receive area. Every 8th Write and the last are signaled.
+         */
+        private void writePong(int size, int iters, SendRequest wr) throws RdmaException, InterruptedException {
+            if (hello == null || !hello.hasArea() || size < 1 || size > targetMr.length() || size > slotSize * slots
+                    || iters < 1) {
+                throw new RdmaException("write latency: the client sent no receive area or a bad size " + size);
+            }
+            QueuePair qp = conn.queuePair();
+            ByteBuffer target = targetMr.buffer();
+            ByteBuffer src = echoMr.buffer();
+            int last = size - 1;
+            target.put(last, (byte) 0);
+            qp.postSend(wr.send(KIND_ACK, null, 0, 0));
+            WorkCompletion[] wcs = new WorkCompletion[8];
+            for (int i = 0; i < wcs.length; i++) {
+                wcs[i] = new WorkCompletion();
+            }
+            int every = Math.max(1, Math.min(8, slots));
+            long unreaped = 1;
+            for (int i = 1; i <= iters && !stop; i++) {
+                byte v = (byte) i;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                int spins = 0;
+                while (true) {
+                    VarHandle.acquireFence();
+                    if (target.get(last) == v) {
+                        break;
+                    }
+                    Thread.onSpinWait();
+                    if ((++spins & 0xFFFF) == 0 && (System.nanoTime() > deadline || !conn.isOpen())) {
+                        throw new RdmaException("write latency: no Write from the client for iteration " + i);
+                    }
+                }
+                src.put(last, v);
+                wr.write(KIND_ECHO, echoMr, 0, size, hello.address(), hello.rkey());
+                wr.signaled = i % every == 0 || i == iters;
+                qp.postSend(wr);
+                if (wr.signaled) {
+                    unreaped++;
+                    while (unreaped > 0) {
+                        int n = cq.await(wcs, wcs.length, 200, TimeUnit.MILLISECONDS);
+                        for (int k = 0; k < n; k++) {
+                            if (!wcs[k].isSuccess()) {
+                                throw new RdmaException("write latency: completion failed: " + wcs[k]);
+                            }
+                            unreaped--;
+                        }
+                        if (n == 0 && !conn.isOpen()) {
+                            return;
+                        }
+                    }
+                }
+            }
         }
 
         @Override
