@@ -258,6 +258,13 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs):
     o = []
     p = o.append
     loads = [r.get("load1") for run in runs for r in run if r.get("load1") is not None]
+    ends = sorted({r.get("peer") for run in runs for r in run if r.get("peer")})
+    if ends:
+        p(f"Server half of each case: {', '.join(ends)}. write = Writes both ways, each side polls the last byte "
+          "of its buffer (memory polling, spinning, in either wait mode: ib_write_lat has no event mode); "
+          "read = one Read, post to completion; await = CompletionQueue.await / blocking sockets, spin = busy "
+          "polling / non-blocking busy retry.")
+        p("")
     if lat:
         p(f"Latency, round trip µs (median over {len(runs)} run(s)); ratio soft / TCP: median (min..max) of per-run ratios")
         p("")

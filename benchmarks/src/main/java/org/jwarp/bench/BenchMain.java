@@ -3,6 +3,7 @@ package org.jwarp.bench;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
+import java.net.InetSocketAddress;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -73,6 +74,9 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--crc", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "MPA CRC32c on both sides (RFC 5044 §7.1) (default: on).")
     boolean crc = true;
+    @Option(names = "--peer", description = "HOST:RDMA_PORT:TCP_PORT of a BenchPeer JVM that runs the server half; "
+            + "without it both halves run in this JVM.")
+    String peer;
     @Option(names = "--same-provider", description = "Both sides on one provider instance "
             + "(default for disni; soft opens two, each with its own reactor).")
     boolean sameProvider;
@@ -146,6 +150,15 @@ public final class BenchMain implements Callable<Integer> {
 
     private int failures;
 
+    /** Field {@code i} (1: RDMA port, 2: TCP port) of {@code --peer HOST:RDMA_PORT:TCP_PORT}. */
+    private InetSocketAddress peerAddress(int i) {
+        String[] p = peer.split(":");
+        if (p.length != 3) {
+            throw new IllegalArgumentException("--peer: HOST:RDMA_PORT:TCP_PORT, not '" + peer + "'");
+        }
+        return new InetSocketAddress(p[0], Integer.parseInt(p[i]));
+    }
+
     private int latencyIters(int size) {
         return size <= 4096 ? iters : Math.max(200, (int) ((long) iters * 4096 / size));
     }
@@ -180,7 +193,9 @@ public final class BenchMain implements Callable<Integer> {
                 case "stream" -> TcpBaseline.Mode.SINK;
                 default -> throw new IllegalArgumentException("--ops for tcp: pingpong, fetch or stream, not '" + op + "'");
             };
-            try (TcpBaseline t = new TcpBaseline(size, mode, spin)) {
+            r.put("peer", peer == null ? "same JVM" : "own JVM");
+            try (TcpBaseline t = peer == null ? new TcpBaseline(size, mode, spin)
+                    : new TcpBaseline(peerAddress(2), size, mode, spin)) {
                 if (bw) {
                     int n = bwMsgs(size);
                     measureBandwidth(r, size, n, () -> t.stream(Math.max(1, n / 8)), () -> t.stream(n));
@@ -191,7 +206,7 @@ public final class BenchMain implements Callable<Integer> {
             }
             return r;
         }
-        ProviderPingPong.Peer peer = switch (op) {
+        ProviderPingPong.Peer peerMode = switch (op) {
             case "send" -> ProviderPingPong.Peer.ECHO;
             case "write" -> ProviderPingPong.Peer.WRITE_POLL;
             case "send-bw" -> ProviderPingPong.Peer.SEND_SINK;
@@ -201,10 +216,14 @@ public final class BenchMain implements Callable<Integer> {
         };
         int depth = bw ? 2 * window + 16 : 16;
         boolean separate = !sameProvider && !transport.equals("disni");
-        r.put("separate_providers", separate);
-        try (ProviderFixture f = new ProviderFixture(transport, address, q, size, q > 1 ? 4 : depth, separate, crc);
+        r.put("peer", peer != null ? "own JVM" : separate ? "same JVM, own provider" : "same JVM, same provider");
+        int qpDepth = q > 1 ? 4 : depth;
+        boolean sp = spin;
+        try (ProviderFixture f = peer != null
+                ? ProviderFixture.remote(transport, address, peerAddress(1), q, size, qpDepth, crc, peerMode, sp, window)
+                : new ProviderFixture(transport, address, q, size, qpDepth, separate, crc);
              ProviderPingPong p = new ProviderPingPong(f, spin ? ProviderPingPong.Wait.SPIN : ProviderPingPong.Wait.AWAIT,
-                     peer, window)) {
+                     peerMode, window)) {
             r.put("crc", f.client.conns[0].info().crc());
             if (bw) {
                 ProviderPingPong.BwOp b = ProviderPingPong.BwOp.valueOf(op.substring(0, op.length() - 3).toUpperCase(Locale.ROOT));

@@ -46,7 +46,13 @@ final class ProviderFixture implements AutoCloseable {
     final int ord = 16;
     final Listener listener;
     final Side client;
+    /** The server side, or null when a {@link BenchPeer} JVM holds it. */
     final Side server;
+    /** The server's receive/write-sink and transmit/read-source regions as the client addresses them. */
+    final long peerRxAddr;
+    final int peerRxKey;
+    final long peerTxAddr;
+    final int peerTxKey;
     final int size;
 
     /** One side: its PD, CQ, regions and connections. */
@@ -142,6 +148,68 @@ final class ProviderFixture implements AutoCloseable {
         client = c;
         server = s;
         listener = l;
+        peerRxAddr = s.rx.address();
+        peerRxKey = s.rx.rkey();
+        peerTxAddr = s.tx.address();
+        peerTxKey = s.tx.rkey();
+    }
+
+    /** The client half only; the server half runs in a {@link BenchPeer} JVM at {@code peer}. */
+    private ProviderFixture(RdmaProvider provider, Device device, Side client, int size, boolean crc,
+                            BenchPeer.Reply reply) {
+        this.provider = provider;
+        this.device = device;
+        this.serverProvider = provider;
+        this.serverDevice = device;
+        this.listener = null;
+        this.client = client;
+        this.server = null;
+        this.size = size;
+        this.crc = crc;
+        peerRxAddr = reply.rxAddr();
+        peerRxKey = reply.rxKey();
+        peerTxAddr = reply.txAddr();
+        peerTxKey = reply.txKey();
+    }
+
+    /**
+     * Connects {@code n} queue pairs to a {@link BenchPeer} at {@code peer}; the connect private
+     * data tells it what to run ({@code mode}, wait, size, window) and where the client's receive
+     * region is, its accept private data where its regions are.
+     */
+    static ProviderFixture remote(String providerName, String address, InetSocketAddress peer, int n, int size,
+                                  int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow)
+            throws Exception {
+        RdmaProvider p = Rdma.open(providerName);
+        Device d = null;
+        Side c = null;
+        try {
+            d = p.open(InetAddress.getByName(address));
+            c = new Side(d, n, size, depth);
+            BenchPeer.Reply reply = null;
+            for (int i = 0; i < n; i++) {
+                BenchPeer.Hello h = new BenchPeer.Hello(mode, spin, size, sinkWindow, n, i, depth,
+                        c.rx.address(), c.rx.rkey());
+                ConnectionParameters cp = params(crc).toBuilder().privateData(h.encode()).build();
+                c.conns[i] = d.connectionManager().connect(peer, c.qp(depth), cp, TIMEOUT);
+                if (reply == null) {
+                    reply = BenchPeer.Reply.decode(c.conns[i].info().peerPrivateData());
+                }
+            }
+            if (reply == null) {
+                throw new IllegalArgumentException("no connection to the peer");
+            }
+            return new ProviderFixture(p, d, c, size, crc, reply);
+        } catch (Exception e) {
+            if (c != null) {
+                c.close();
+            }
+            if (d != null) {
+                d.close();
+            }
+            p.close();
+            throw e;
+        }
     }
 
     static ConnectionParameters params(boolean crc) {
@@ -181,8 +249,12 @@ final class ProviderFixture implements AutoCloseable {
     public void close() {
         try {
             client.close();
-            server.close();
-            listener.close();
+            if (server != null) {
+                server.close();
+            }
+            if (listener != null) {
+                listener.close();
+            }
             if (serverDevice != device) {
                 serverDevice.close();
             }

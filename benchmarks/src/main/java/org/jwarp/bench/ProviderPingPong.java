@@ -6,16 +6,12 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import org.jwarp.verbs.CompletionQueue;
-import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
 import org.jwarp.verbs.WorkCompletion;
-import org.jwarp.verbs.WorkRequestException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The measured operations, shared by the JMH benchmarks and {@link BenchMain}, over a
@@ -34,11 +30,11 @@ import org.slf4j.LoggerFactory;
  *       re-posted the receives (an iWARP Send without a posted receive is fatal, RFC 5041 §7.2,
  *       so perftest's reliance on RNR retry has no equivalent).</li>
  * </ul>
- * The server side's answer runs on its own thread. Posting and reaping reuse one
+ * The server half ({@link PeerSide}) runs on its own thread in this JVM or in a {@link BenchPeer}
+ * JVM ({@link ProviderFixture#remote}). Posting and reaping reuse one
  * {@link SendRequest} and {@link WorkCompletion} arrays: nothing is allocated per operation.
  */
 final class ProviderPingPong implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(ProviderPingPong.class);
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
     private static final long TIMEOUT_NANOS = ProviderFixture.TIMEOUT.toNanos();
     private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -64,9 +60,8 @@ final class ProviderPingPong implements AutoCloseable {
     private final ProviderFixture f;
     private final int size;
     private final Wait wait;
-    private final Thread peer;
-    private volatile boolean running = true;
-    private volatile Throwable peerFailure;
+    /** The server half when it runs in this JVM; null when a {@link BenchPeer} JVM answers. */
+    private final PeerSide peer;
 
     private final SendRequest wr = new SendRequest();
     private final WorkCompletion[] wcs = wcs(64);
@@ -109,31 +104,24 @@ final class ProviderPingPong implements AutoCloseable {
             clientTx.put(i, (byte) (i + 1));
         }
         clientTx.put(last, (byte) 0);
+        if (f.server != null) {
+            // in-JVM server half; a peer JVM posts its receives before it accepts
+            for (int i = 0; i < f.server.conns.length; i++) {
+                PeerSide.prePost(mode, f.server.conns[i].queuePair(), i, f.server, size, sinkWindow);
+            }
+        }
         if (mode == Peer.ECHO) {
             for (int i = 0; i < qps.length; i++) {
                 qps[i].postRecv(i, f.client.rx, 0, size);
-                f.server.conns[i].queuePair().postRecv(i, f.server.rx, 0, size);
             }
         } else if (mode == Peer.SEND_SINK) {
-            QueuePair sq = f.server.conns[0].queuePair();
-            for (int i = 0; i < sinkWindow; i++) {
-                sq.postRecv(i, f.server.rx, 0, size);
-            }
             // one receive per credit the sink can have in flight, plus slack; re-posted as taken
             for (int i = 0; i < 6; i++) {
                 qps[0].postRecv(i, f.client.rx, 0, 8);
             }
         }
-        peer = switch (mode) {
-            case ECHO -> new Thread(this::echoLoop, "bench-peer-echo");
-            case WRITE_POLL -> new Thread(this::writePollLoop, "bench-peer-write");
-            case SEND_SINK -> new Thread(this::sendSinkLoop, "bench-peer-sink");
-            case NONE -> null;
-        };
-        if (peer != null) {
-            peer.setDaemon(true);
-            peer.start();
-        }
+        peer = f.server == null || mode == Peer.NONE ? null
+                : new PeerSide(f.server, mode, wait == Wait.SPIN, size, sinkWindow, f.client.rx.address(), f.client.rx.rkey());
     }
 
     static WorkCompletion[] wcs(int n) {
@@ -169,7 +157,7 @@ final class ProviderPingPong implements AutoCloseable {
     int writeRtt() throws Exception {
         byte n = ++counter;
         clientTx.put(last, n);
-        wr.write(++seq, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
+        wr.write(++seq, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);
         wr.signaled = (n & 7) == 0;
         qps[0].postSend(wr);
         long deadline = 0;
@@ -200,7 +188,7 @@ final class ProviderPingPong implements AutoCloseable {
     /** One RDMA Read of {@code size} bytes from the server's tx region. */
     int readRtt() throws Exception {
         int i = nextQp();
-        qps[i].postSend(wr.read(++seq, f.client.rx, 0, size, f.server.tx.address(), f.server.tx.rkey()));
+        qps[i].postSend(wr.read(++seq, f.client.rx, 0, size, f.peerTxAddr, f.peerTxKey));
         return drainUntil(WcOpcode.RDMA_READ).byteLength;
     }
 
@@ -267,9 +255,9 @@ final class ProviderPingPong implements AutoCloseable {
         while (retired < count) {
             while (posted < count && posted - retired < w) {
                 if (op == BwOp.WRITE) {
-                    wr.write(base + posted, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
+                    wr.write(base + posted, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);
                 } else {
-                    wr.read(base + posted, f.client.rx, 0, size, f.server.tx.address(), f.server.tx.rkey());
+                    wr.read(base + posted, f.client.rx, 0, size, f.peerTxAddr, f.peerTxKey);
                 }
                 wr.signaled = posted % mod == mod - 1;
                 qp.postSend(wr);
@@ -353,140 +341,16 @@ final class ProviderPingPong implements AutoCloseable {
     }
 
     private void checkPeer() throws RdmaException {
-        Throwable t = peerFailure;
+        Throwable t = peer == null ? null : peer.failure();
         if (t != null) {
             throw new RdmaException("peer thread failed: " + t, t);
         }
     }
 
-    private void echoLoop() {
-        WorkCompletion[] out = wcs(16);
-        SendRequest reply = new SendRequest();
-        MemoryRegion stx = f.server.tx;
-        MemoryRegion srx = f.server.rx;
-        long id = 0;
-        try {
-            while (running) {
-                int n = waitFor(f.server.cq, out);
-                for (int k = 0; k < n; k++) {
-                    WorkCompletion wc = out[k];
-                    if (!wc.isSuccess()) {
-                        if (running) {
-                            throw new RdmaException("peer completion failed: " + wc);
-                        }
-                        return;
-                    }
-                    if (wc.opcode != WcOpcode.RECV) {
-                        continue;
-                    }
-                    int idx = (int) wc.wrId;
-                    QueuePair qp = f.server.conns[idx].queuePair();
-                    qp.postRecv(idx, srx, 0, size);
-                    qp.postSend(reply.send(++id, stx, 0, wc.byteLength));
-                }
-            }
-        } catch (WorkRequestException e) {
-            if (running) {
-                fail(e);
-            }
-        } catch (Throwable t) {
-            fail(t);
-        }
-    }
-
-    private void writePollLoop() {
-        ByteBuffer rx = f.server.rx.buffer().order(ByteOrder.nativeOrder());
-        ByteBuffer tx = f.server.tx.buffer().order(ByteOrder.nativeOrder());
-        for (int i = 0; i < size; i++) {
-            tx.put(i, (byte) (i + 1));
-        }
-        SendRequest reply = new SendRequest();
-        WorkCompletion[] out = wcs(16);
-        QueuePair qp = f.server.conns[0].queuePair();
-        byte expect = 0;
-        long id = 0;
-        try {
-            while (running) {
-                byte want = (byte) (expect + 1);
-                while (lastByte(rx) != want) {
-                    if (!running) {
-                        return;
-                    }
-                    Thread.onSpinWait();
-                }
-                expect = want;
-                tx.put(last, want);
-                reply.write(++id, f.server.tx, 0, size, f.client.rx.address(), f.client.rx.rkey());
-                reply.signaled = (want & 7) == 0;
-                qp.postSend(reply);
-                if (reply.signaled) {
-                    while (running && f.server.cq.poll(out, out.length) == 0) {
-                        Thread.onSpinWait();
-                    }
-                }
-            }
-        } catch (Throwable t) {
-            if (running) {
-                fail(t);
-            }
-        }
-    }
-
-    /** Send bandwidth sink: re-post each receive at once, return a credit every window/4 receives. */
-    private void sendSinkLoop() {
-        WorkCompletion[] out = wcs(64);
-        SendRequest credit = new SendRequest();
-        QueuePair qp = f.server.conns[0].queuePair();
-        MemoryRegion srx = f.server.rx;
-        int mod = Math.max(1, sinkWindow / 4);
-        int taken = 0;
-        long id = 0;
-        try {
-            while (running) {
-                int n = waitFor(f.server.cq, out);
-                for (int k = 0; k < n; k++) {
-                    WorkCompletion wc = out[k];
-                    if (!wc.isSuccess()) {
-                        if (running) {
-                            throw new RdmaException("peer completion failed: " + wc);
-                        }
-                        return;
-                    }
-                    if (wc.opcode != WcOpcode.RECV) {
-                        continue;
-                    }
-                    qp.postRecv(wc.wrId, srx, 0, size);
-                    if (++taken == mod) {
-                        taken = 0;
-                        credit.send(++id, null, 0, 0);
-                        credit.signaled = (id & 7) == 0;
-                        qp.postSend(credit);
-                    }
-                }
-            }
-        } catch (WorkRequestException e) {
-            if (running) {
-                fail(e);
-            }
-        } catch (Throwable t) {
-            fail(t);
-        }
-    }
-
-    private void fail(Throwable t) {
-        peerFailure = t;
-        LOG.error("benchmark peer thread failed", t);
-    }
-
     @Override
     public void close() {
-        running = false;
         if (peer != null) {
-            try {
-                peer.join(2000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            peer.close();
         }
     }
 }

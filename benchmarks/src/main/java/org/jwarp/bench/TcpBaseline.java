@@ -23,6 +23,7 @@ import java.nio.channels.SocketChannel;
  * {@code CompletionQueue.await}). Nothing is allocated per message.
  */
 final class TcpBaseline implements AutoCloseable {
+    /** The listening socket of the in-JVM peer, or null when a {@link BenchPeer} JVM answers. */
     private final ServerSocketChannel server;
     private final SocketChannel client;
     private final Thread peer;
@@ -53,9 +54,31 @@ final class TcpBaseline implements AutoCloseable {
         for (int i = 0; i < size; i++) {
             tx.put(i, (byte) i);
         }
-        peer = new Thread(() -> runPeer(accepted), "tcp-baseline-peer");
+        peer = new Thread(() -> serve(accepted, mode, size, () -> running), "tcp-baseline-peer");
         peer.setDaemon(true);
         peer.start();
+    }
+
+    /** Connects to a {@link BenchPeer} at {@code peerAddress}, which answers in {@code mode}. */
+    TcpBaseline(InetSocketAddress peerAddress, int size, Mode mode, boolean spin) throws IOException {
+        this.size = size;
+        this.mode = mode;
+        server = null;
+        peer = null;
+        client = SocketChannel.open(peerAddress);
+        client.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ByteBuffer h = ByteBuffer.allocate(12).putInt(mode.ordinal()).putInt(size).putInt(spin ? 1 : 0).flip();
+        while (h.hasRemaining()) {
+            client.write(h);
+        }
+        if (spin) {
+            client.configureBlocking(false);
+        }
+        tx = ByteBuffer.allocateDirect(Math.max(size, 8));
+        rx = ByteBuffer.allocateDirect(Math.max(size, 8));
+        for (int i = 0; i < size; i++) {
+            tx.put(i, (byte) i);
+        }
     }
 
     private static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
@@ -80,12 +103,13 @@ final class TcpBaseline implements AutoCloseable {
         return true;
     }
 
-    private void runPeer(SocketChannel ch) {
+    /** The answering side of {@code mode} on {@code ch} until it closes or {@code running} turns false. */
+    static void serve(SocketChannel ch, Mode mode, int size, java.util.function.BooleanSupplier running) {
         ByteBuffer buf = ByteBuffer.allocateDirect(Math.max(size, 8));
         ByteBuffer small = ByteBuffer.allocateDirect(8);
         ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 20);
         try (ch) {
-            while (running) {
+            while (running.getAsBoolean()) {
                 switch (mode) {
                     case ECHO -> {
                         buf.clear().limit(size);
@@ -176,6 +200,9 @@ final class TcpBaseline implements AutoCloseable {
     public void close() throws IOException {
         running = false;
         client.close();
+        if (server == null) {
+            return;
+        }
         server.close();
         try {
             peer.join(2000);
