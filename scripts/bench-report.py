@@ -156,9 +156,9 @@ def load_perftest(path):
             continue
         if cur is None:
             continue
-        m = re.search(r"Inline data is used up to (\d+) bytes", line)
+        m = re.search(r"Inline data is used up to (\d+) bytes|Max inline data\s*:\s*(\d+)", line)
         if m:
-            inline = int(m[1])
+            inline = int(m[1] or m[2])
         t = line.split()
         if cur[0].endswith("_lat") and len(t) == 9 and t[0] == str(cur[2]) and t[1].isdigit():
             # bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9 (t_stdev may be -nan)
@@ -182,7 +182,10 @@ def load_benchmain(path):
         if line.startswith("{"):
             r = json.loads(line)
             if "error" not in r:
-                out[(r["op"], r["label"], int(r["size"]))] = r
+                # spin is perftest's way and the compared figure; await is kept beside it
+                key = (r["op"], r["label"], int(r["size"])) if r.get("wait") != "await" else \
+                    (r["op"] + "/await", r["label"], int(r["size"]))
+                out[key] = r
     return out
 
 
@@ -201,7 +204,9 @@ def guest_rows(perf, ours):
             continue
         op, half = GUEST_LAT[tool]
         o = ours.get((op, dev, size))
-        row = {"device": dev, "op": op, "tool": tool, "size": size, "half_rtt": half, "perftest_inline": p["inline"]}
+        a = ours.get((op + "/await", dev, size))
+        row = {"device": dev, "op": op, "tool": tool, "size": size, "half_rtt": half, "perftest_inline": p["inline"],
+               "disni_await_p50_us": a["rtt_p50_us"] / (2 if half else 1) if a else None}
         for st in ("min", "p50", "p99", "p999"):
             row[f"perftest_{st}_us"] = p[st]
             v = o[f"rtt_{st}_us"] / (2 if half else 1) if o else None
@@ -241,12 +246,17 @@ def f(v, fmt="{:.1f}"):
     return "-" if v is None else fmt.format(v)
 
 
+TOTAL_RUNS = [0]
+
+
 def sp(s, fmt="{:.2f}"):
+    """median (min..max); 'of N runs' when fewer runs than the others gave a figure."""
     if not s:
         return "-"
+    short = f", {s['runs']} of {TOTAL_RUNS[0]} runs" if 0 < s["runs"] < TOTAL_RUNS[0] else ""
     if s["runs"] == 1:
-        return fmt.format(s["median"])
-    return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}..{fmt.format(s['max'])})"
+        return fmt.format(s["median"]) + (f" (1 of {TOTAL_RUNS[0]} runs)" if short else "")
+    return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}..{fmt.format(s['max'])}{short})"
 
 
 def med(s):
@@ -303,16 +313,18 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs):
         p("Guest (qemu TCG, siw): DiSNI provider / perftest, same device, same guest run. "
           "send/write: half round trip as perftest prints it")
         p("")
-        p("| dev | tool | size | DiSNI p50 | perftest p50 | ratio p50 | DiSNI p99 | perftest p99 | perftest inline |")
-        p("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        p("| dev | tool | size | DiSNI p50 (spin) | perftest p50 | ratio p50 | DiSNI p99 | perftest p99 | DiSNI p50 (await) | perftest inline |")
+        p("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in guest:
-            inl = "-" if r["perftest_inline"] is None else f"up to {r['perftest_inline']} B (jwarp: none)"
+            inl = ("-" if r["perftest_inline"] is None else "none" if r["perftest_inline"] == 0
+                   else f"up to {r['perftest_inline']} B (jwarp: none, no inline in the verbs yet)")
             if r["tool"].endswith("_bw"):
                 p(f"| {r['device']} | {r['tool']} | {r['size']} | {f(r['disni_mb_s'], '{:.0f}')} MB/s | "
-                  f"{f(r['perftest_mb_s'], '{:.0f}')} MB/s | {f(r['ratio'], '{:.2f}')} | | | {inl} |")
+                  f"{f(r['perftest_mb_s'], '{:.0f}')} MB/s | {f(r['ratio'], '{:.2f}')} | | | | {inl} |")
             else:
                 p(f"| {r['device']} | {r['tool']} | {r['size']} | {f(r['disni_p50_us'])} | {f(r['perftest_p50_us'])} | "
-                  f"{f(r['ratio_p50'], '{:.2f}')} | {f(r['disni_p99_us'])} | {f(r['perftest_p99_us'])} | {inl} |")
+                  f"{f(r['ratio_p50'], '{:.2f}')} | {f(r['disni_p99_us'])} | {f(r['perftest_p99_us'])} | "
+                  f"{f(r['disni_await_p50_us'])} | {inl} |")
         p("")
     if tg:
         p("| target | median (min..max) | |")
@@ -413,6 +425,7 @@ def main(argv):
     sizes = sorted({r["size"] for run in runs for r in run if r.get("transport") == "soft" and r.get("qps", 1) == 1})
     sc = load_strace(d)
     guest = guest_rows(load_perftest(d / "guest-perftest.txt"), load_benchmain(d / "guest-benchmain.jsonl"))
+    TOTAL_RUNS[0] = len(runs)
     tg = targets(lat, bw, qps, sizes)
     errs = errors(runs)
     lines = md_table(lat, bw, qps, guest, tg, sc, runs, errs)
