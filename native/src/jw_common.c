@@ -6,6 +6,9 @@
 #include "jw_common.h"
 
 pthread_mutex_t jw_cm_lock = PTHREAD_MUTEX_INITIALIZER;
+__thread struct jw_qp_req jw_qp_req;
+__thread struct ibv_qp_cap jw_qp_granted;
+__thread uint32_t jw_qp_granted_num;
 
 void jw_throw_msg(JNIEnv *env, const char *cls, const char *msg)
 {

@@ -18,7 +18,7 @@
 /* Version the Java side (NativeDispatcher.JVERBS_VERSION) insists on. */
 #define JW_DISNI_JNI_VERSION 32
 /* Version of our own extension (org.jwarp.disni.natives.JwarpNative). */
-#define JW_EXT_VERSION 2
+#define JW_EXT_VERSION 3
 
 /* IOException subclass with the errno as an int (org.jwarp.disni.NativeErrnoException). */
 #define JW_ERRNO_EXCEPTION "org/jwarp/disni/NativeErrnoException"
@@ -51,6 +51,21 @@ struct jw_cm_rec {
 };
 
 extern pthread_mutex_t jw_cm_lock;
+
+/*
+ * QP creation beyond DiSNI's _createQP signature (which carries no SGE counts): the calling
+ * thread sets the SGEs it wants right before _createQP, and reads back what rdma_create_qp
+ * granted right after it (JwarpNative.qpRequest / qpGranted). Per thread, so concurrent QP
+ * creations on other threads do not mix.
+ */
+struct jw_qp_req {
+	int set;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+};
+extern __thread struct jw_qp_req jw_qp_req;
+extern __thread struct ibv_qp_cap jw_qp_granted;
+extern __thread uint32_t jw_qp_granted_num;
 
 /* Throws NativeErrnoException "<what>: <strerror(err)> (errno <err>)" with errno field err. */
 void jw_throw_io(JNIEnv *env, const char *what, int err);

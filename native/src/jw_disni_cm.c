@@ -88,28 +88,40 @@ JNIEXPORT jlong JNICALL ND(createQP)(JNIEnv *env, jobject self, jlong cmId, jlon
 	struct rdma_cm_id *id = JW_PTR(struct rdma_cm_id, cmId);
 	struct ibv_qp_init_attr attr;
 	struct ibv_device_attr dev;
+	struct jw_qp_req req = jw_qp_req;
 	int sge = 4;
 
 	(void)self;
+	jw_qp_req.set = 0; /* a request is good for the next creation on this thread only */
 	if (id == NULL || pdPtr == 0 || sendCq == 0 || recvCq == 0) {
 		jw_throw_io(env, "rdma_create_qp: null handle", EINVAL);
 		return -1;
 	}
-	if (id->verbs != NULL && ibv_query_device(id->verbs, &dev) == 0 && dev.max_sge < sge)
-		sge = dev.max_sge;
 	memset(&attr, 0, sizeof(attr));
+	if (req.set) {
+		/* asked for by JwarpNative.qpRequest on this thread: more than the device offers fails */
+		attr.cap.max_send_sge = req.max_send_sge;
+		attr.cap.max_recv_sge = req.max_recv_sge;
+	} else {
+		if (id->verbs != NULL && ibv_query_device(id->verbs, &dev) == 0 && dev.max_sge < sge)
+			sge = dev.max_sge;
+		attr.cap.max_send_sge = (uint32_t)sge;
+		attr.cap.max_recv_sge = (uint32_t)sge;
+	}
 	attr.send_cq = JW_PTR(struct ibv_cq, sendCq);
 	attr.recv_cq = JW_PTR(struct ibv_cq, recvCq);
 	attr.qp_type = (enum ibv_qp_type)qpType;
 	attr.cap.max_send_wr = (uint32_t)maxSendWr;
 	attr.cap.max_recv_wr = (uint32_t)maxRecvWr;
-	attr.cap.max_send_sge = (uint32_t)sge;
-	attr.cap.max_recv_sge = (uint32_t)sge;
 	attr.cap.max_inline_data = (uint32_t)maxInline;
+	memset(&jw_qp_granted, 0, sizeof(jw_qp_granted));
+	jw_qp_granted_num = 0;
 	if (rdma_create_qp(id, JW_PTR(struct ibv_pd, pdPtr), &attr) != 0) {
 		jw_throw_io(env, "rdma_create_qp", errno);
 		return -1;
 	}
+	jw_qp_granted = attr.cap; /* rdma_create_qp reports the capabilities granted */
+	jw_qp_granted_num = id->qp->qp_num;
 	return JW_JLONG(id->qp);
 }
 

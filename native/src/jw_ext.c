@@ -47,8 +47,18 @@
 #define DEV_LINK_LAYER 64
 #define DEV_ACTIVE_MTU 68
 #define DEV_PORT_STATE 72
-#define DEV_MAX_INLINE_HINT 76
-#define DEV_SIZE 80
+#define DEV_MAX_INLINE 76
+#define DEV_MAX_SGE_RD 80
+#define DEV_SIZE 88
+
+/* qpGranted output layout */
+#define CAP_QP_NUM 0
+#define CAP_MAX_SEND_WR 4
+#define CAP_MAX_RECV_WR 8
+#define CAP_MAX_SEND_SGE 12
+#define CAP_MAX_RECV_SGE 16
+#define CAP_MAX_INLINE 20
+#define CAP_SIZE 24
 
 /* probe keys */
 enum {
@@ -281,6 +291,54 @@ static void *device_out(JNIEnv *env, jobject out)
 	return base;
 }
 
+/*
+ * ibv_device_attr has no inline limit: create a throw-away RC QP asking for decreasing inline
+ * sizes and report what the first successful creation granted (-1 if none could be created).
+ * Everything created here is destroyed again.
+ */
+static int32_t probe_inline(struct ibv_context *c)
+{
+	static const uint32_t tries[] = { 1024, 512, 256, 128, 96, 80, 64, 32, 0 };
+	struct ibv_qp_init_attr attr;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int32_t granted = -1;
+	size_t i;
+
+	pd = ibv_alloc_pd(c);
+	if (pd == NULL)
+		return -1;
+	cq = ibv_create_cq(c, 2, NULL, NULL, 0);
+	if (cq == NULL) {
+		ibv_dealloc_pd(pd);
+		return -1;
+	}
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.send_cq = cq;
+		attr.recv_cq = cq;
+		attr.qp_type = IBV_QPT_RC;
+		attr.cap.max_send_wr = 1;
+		attr.cap.max_recv_wr = 1;
+		attr.cap.max_send_sge = 1;
+		attr.cap.max_recv_sge = 1;
+		attr.cap.max_inline_data = tries[i];
+		qp = ibv_create_qp(pd, &attr);
+		if (qp != NULL) {
+			granted = (int32_t)attr.cap.max_inline_data;
+			if (ibv_destroy_qp(qp) != 0)
+				granted = -1;
+			break;
+		}
+	}
+	if (ibv_destroy_cq(cq) != 0)
+		granted = -1;
+	if (ibv_dealloc_pd(pd) != 0)
+		granted = -1;
+	return granted;
+}
+
 static jint fill_device(JNIEnv *env, struct ibv_context *c, int port, void *base)
 {
 	struct ibv_device_attr a;
@@ -307,6 +365,8 @@ static jint fill_device(JNIEnv *env, struct ibv_context *c, int port, void *base
 	put32(base, DEV_PORT_CNT, a.phys_port_cnt);
 	put64(base, DEV_MAX_MR_SIZE, (int64_t)a.max_mr_size);
 	put64(base, DEV_NODE_GUID, (int64_t)a.node_guid);
+	put32(base, DEV_MAX_SGE_RD, a.max_sge_rd);
+	put32(base, DEV_MAX_INLINE, probe_inline(c));
 	put32(base, DEV_LINK_LAYER, -1);
 	if (port > 0) {
 		rc = ibv_query_port(c, (uint8_t)port, &pa);
@@ -437,6 +497,81 @@ JNIEXPORT jobjectArray JNICALL JN(deviceNames)(JNIEnv *env, jclass cls)
 	}
 	ibv_free_device_list(list);
 	return arr;
+}
+
+JNIEXPORT void JNICALL JN(qpRequest)(JNIEnv *env, jclass cls, jint maxSendSge, jint maxRecvSge)
+{
+	(void)env;
+	(void)cls;
+	jw_qp_req.max_send_sge = maxSendSge > 0 ? (uint32_t)maxSendSge : 1;
+	jw_qp_req.max_recv_sge = maxRecvSge > 0 ? (uint32_t)maxRecvSge : 1;
+	jw_qp_req.set = 1;
+}
+
+JNIEXPORT jint JNICALL JN(qpGranted)(JNIEnv *env, jclass cls, jobject out)
+{
+	void *base = out != NULL ? (*env)->GetDirectBufferAddress(env, out) : NULL;
+
+	(void)cls;
+	if (base == NULL || (*env)->GetDirectBufferCapacity(env, out) < CAP_SIZE)
+		return -1;
+	put32(base, CAP_QP_NUM, (int32_t)jw_qp_granted_num);
+	put32(base, CAP_MAX_SEND_WR, (int32_t)jw_qp_granted.max_send_wr);
+	put32(base, CAP_MAX_RECV_WR, (int32_t)jw_qp_granted.max_recv_wr);
+	put32(base, CAP_MAX_SEND_SGE, (int32_t)jw_qp_granted.max_send_sge);
+	put32(base, CAP_MAX_RECV_SGE, (int32_t)jw_qp_granted.max_recv_sge);
+	put32(base, CAP_MAX_INLINE, (int32_t)jw_qp_granted.max_inline_data);
+	return CAP_SIZE;
+}
+
+/* Position of bad in the chain starting at first (0 when it is not found there). */
+static jlong chain_index(const void *first, const void *bad, size_t next_off)
+{
+	const char *w = first;
+	jlong i = 0;
+
+	while (w != NULL && w != bad) {
+		memcpy(&w, w + next_off, sizeof(w));
+		i++;
+	}
+	return w == NULL ? 0 : i;
+}
+
+static jlong list_result(int rc, jlong index)
+{
+	if (rc < 0)
+		rc = -rc; /* some providers return -errno */
+	return rc == 0 ? 0 : (index << 32) | (jlong)(uint32_t)rc;
+}
+
+/*
+ * Hot path, one ibv_post_send for a whole linked chain: 0, or (index of bad_wr << 32) | errno.
+ * The WRs before bad_wr were posted, bad_wr and the ones after it were not.
+ */
+JNIEXPORT jlong JNICALL JN(postSendList)(JNIEnv *env, jclass cls, jlong qp, jlong wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (qp == 0 || wr == 0)
+		return EINVAL;
+	rc = ibv_post_send(JW_PTR(struct ibv_qp, qp), JW_PTR(struct ibv_send_wr, wr), &bad);
+	return list_result(rc, rc != 0 ? chain_index(JW_PTR(void, wr), bad, offsetof(struct ibv_send_wr, next)) : 0);
+}
+
+JNIEXPORT jlong JNICALL JN(postRecvList)(JNIEnv *env, jclass cls, jlong qp, jlong wr)
+{
+	struct ibv_recv_wr *bad = NULL;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (qp == 0 || wr == 0)
+		return EINVAL;
+	rc = ibv_post_recv(JW_PTR(struct ibv_qp, qp), JW_PTR(struct ibv_recv_wr, wr), &bad);
+	return list_result(rc, rc != 0 ? chain_index(JW_PTR(void, wr), bad, offsetof(struct ibv_recv_wr, next)) : 0);
 }
 
 /* Hot path: no exception, the verbs return code (0 or an errno value) is the result. */

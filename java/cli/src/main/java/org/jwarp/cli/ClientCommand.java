@@ -20,6 +20,7 @@ import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
+import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.MemoryRegion;
@@ -33,6 +34,7 @@ import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 
 import picocli.CommandLine.Command;
@@ -51,7 +53,14 @@ import picocli.CommandLine.Parameters;
  * {@code --json}).
  */
 @Command(name = "client", mixinStandardHelpOptions = true,
-        description = "Connect to a jwarp server and measure send/write/read latency and bandwidth.")
+        description = "Connect to a jwarp server and measure send/write/read latency and bandwidth.",
+        footer = {"", "Which option applies to which --op (an option that does not apply exits 2):",
+                "  option             send  write  read",
+                "  --sge N            yes   yes    yes, up to the device's maxSgeRd (siw: 1)",
+                "  --post-list N      yes   yes    yes   (WRs per post call in the bandwidth run)",
+                "  --inline-size N    yes   yes    no",
+                "  --verify           yes   yes    yes   (send: echoed bytes; write: read back; read: server pattern)",
+                "  --bind/--device    yes   yes    yes"})
 public final class ClientCommand implements Callable<Integer> {
     /** First payload byte of a bandwidth-phase Send: the server answers with a zero-length credit. */
     static final byte CREDIT_TAG = 'B';
@@ -95,6 +104,18 @@ public final class ClientCommand implements Callable<Integer> {
     long timeoutMs = 10000;
     @Option(names = "--json", description = "Print one JSON object instead of text.")
     boolean json;
+    @Option(names = "--sge", description = "SGEs each message is gathered from / scattered into (default: ${DEFAULT-VALUE}).")
+    int sge = 1;
+    @Option(names = "--post-list", description = "WRs chained into one post call in the bandwidth run (default: ${DEFAULT-VALUE}).")
+    int postList = 1;
+    @Option(names = "--inline-size", description = "Inline bytes asked for; messages up to it go inline (send, write; default: ${DEFAULT-VALUE}).")
+    int inlineSize;
+    @Option(names = "--verify", description = "Check payload bytes end to end; a mismatch fails the run.")
+    boolean verify;
+    @Option(names = "--bind", description = "Local address whose device is used (default: the source address the kernel routes from to HOST).")
+    String bind;
+    @Option(names = "--device", description = "Device name the bound address must belong to (see `jwarp devices`).")
+    String device;
 
     @Override
     public Integer call() throws Exception {
@@ -102,28 +123,79 @@ public final class ClientCommand implements Callable<Integer> {
         if (size < 0 || iters < 1 || window < 1) {
             throw new IllegalArgumentException("--size >= 0, --iters >= 1 and --window >= 1 required");
         }
+        WorkSettings ws = new WorkSettings(sge, postList, inlineSize, verify);
+        if (opcode == SendOpcode.RDMA_READ && inlineSize > 0) {
+            throw new IllegalArgumentException("--inline-size does not apply to --op read (an RDMA Read carries no "
+                    + "local payload)");
+        }
         ConnectionParameters params = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(p2p)
                 .rtrTypes(p2p ? parseRtr(rtr) : Set.of()).build();
+        InetSocketAddress server = new InetSocketAddress(host, port);
+        InetAddress local = bind != null ? InetAddress.getByName(bind) : routeSource(server);
         try (RdmaProvider prov = Rdma.open(provider);
-             Device dev = prov.open(InetAddress.getLoopbackAddress());
-             Workload w = Workload.connect(dev, new InetSocketAddress(host, port), params, size, window,
-                     Duration.ofMillis(timeoutMs))) {
+             Device dev = openDevice(prov, local, device);
+             Workload w = Workload.connect(dev, server, params, size, window, Duration.ofMillis(timeoutMs), ws)) {
+            if (opcode == SendOpcode.RDMA_READ && sge > w.connection().queuePair().caps().maxSgeRd()) {
+                throw new IllegalArgumentException("--sge " + sge + ": an RDMA Read sink takes at most "
+                        + w.connection().queuePair().caps().maxSgeRd() + " SGEs on " + dev.info().name() + " (maxSgeRd)");
+            }
             Progress progress = new Progress(System.err);
             Histogram h = w.latency(opcode, size, iters, progress);
             double bw = w.bandwidth(opcode, size, iters, window, progress);
             progress.done();
             Map<String, Object> out = Json.object();
+            Map<String, Object> settings = Json.object();
+            settings.put("window", window); // op, size and iters are in "result"
+            ws.putJson(settings);
+            settings.put("provider", provider);
+            settings.put("device", dev.info().name());
+            settings.put("bind", local.getHostAddress());
+            settings.put("p2p", p2p);
+            out.put("settings", settings);
             out.put("connection", describeJson(w.connection().info()));
             out.put("result", resultJson(op, size, iters, h, bw));
             if (json) {
                 System.out.println(Json.write(out));
             } else {
-                System.out.println("connected: " + describe(w.connection()));
+                System.out.println("connected: " + describe(w.connection()) + " via " + dev.info().name()
+                        + " (sge " + sge + ", post-list " + postList + ", inline " + inlineSize
+                        + (verify ? ", payload verified" : "") + ")");
                 System.out.println(header() + "   (" + SEMANTICS + ")");
                 System.out.println(row(op, size, iters, h, bw));
             }
         }
         return 0;
+    }
+
+    /**
+     * The source address the kernel routes from towards {@code server} (a connected UDP socket
+     * sends nothing); loopback only when the server is local.
+     */
+    static InetAddress routeSource(InetSocketAddress server) throws java.io.IOException {
+        if (server.isUnresolved()) {
+            throw new IllegalArgumentException("cannot resolve " + server.getHostString());
+        }
+        try (java.net.DatagramSocket s = new java.net.DatagramSocket()) {
+            s.connect(server.getAddress(), server.getPort());
+            InetAddress a = s.getLocalAddress();
+            return a == null || a.isAnyLocalAddress() ? InetAddress.getLoopbackAddress() : a;
+        }
+    }
+
+    /** Opens the device serving {@code local}; with {@code name}, it must be that device. */
+    static Device openDevice(RdmaProvider prov, InetAddress local, String name) throws RdmaException {
+        if (name != null && prov.devices().stream().noneMatch(d -> d.name().equals(name))) {
+            throw new IllegalArgumentException("--device " + name + ": no such device of provider " + prov.name()
+                    + " (have: " + prov.devices().stream().map(d -> d.name()).toList() + ")");
+        }
+        Device dev = prov.open(local);
+        if (name != null && !dev.info().name().equals(name)) {
+            String got = dev.info().name();
+            dev.close();
+            throw new IllegalArgumentException("--device " + name + ": address " + local.getHostAddress()
+                    + " belongs to " + got + "; pass --bind with an address of " + name);
+        }
+        return dev;
     }
 
     static SendOpcode parseOp(String op) {
@@ -324,10 +396,18 @@ public final class ClientCommand implements Callable<Integer> {
         private final int window;
         private final WorkCompletion[] wcs = new WorkCompletion[64];
         private final SendRequest wr = new SendRequest();
+        private final WorkSettings settings;
+        /** Preallocated WRs of one chain (--post-list), linked as they are filled. */
+        private final SendRequest[] chain;
         private long nextId;
 
         private Workload(ProtectionDomain pd, CompletionQueue cq, MemoryRegion mr, Connection conn,
-                         RemoteBuffer remote, int bufSize, int window) {
+                         RemoteBuffer remote, int bufSize, int window, WorkSettings settings) {
+            this.settings = settings;
+            this.chain = new SendRequest[settings.postList()];
+            for (int i = 0; i < chain.length; i++) {
+                chain[i] = new SendRequest();
+            }
             this.pd = pd;
             this.cq = cq;
             this.mr = mr;
@@ -342,6 +422,11 @@ public final class ClientCommand implements Callable<Integer> {
 
         static Workload connect(Device dev, InetSocketAddress server, ConnectionParameters params, int bufSize,
                                 int window, Duration timeout) throws RdmaException {
+            return connect(dev, server, params, bufSize, window, timeout, WorkSettings.DEFAULT);
+        }
+
+        static Workload connect(Device dev, InetSocketAddress server, ConnectionParameters params, int bufSize,
+                                int window, Duration timeout, WorkSettings settings) throws RdmaException {
             ProtectionDomain pd = dev.allocateProtectionDomain();
             CompletionQueue cq = null;
             MemoryRegion mr = null;
@@ -357,10 +442,13 @@ public final class ClientCommand implements Callable<Integer> {
                 // the receive area (after the send slot) takes the server's write-latency Writes
                 Hello hello = new Hello(bufSize, window, mr.address() + slot, mr.rkey());
                 ConnectionParameters p = params.toBuilder().privateData(hello.encode()).build();
-                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4);
+                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
+                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize());
                 Connection c;
                 try {
                     c = dev.connectionManager().connect(server, qpc, p, timeout);
+                } catch (ConnectionRejectedException e) {
+                    throw withReason(e);
                 } catch (RdmaException e) {
                     if (UserError.isUnreachable(e)) {
                         throw UserError.connectFailed(server, e);
@@ -374,7 +462,7 @@ public final class ClientCommand implements Callable<Integer> {
                     c.close();
                     throw e;
                 }
-                return new Workload(pd, cq, mr, c, rb, bufSize, window);
+                return new Workload(pd, cq, mr, c, rb, bufSize, window, settings);
             } catch (RdmaException | RuntimeException e) {
                 if (mr != null) {
                     mr.close();
@@ -385,6 +473,22 @@ public final class ClientCommand implements Callable<Integer> {
                 pd.close();
                 throw e;
             }
+        }
+
+        /** The server's reason for a reject travels as its private data (ASCII); name it. */
+        static ConnectionRejectedException withReason(ConnectionRejectedException e) {
+            byte[] pd = e.privateData();
+            if (pd.length == 0) {
+                return e;
+            }
+            StringBuilder why = new StringBuilder(pd.length);
+            for (byte b : pd) {
+                why.append(b >= 0x20 && b < 0x7f ? (char) b : '?');
+            }
+            ConnectionRejectedException r = new ConnectionRejectedException(e.getMessage() + "; the server says: " + why,
+                    pd, e.peerIrd(), e.requiredOrd());
+            r.initCause(e);
+            return r;
         }
 
         Connection connection() {
@@ -434,6 +538,9 @@ public final class ClientCommand implements Callable<Integer> {
                             if (wcs[k].byteLength != size) {
                                 throw new RdmaException("echo of " + wcs[k].byteLength + " bytes, expected " + size);
                             }
+                            if (settings.verify()) {
+                                verify("echoed Send", recvOff, 0, size, false);
+                            }
                             if (i + 1 < iters) {
                                 qp.postRecv(RECV, mr, recvOff, slotSize());
                             }
@@ -441,6 +548,9 @@ public final class ClientCommand implements Callable<Integer> {
                     }
                 }
                 h.recordValue(Math.min(System.nanoTime() - t0, h.getHighestTrackableValue()));
+                if (settings.verify() && op == SendOpcode.RDMA_READ) {
+                    verify("RDMA Read", 0, 0, size, true);
+                }
                 if (progress != null) {
                     progress.update(phase, i + 1, iters);
                 }
@@ -481,9 +591,9 @@ public final class ClientCommand implements Callable<Integer> {
                 byte v = (byte) i;
                 b.put(size - 1, v);
                 long t0 = System.nanoTime();
-                wr.write(++nextId, mr, 0, size, remote.address(), remote.rkey());
+                fill(wr, SendOpcode.RDMA_WRITE, ++nextId, 0, size); // --sge and --inline-size apply
                 wr.signaled = i % every == 0 || i == iters;
-                qp.postSend(wr);
+                postOrExplain(wr);
                 long deadline = 0;
                 int spins = 0;
                 while (true) {
@@ -539,12 +649,18 @@ public final class ClientCommand implements Callable<Integer> {
             int outstanding = 0;
             long t0 = System.nanoTime();
             while (done < iters) {
-                while (posted < iters && outstanding < w && (op != SendOpcode.SEND || credits > 0)) {
-                    post(op, size);
-                    posted++;
-                    outstanding++;
+                int room = Math.min(iters - posted, w - outstanding);
+                if (op == SendOpcode.SEND) {
+                    room = Math.min(room, credits);
+                }
+                while (room > 0) {
+                    int k = Math.min(room, chain.length);
+                    postChain(op, size, k);
+                    posted += k;
+                    outstanding += k;
+                    room -= k;
                     if (op == SendOpcode.SEND) {
-                        credits--;
+                        credits -= k;
                     }
                 }
                 int n = reap();
@@ -576,6 +692,14 @@ public final class ClientCommand implements Callable<Integer> {
                 }
             }
             double secs = (System.nanoTime() - t0) / 1e9;
+            if (settings.verify() && op == SendOpcode.RDMA_WRITE && size > 0) {
+                // read the written bytes back (RFC 5040 §5.2) and compare with what was written
+                mr.buffer().put(slotSize(), new byte[size]);
+                fill(wr, SendOpcode.RDMA_READ, ++nextId, slotSize(), Math.min(size, slotSize()));
+                qp.postSend(wr);
+                reap();
+                verify("RDMA Write, read back", slotSize(), 0, Math.min(size, slotSize()), false);
+            }
             return (double) size * iters / secs;
         }
 
@@ -587,17 +711,75 @@ public final class ClientCommand implements Callable<Integer> {
         }
 
         private void post(SendOpcode op, int size) throws RdmaException {
-            long id = ++nextId;
+            fill(wr, op, ++nextId, 0, size);
+            postOrExplain(wr);
+        }
+
+        /** Posts {@code r}; a post refused because the server closed or reset the stream says so. */
+        private void postOrExplain(SendRequest r) throws RdmaException {
+            try {
+                conn.queuePair().postSend(r);
+            } catch (RdmaException e) {
+                if (conn.isOpen()) {
+                    throw e;
+                }
+                RdmaException cause = conn.failure();
+                throw new RdmaException("the server closed or reset the connection ("
+                        + (cause != null ? cause.getMessage() : "the connection is closed") + ")", e);
+            }
+        }
+
+        /** Posts {@code k} operations as one chain (one post call). */
+        private void postChain(SendOpcode op, int size, int k) throws RdmaException {
+            for (int i = 0; i < k; i++) {
+                fill(chain[i], op, ++nextId, 0, size);
+                chain[i].next = i + 1 < k ? chain[i + 1] : null;
+            }
+            postOrExplain(chain[0]);
+        }
+
+        /**
+         * Fills {@code r} for {@code size} bytes at local offset {@code off}, split into
+         * {@code --sge} contiguous SGEs (RFC 5041 §5.3), inline when it fits {@code --inline-size}.
+         */
+        private void fill(SendRequest r, SendOpcode op, long id, int off, int size) {
             switch (op) {
-                case SEND -> wr.send(id, mr, 0, size);
-                case RDMA_WRITE -> wr.write(id, mr, 0, size, remote.address(), remote.rkey());
-                case RDMA_READ -> wr.read(id, mr, 0, size, remote.address(), remote.rkey());
+                case SEND -> r.send(id, mr, off, size);
+                case RDMA_WRITE -> r.write(id, mr, off, size, remote.address(), remote.rkey());
+                case RDMA_READ -> r.read(id, mr, off, size, remote.address(), remote.rkey());
                 default -> throw new IllegalArgumentException("unsupported op " + op);
             }
-            if (size == 0) {
-                wr.local = null;
+            int sges = op == SendOpcode.RDMA_READ ? Math.min(settings.sge(), conn.queuePair().caps().maxSgeRd())
+                    : settings.sge(); // the --verify read-back of a Write stays within maxSgeRd
+            int n = Math.min(sges, Math.max(1, size));
+            if (n > 1) {
+                r.sgl.clear();
+                int at = off;
+                for (int i = 0; i < n; i++) {
+                    int len = size / n + (i < size % n ? 1 : 0);
+                    r.sgl.add(mr, at, len);
+                    at += len;
+                }
             }
-            conn.queuePair().postSend(wr);
+            r.inline = op != SendOpcode.RDMA_READ && size > 0 && size <= settings.inlineSize();
+        }
+
+        /**
+         * Compares {@code len} bytes at local offset {@code at} with the local bytes at
+         * {@code ref} (or, with {@code serverPattern}, the server buffer's pattern); throws on
+         * the first mismatch.
+         */
+        private void verify(String what, int at, int ref, int len, boolean serverPattern) throws RdmaException {
+            ByteBuffer b = mr.buffer();
+            for (int i = 0; i < len; i++) {
+                byte want = serverPattern ? WorkSettings.targetByte(i) : b.get(ref + i);
+                byte got = b.get(at + i);
+                if (got != want) {
+                    throw new RdmaException("--verify: " + what + " payload mismatch at byte " + i + " of " + len
+                            + ": expected 0x" + Integer.toHexString(want & 0xFF) + ", got 0x"
+                            + Integer.toHexString(got & 0xFF));
+                }
+            }
         }
 
         private int reap() throws RdmaException, InterruptedException {
@@ -607,10 +789,25 @@ public final class ClientCommand implements Callable<Integer> {
             }
             for (int k = 0; k < n; k++) {
                 if (!wcs[k].isSuccess()) {
-                    throw new RdmaException("work request failed: " + wcs[k]);
+                    throw failed(wcs[k]);
                 }
             }
             return n;
+        }
+
+        /**
+         * The error for a failed completion: a flush after the stream ended says the server closed or
+         * reset the connection (RFC 5040 §5.3: outstanding WRs flush), with the provider's cause.
+         */
+        private RdmaException failed(WorkCompletion wc) {
+            if (wc.status == WcStatus.WR_FLUSH_ERR || !conn.isOpen()) {
+                RdmaException cause = conn.failure();
+                String why = cause != null ? cause.getMessage() : "the connection is closed";
+                return new RdmaException("the server closed or reset the connection (" + why + "); "
+                        + (wc.status == WcStatus.WR_FLUSH_ERR ? "outstanding operations were flushed"
+                        : "operation failed with " + wc.status), cause);
+            }
+            return new RdmaException("work request failed: " + wc);
         }
 
         @Override

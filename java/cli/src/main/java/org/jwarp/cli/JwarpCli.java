@@ -19,7 +19,8 @@ import picocli.CommandLine.Command;
                 NegotiateCommand.class,
                 DdpCommand.class,
                 DemoCommand.class, ServerCommand.class, ClientCommand.class,
-                DisniCommand.class,
+                RpingCommand.class,
+                DisniCommand.class, DevicesCommand.class,
         })
 public final class JwarpCli {
 
@@ -46,7 +47,21 @@ public final class JwarpCli {
 
     /** Runs the CLI without exiting the JVM; used by tests. */
     public static int run(String... args) {
+        return run(null, null, args);
+    }
+
+    /**
+     * Runs the CLI without exiting the JVM, printing to {@code out} and {@code err} (null: the
+     * process streams); lets tests run a server and a client side by side in one JVM.
+     */
+    public static int run(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
         CommandLine cl = new CommandLine(new JwarpCli());
+        if (out != null) {
+            cl.setOut(out);
+        }
+        if (err != null) {
+            cl.setErr(err);
+        }
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             if (ex instanceof DecodeException || ex instanceof IllegalArgumentException) {
                 cmd.getErr().println("jwarp: " + ex.getMessage());

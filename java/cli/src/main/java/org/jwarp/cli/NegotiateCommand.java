@@ -27,9 +27,9 @@ import picocli.CommandLine.Spec;
         description = "Run RFC 6581 connection setup between an initiator and a responder; prints JSON.",
         footer = {"",
                 "Initiator keys: ird, ord, maxIrd, p2p, rtr (e.g. write+read), enhanced, crc, markers,",
-                "                privateData (hex), fallback, limits (rfc|siw).",
+                "                privateData (hex), fallback (Rev 1 retry after a close; default false), limits (rfc|siw).",
                 "Responder keys: maxIrd, ord, requiredOrd, rtr, enhanced, requireP2p, crc, markers,",
-                "                privateData (hex), rev2 (reply|close: an unenhanced responder's answer to Rev 2),",
+                "                privateData (hex), rev2 (close, the default and RFC 6581 §10, or reply: an unenhanced responder's answer to Rev 2),",
                 "                limits (rfc|siw)."})
 public final class NegotiateCommand implements Callable<Integer> {
     @Spec

@@ -5,10 +5,15 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.verbs.Access;
@@ -26,6 +31,7 @@ import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
 import org.jwarp.verbs.RdmaTimeoutException;
+import org.jwarp.verbs.RecvRequest;
 import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
@@ -41,6 +47,11 @@ import picocli.CommandLine.Option;
  * workload: it echoes Sends (latency), acknowledges Sends with a zero-length Send (bandwidth
  * credits), and exposes one registered buffer for the client's RDMA Writes and Reads, whose
  * address, STag and length travel in the accept private data (RFC 5044 §7.1 private data).
+ *
+ * <p>Connections are served concurrently, each on its own thread, up to {@code --max-connections};
+ * a request beyond them, a hello asking for more buffer memory than {@code --max-connection-memory}
+ * or than is left of {@code --max-memory}, and a peer-to-peer request to a server without
+ * {@code --p2p} (RFC 6581 §9.2) get an MPA Reject (R=1, RFC 5044 §7.1.5) with the reason at once.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Accept RDMA connections and serve a client's send/write/read test (rping-like).")
@@ -67,13 +78,38 @@ public final class ServerCommand implements Callable<Integer> {
     int iters;
     @Option(names = "--op", description = "Accepted for symmetry with the client; the client names the op.")
     String op;
+    @Option(names = "--sge", description = "SGEs each receive buffer is scattered over (default: ${DEFAULT-VALUE}).")
+    int sge = 1;
+    @Option(names = "--inline-size", description = "Inline bytes asked for; echoes up to it go inline (default: ${DEFAULT-VALUE}).")
+    int inlineSize;
+    @Option(names = "--verify", description = "Check every received Send against the client's byte pattern; a mismatch ends the connection.")
+    boolean verify;
     @Option(names = "--size-limit", description = "Largest buffer a client may request, bytes (default: ${DEFAULT-VALUE}).")
     int sizeLimit = 16 << 20;
+    @Option(names = "--max-connections", description = "Connections served at once; a request beyond them is "
+            + "rejected at once (default: ${DEFAULT-VALUE}).")
+    int maxConnections = 64;
+    @Option(names = "--max-connection-memory", description = "Largest buffer memory one connection may ask for, "
+            + "bytes (default: ${DEFAULT-VALUE} = 64 MiB).")
+    long maxConnectionMemory = 64L << 20;
+    @Option(names = "--max-memory", description = "Buffer memory of all connections together, bytes "
+            + "(default: ${DEFAULT-VALUE} = 1 GiB).")
+    long maxMemory = 1L << 30;
 
     @Override
     public Integer call() throws Exception {
+        if (maxConnections < 1 || maxConnectionMemory < 1 || maxMemory < 1) {
+            throw new IllegalArgumentException("--max-connections, --max-connection-memory and --max-memory must be >= 1");
+        }
         ConnectionParameters params = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(p2p)
                 .rtrTypes(ClientCommand.parseRtr(rtr)).build();
+        Limits limits = new Limits(sizeLimit, maxConnectionMemory, new MemoryBudget(maxMemory), p2p);
+        Semaphore slots = new Semaphore(maxConnections);
+        ExecutorService workers = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "jwarp-server-connection");
+            t.setDaemon(true);
+            return t;
+        });
         try (RdmaProvider prov = Rdma.open(provider);
              Device dev = prov.open(InetAddress.getByName(bind));
              Listener l = dev.connectionManager().listen(new InetSocketAddress(InetAddress.getByName(bind), port), 16)) {
@@ -86,17 +122,131 @@ public final class ServerCommand implements Callable<Integer> {
                 } catch (RdmaTimeoutException e) {
                     continue;
                 }
-                try (Responder r = Responder.accept(dev, req, params, size, sizeLimit)) {
-                    System.out.println("connected: " + ClientCommand.describe(r.connection()));
-                    long n = r.serve(null);
-                    System.out.println("connection done: " + n + " messages answered");
-                } catch (RdmaException e) {
-                    System.err.println("jwarp server: connection failed: " + e.getMessage());
+                if (!slots.tryAcquire()) {
+                    // not counted as served: --count is about the connections this server took on
+                    refuse(req, "server busy: " + maxConnections + " connections served at once (--max-connections)");
+                    continue;
                 }
                 served++;
+                try {
+                    workers.execute(() -> {
+                        try {
+                            serveOne(dev, req, params, limits);
+                        } finally {
+                            slots.release();
+                        }
+                    });
+                } catch (RuntimeException e) {
+                    slots.release();
+                    refuse(req, "server cannot start a connection thread: " + e);
+                }
             }
+            // --count reached: let the connections in progress finish before the device closes
+            slots.acquireUninterruptibly(maxConnections);
+        } finally {
+            workers.shutdown();
         }
         return 0;
+    }
+
+    /** Accepts and serves one connection on a worker thread; reports its end and the cause. */
+    private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits) {
+        try (Responder r = Responder.accept(dev, req, params, size, limits,
+                new WorkSettings(sge, 1, inlineSize, verify))) {
+            System.out.println("connected: " + ClientCommand.describe(r.connection()));
+            long n = r.serve(null);
+            RdmaException cause = r.connection().failure();
+            System.out.println("connection done: " + n + " messages answered"
+                    + (cause != null ? " (" + cause.getMessage() + ")" : ""));
+        } catch (RdmaException e) {
+            System.err.println("jwarp server: connection from " + req.remote() + " failed: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            System.err.println("jwarp server: connection from " + req.remote() + " failed: " + e);
+        }
+    }
+
+    /** Rejects {@code req} with {@code reason} as ULP private data (MPA R=1, RFC 5044 §7.1.5) and says so. */
+    static void refuse(ConnectionRequest req, String reason) {
+        System.err.println("jwarp server: rejected " + req.remote() + ": " + reason);
+        try {
+            req.reject(reason.getBytes(StandardCharsets.US_ASCII));
+        } catch (RdmaException | RuntimeException e) {
+            System.err.println("jwarp server: reject of " + req.remote() + " failed: " + e.getMessage());
+        }
+    }
+
+    /**
+     * What a hello may ask for: the largest buffer, the buffer memory of one connection, the
+     * shared budget of all connections (null: none), and whether peer-to-peer is served.
+     */
+    record Limits(int sizeLimit, long perConnection, MemoryBudget budget, boolean peerToPeer) {
+        /** No memory caps beyond {@code sizeLimit} (the demo's own loopback pair). */
+        static Limits ofSize(int sizeLimit) {
+            return new Limits(sizeLimit, Long.MAX_VALUE, null, true);
+        }
+    }
+
+    /** Buffer memory reserved by the connections being served, against a global cap. */
+    static final class MemoryBudget {
+        private final long cap;
+        private final AtomicLong used = new AtomicLong();
+
+        MemoryBudget(long cap) {
+            this.cap = cap;
+        }
+
+        /** Reserves {@code bytes}; false (nothing reserved) when the cap would be exceeded. */
+        boolean reserve(long bytes) {
+            while (true) {
+                long u = used.get();
+                if (bytes > cap - u) {
+                    return false;
+                }
+                if (used.compareAndSet(u, u + bytes)) {
+                    return true;
+                }
+            }
+        }
+
+        void release(long bytes) {
+            used.addAndGet(-bytes);
+        }
+
+        long used() {
+            return used.get();
+        }
+
+        long cap() {
+            return cap;
+        }
+    }
+
+    /**
+     * Buffer sizes for one hello: slot size, window and the total bytes of the three regions
+     * (receive slots, echo slots, RDMA target), computed without int overflow; or why it is refused.
+     */
+    record Sizing(int slotSize, int window, int targetSize, long totalBytes, String refusal) {
+        static Sizing of(int bufSize, int window, Limits limits) {
+            if (bufSize < 0 || bufSize > limits.sizeLimit() || window < 1 || window > 1024) {
+                return refused("size " + bufSize + "/window " + window + " not served (size 0.." + limits.sizeLimit()
+                        + ", window 1..1024)");
+            }
+            int slotSize = Math.max(16, bufSize);
+            long slotBytes = (long) slotSize * window; // < 2^31 * 2^10: no long overflow
+            long total = 2 * slotBytes + slotSize;
+            if (slotBytes > Integer.MAX_VALUE || total > limits.perConnection()) {
+                return refused("size " + bufSize + " x window " + window + " needs " + total
+                        + " bytes of buffers, above the per-connection cap of "
+                        + Math.min(limits.perConnection(), Integer.MAX_VALUE) + " bytes (--max-connection-memory)");
+            }
+            return new Sizing(slotSize, window, slotSize, total, null);
+        }
+
+        private static Sizing refused(String why) {
+            return new Sizing(0, 0, 0, 0, why);
+        }
     }
 
     /**
@@ -120,13 +270,21 @@ public final class ServerCommand implements Callable<Integer> {
         private final Connection conn;
         private final int slots;
         private final int slotSize;
+        private final MemoryBudget budget;
+        private final long reserved;
+        private final WorkSettings settings;
+        private final RecvRequest recv = new RecvRequest();
         /** The client's receive area for write-latency Writes, or null (an old client). */
         private final ClientCommand.Hello hello;
         private volatile boolean stop;
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion echoMr,
-                          MemoryRegion targetMr, Connection conn, int slots, int slotSize, ClientCommand.Hello hello) {
+                          MemoryRegion targetMr, Connection conn, int slots, int slotSize, WorkSettings settings,
+                          MemoryBudget budget, long reserved, ClientCommand.Hello hello) {
             this.hello = hello;
+            this.settings = settings;
+            this.budget = budget;
+            this.reserved = reserved;
             this.pd = pd;
             this.cq = cq;
             this.slotsMr = slotsMr;
@@ -140,24 +298,61 @@ public final class ServerCommand implements Callable<Integer> {
         /** Accepts {@code req}, sized by the client's request header (or {@code defaultSize}). */
         static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
                                 int sizeLimit) throws RdmaException {
+            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), WorkSettings.DEFAULT);
+        }
+
+        static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
+                                int sizeLimit, WorkSettings settings) throws RdmaException {
+            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), settings);
+        }
+
+        /**
+         * Accepts {@code req}, sized by the client's hello (or {@code defaultSize}) within {@code limits}.
+         * Whatever the hello asks, the request is decided at once: a size, window or memory beyond the
+         * limits, a peer-to-peer request the server does not serve, or a failed allocation is an MPA
+         * Reject (R=1, RFC 5044 §7.1.5) carrying the reason as private data.
+         */
+        static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
+                                Limits limits, WorkSettings settings) throws RdmaException {
             ClientCommand.Hello hello = ClientCommand.Hello.decode(req.privateData());
             int bufSize = hello == null ? defaultSize : hello.bufferSize();
             int window = hello == null ? 16 : hello.window();
-            if (bufSize < 0 || bufSize > sizeLimit || window < 1 || window > 1024) {
-                req.reject(("size " + bufSize + "/window " + window + " not served").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-                throw new RdmaException("rejected a client asking for " + bufSize + " bytes x " + window);
+            if (req.peerToPeer() && !limits.peerToPeer()) {
+                // RFC 6581 §9.2: the Reply must echo A=1, so a client-server server can only reject
+                refuse(req, "peer-to-peer (RFC 6581 §9.2) is not served: start the server with --p2p");
+                throw new RdmaException("rejected a peer-to-peer request from " + req.remote());
             }
-            int slotSize = Math.max(16, bufSize);
-            ProtectionDomain pd = dev.allocateProtectionDomain();
+            Sizing sz = Sizing.of(bufSize, window, limits);
+            if (sz.refusal() != null) {
+                refuse(req, sz.refusal());
+                throw new RdmaException("rejected " + req.remote() + ": " + sz.refusal());
+            }
+            MemoryBudget budget = limits.budget();
+            if (budget != null && !budget.reserve(sz.totalBytes())) {
+                String why = "server memory cap reached: " + sz.totalBytes() + " bytes asked, " + budget.used() + " of "
+                        + budget.cap() + " in use (--max-memory)";
+                refuse(req, why);
+                throw new RdmaException("rejected " + req.remote() + ": " + why);
+            }
+            boolean decided = false;
+            ProtectionDomain pd = null;
             CompletionQueue cq = null;
+            MemoryRegion slotsMr = null;
+            MemoryRegion echo = null;
+            MemoryRegion target = null;
             try {
+                int slotSize = sz.slotSize();
+                int slotBytes = slotSize * window; // Sizing bounded it by Integer.MAX_VALUE
+                pd = dev.allocateProtectionDomain();
                 cq = dev.createCompletionQueue(4 * window + 16);
-                MemoryRegion slotsMr = pd.register(ByteBuffer.allocateDirect(slotSize * window),
-                        EnumSet.of(Access.LOCAL_WRITE));
-                MemoryRegion echo = pd.register(ByteBuffer.allocateDirect(slotSize * window),
-                        EnumSet.of(Access.LOCAL_WRITE));
-                MemoryRegion target = pd.register(ByteBuffer.allocateDirect(Math.max(16, bufSize)),
+                slotsMr = pd.register(ByteBuffer.allocateDirect(slotBytes), EnumSet.of(Access.LOCAL_WRITE));
+                echo = pd.register(ByteBuffer.allocateDirect(slotBytes), EnumSet.of(Access.LOCAL_WRITE));
+                target = pd.register(ByteBuffer.allocateDirect(sz.targetSize()),
                         EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+                ByteBuffer t = target.buffer();
+                for (int i = 0; i < t.capacity(); i++) {
+                    t.put(i, WorkSettings.targetByte(i)); // what a client's --verify Read expects
+                }
                 byte[] pdata = ClientCommand.RemoteBuffer.encode(target.address(), target.rkey(), target.length());
                 ConnectionParameters p = params.toBuilder().privateData(pdata)
                         .peerToPeer(params.peerToPeer() && req.peerToPeer()).build();
@@ -165,19 +360,61 @@ public final class ServerCommand implements Callable<Integer> {
                     p = p.toBuilder().rtrTypes(Set.of()).build();
                 }
                 // receive slots are posted before the Reply goes out: the client may send at once
-                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4).withBeforeConnect(qp -> {
-                    for (int i = 0; i < window; i++) {
-                        qp.postRecv(KIND_RECV | i, slotsMr, i * slotSize, slotSize);
-                    }
-                });
+                MemoryRegion slots = slotsMr;
+                RecvRequest rr = new RecvRequest();
+                QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
+                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize()).withBeforeConnect(qp -> {
+                            for (int i = 0; i < window; i++) {
+                                qp.postRecv(slotRequest(rr, settings, slots, i, slotSize));
+                            }
+                        });
+                decided = true;
                 Connection conn = req.accept(qpc, p);
-                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, hello);
-            } catch (RdmaException | RuntimeException e) {
-                if (cq != null) {
-                    cq.close();
+                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, settings, budget,
+                        sz.totalBytes(), hello);
+            } catch (OutOfMemoryError e) {
+                // direct memory ran out despite the caps (other users of it, a small -XX:MaxDirectMemorySize)
+                String why = "server out of memory for " + sz.totalBytes() + " bytes of buffers";
+                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes());
+                if (!decided) {
+                    refuse(req, why);
                 }
-                pd.close();
+                throw new RdmaException("rejected " + req.remote() + ": " + why + " (" + e.getMessage() + ")");
+            } catch (RdmaException | RuntimeException e) {
+                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes());
+                if (!decided) {
+                    refuse(req, "server setup failed: " + e.getMessage());
+                } else {
+                    rejectQuietly(req, "server setup failed: " + e.getMessage());
+                }
                 throw e;
+            }
+        }
+
+        /** A request whose accept failed may still be pending: reject it, or find it already decided. */
+        private static void rejectQuietly(ConnectionRequest req, String why) {
+            try {
+                req.reject(why.getBytes(StandardCharsets.US_ASCII));
+            } catch (RdmaException | RuntimeException ignored) {
+                // the accept got as far as deciding it (a TERM or a close went out)
+            }
+        }
+
+        private static void release(ProtectionDomain pd, CompletionQueue cq, MemoryRegion a, MemoryRegion b,
+                                    MemoryRegion c, MemoryBudget budget, long bytes) {
+            for (MemoryRegion mr : new MemoryRegion[] {a, b, c}) {
+                if (mr != null) {
+                    mr.close();
+                }
+            }
+            if (cq != null) {
+                cq.close();
+            }
+            if (pd != null) {
+                pd.close();
+            }
+            if (budget != null) {
+                budget.release(bytes);
             }
         }
 
@@ -186,7 +423,34 @@ public final class ServerCommand implements Callable<Integer> {
         }
 
         private void postSlot(int i) throws RdmaException {
-            conn.queuePair().postRecv(KIND_RECV | i, slotsMr, i * slotSize, slotSize);
+            conn.queuePair().postRecv(slotRequest(recv, settings, slotsMr, i, slotSize));
+        }
+
+        /** Receive slot i, scattered over {@code --sge} contiguous pieces (RFC 5041 §5.3). */
+        static RecvRequest slotRequest(RecvRequest r, WorkSettings settings, MemoryRegion mr, int i, int slotSize) {
+            r.set(KIND_RECV | i, mr, (long) i * slotSize, slotSize);
+            int n = Math.min(settings.sge(), slotSize);
+            if (n > 1) {
+                r.sgl.clear();
+                long at = (long) i * slotSize;
+                for (int k = 0; k < n; k++) {
+                    int len = slotSize / n + (k < slotSize % n ? 1 : 0);
+                    r.sgl.add(mr, at, len);
+                    at += len;
+                }
+            }
+            return r;
+        }
+
+        /** The client's Send payload is its buffer pattern, byte i = i, after the tag byte 0. */
+        private void verify(ByteBuffer view, int slot, int len) throws RdmaException {
+            for (int i = 1; i < len; i++) {
+                byte got = view.get(slot * slotSize + i);
+                if (got != (byte) i) {
+                    throw new RdmaException("--verify: received Send payload mismatch at byte " + i + " of " + len
+                            + ": expected 0x" + Integer.toHexString(i & 0xFF) + ", got 0x" + Integer.toHexString(got & 0xFF));
+                }
+            }
         }
 
         void stop() {
@@ -227,6 +491,9 @@ public final class ServerCommand implements Callable<Integer> {
                         writePong(size, iters, wr);
                     } else if (wc.opcode == WcOpcode.RECV) {
                         answered++;
+                        if (settings.verify()) {
+                            verify(view, slot, wc.byteLength);
+                        }
                         if (wc.byteLength > 0 && view.get(slot * slotSize) == ClientCommand.CREDIT_TAG) {
                             postSlot(slot);
                             wr.send(KIND_ACK | slot, null, 0, 0);
@@ -236,6 +503,7 @@ public final class ServerCommand implements Callable<Integer> {
                             echoView.put(slot * slotSize, view, slot * slotSize, wc.byteLength);
                             postSlot(slot);
                             wr.send(KIND_ECHO | slot, echoMr, slot * slotSize, wc.byteLength);
+                            wr.inline = wc.byteLength > 0 && wc.byteLength <= settings.inlineSize();
                             qp.postSend(wr);
                         }
                         if (onMessage != null) {
@@ -289,6 +557,7 @@ public final class ServerCommand implements Callable<Integer> {
                 }
                 src.put(last, v);
                 wr.write(KIND_ECHO, echoMr, 0, size, hello.address(), hello.rkey());
+                wr.inline = size <= settings.inlineSize(); // --inline-size, as perftest inlines small Writes
                 wr.signaled = i % every == 0 || i == iters;
                 qp.postSend(wr);
                 if (wr.signaled) {
@@ -317,6 +586,9 @@ public final class ServerCommand implements Callable<Integer> {
             targetMr.close();
             cq.close();
             pd.close();
+            if (budget != null) {
+                budget.release(reserved);
+            }
         }
     }
 

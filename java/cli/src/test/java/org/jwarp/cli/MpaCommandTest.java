@@ -19,6 +19,17 @@ class MpaCommandTest {
     }
 
     @Test
+    void decodeRev3RequestWithSIsEnhanced_6581_6() {
+        CliRun r = CliRun.of("mpa", "decode", REQ_KEY + "50030006" + "8010c008" + "abcd");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("\"enhanced\":true,\"revision\":3,\"privateDataLength\":6,\"enhancedData\":"
+                + "{\"peerToPeer\":true,\"sendRtr\":false,\"writeRtr\":true,\"readRtr\":true,\"ird\":16,\"ord\":8},"
+                + "\"ulpPrivateData\":\"abcd\""), r.out());
+        CliRun rev1 = CliRun.of("mpa", "decode", REQ_KEY + "50010006" + "8010c008" + "abcd");
+        assertTrue(rev1.out().contains("\"enhanced\":false,\"revision\":1"), "Rev 1: S is Res: " + rev1.out());
+    }
+
+    @Test
     void decodeAcceptsSpacedAndSplitHex() {
         CliRun r = CliRun.of("mpa", "decode", "4d:50:41:20:49:44:20:52:65:71:20:46:72:61:6d:65", "0x0001", "00 00");
         assertEquals(0, r.exit(), r.err());

@@ -39,8 +39,20 @@ class NegotiateCommandTest {
     }
 
     @Test
-    void unenhancedResponderThatClosesCausesRev1Retry_6581_10() {
-        CliRun r = CliRun.of("negotiate", "--responder", "enhanced=false,rev2=close");
+    void unenhancedResponderClosesAndNoRetryByDefault_6581_10() {
+        CliRun r = CliRun.of("negotiate", "--initiator", "ird=4,ord=4,maxIrd=4,p2p=true,rtr=write,enhanced=true",
+                "--responder", "maxIrd=4,ord=4,requiredOrd=0,rtr=write,enhanced=false");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("\"reply\":null,\"outcome\":\"closed\""), r.out());
+        assertTrue(r.out().contains("\"attempts\":1"), r.out());
+        CliRun lax = CliRun.of("negotiate", "--responder", "enhanced=false,rev2=reply");
+        assertTrue(lax.out().contains("\"outcome\":\"terminated\""), lax.out());
+        assertTrue(lax.out().contains("\"term\":{\"layer\":2,\"etype\":0,\"ecode\":4}"), lax.out());
+    }
+
+    @Test
+    void unenhancedResponderThatClosesCausesRev1RetryWhenAskedFor_6581_10() {
+        CliRun r = CliRun.of("negotiate", "--initiator", "fallback=true", "--responder", "enhanced=false,rev2=close");
         String o = r.out();
         assertTrue(o.contains("\"outcome\":\"established\""), o);
         assertTrue(o.contains("\"attempts\":2"), o);

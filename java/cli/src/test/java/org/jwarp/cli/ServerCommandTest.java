@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -46,5 +48,55 @@ class ServerCommandTest {
         assertTrue(c.numbers("bandwidthMBps").get(0) > 0);
         assertEquals(p2p.isEmpty() ? List.<String>of() : List.of("read"), c.strings("rtr"));
         assertEquals(0, server.get(20, TimeUnit.SECONDS));
+    }
+
+    @ParameterizedTest(name = "server/client --op {0} {1} --verify")
+    @CsvSource({"send,'--sge,4,--post-list,8,--inline-size,64'", "write,'--sge,4,--post-list,8,--inline-size,64'",
+            "read,'--sge,1,--post-list,8'"})
+    @DisplayName("SGL, chains and inline, payload verified end to end; settings echoed (RFC 5041 §5.3)")
+    void scatterGatherChainsInlineVerified_5041_5_3(String op, String opts) throws Exception {
+        int port = freePort();
+        CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> JwarpCli.run("server", "--bind",
+                "127.0.0.1", "--port", String.valueOf(port), "--count", "1", "--sge", "4", "--inline-size", "64",
+                "--verify"));
+        List<String> args = new java.util.ArrayList<>(List.of("client", "127.0.0.1", "--port", String.valueOf(port),
+                "--op", op, "--iters", "300", "--size", "1000", "--json", "--verify"));
+        args.addAll(List.of(opts.split(",")));
+        CliCapture c = null;
+        for (int attempt = 0; attempt < 50; attempt++) {
+            c = CliCapture.run(args.toArray(new String[0]));
+            if (c.exit() == 0 || !c.err().contains("refused")) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        assertEquals(0, c.exit(), c.out() + c.err());
+        assertEquals(List.of(op), c.strings("op"));
+        assertEquals(op.equals("read") ? 1.0 : 4.0, c.numbers("sge").get(0));
+        assertEquals(8.0, c.numbers("postList").get(0));
+        assertEquals(op.equals("read") ? 0.0 : 64.0, c.numbers("inlineSize").get(0));
+        assertTrue(c.out().contains("\"verify\":true"), c.out());
+        assertEquals(0, server.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("an option that does not apply to the op exits 2 with a message")
+    void inlineDoesNotApplyToRead() {
+        CliCapture c = CliCapture.run("client", "127.0.0.1", "--op", "read", "--inline-size", "64");
+        assertEquals(2, c.exit());
+        assertTrue(c.err().contains("--inline-size"), c.err());
+        CliCapture h = CliCapture.run("client", "--help");
+        assertTrue(h.out().contains("--post-list N") && h.out().contains("send  write  read"), h.out());
+    }
+
+    @Test
+    @DisplayName("jwarp devices lists the soft device with its SGE, inline and port attributes")
+    void devicesListsSoftDevice() {
+        CliCapture c = CliCapture.run("devices", "--json", "--provider", "soft");
+        assertEquals(0, c.exit(), c.out() + c.err());
+        assertEquals(List.of("soft0"), c.strings("name"));
+        assertEquals(16.0, c.numbers("maxSge").get(0));
+        assertEquals(1.0, c.numbers("maxSgeRd").get(0));
+        assertEquals(List.of("ACTIVE"), c.strings("portState"));
     }
 }

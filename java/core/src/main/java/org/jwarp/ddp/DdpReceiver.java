@@ -46,6 +46,7 @@ public final class DdpReceiver {
     private final StagDomain pd;
     private final StagTable stags;
     private final DdpReceiveHandler handler;
+    private Object stream = this;
     private final UntaggedQueue[] queues;
     private final DdpHeader hdr = new DdpHeader();
     private boolean failed;
@@ -72,13 +73,35 @@ public final class DdpReceiver {
      */
     public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
             int outOfOrderRanges) {
+        this(pd, stags, queueDepths, handler, outOfOrderRanges, 1);
+    }
+
+    /**
+     * As above, with untagged buffers of up to {@code maxSge} pieces each (a scatter list, placed
+     * in order as one RFC 5041 §5.3 buffer).
+     */
+    public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
+            int outOfOrderRanges, int maxSge) {
         this.pd = pd;
         this.stags = stags;
         this.handler = handler;
         this.queues = new UntaggedQueue[queueDepths.length];
         for (int i = 0; i < queueDepths.length; i++) {
-            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), outOfOrderRanges);
+            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), 1, outOfOrderRanges, maxSge);
         }
+    }
+
+    /**
+     * Names this DDP stream for the RFC 5041 §8.2 stream association: a region bound to another key
+     * ({@link org.jwarp.memory.StagRegion#bindStream}) is not placed into (error 1/2). Until set,
+     * the key is this receiver, which no region is bound to.
+     */
+    public void streamKey(Object key) {
+        stream = key == null ? this : key;
+    }
+
+    public Object streamKey() {
+        return stream;
     }
 
     public StagDomain pd() {
@@ -113,6 +136,24 @@ public final class DdpReceiver {
                     + buffer.capacity());
         }
         queues[qn].post(buffer, offset, capacity, cookie);
+    }
+
+    /**
+     * Posts an untagged buffer made of {@code n} pieces {@code buffers[i][offsets[i], +lengths[i])}
+     * on queue {@code qn}, filled in order (a scatter list); the arrays are copied, so the caller
+     * may reuse them.
+     */
+    public void postUntagged(int qn, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n, long cookie) {
+        if (qn < 0 || qn >= queues.length) {
+            throw new IllegalArgumentException("no untagged queue " + qn + " (RFC 5041 §5.1)");
+        }
+        for (int i = 0; i < n; i++) {
+            if (offsets[i] < 0 || lengths[i] < 0 || offsets[i] > buffers[i].capacity() - lengths[i]) {
+                throw new IllegalArgumentException("untagged buffer piece " + i + " [" + offsets[i] + ", +" + lengths[i]
+                        + ") outside buffer of " + buffers[i].capacity());
+            }
+        }
+        queues[qn].post(buffers, offsets, lengths, n, cookie);
     }
 
     /** Buffers posted on {@code qn} and not yet delivered. */
@@ -177,7 +218,7 @@ public final class DdpReceiver {
         }
         if (payload > 0) {
             StagRegion mr = stags.lookup(stag);
-            int r = StagTable.check(mr, pd, to, payload, handler.taggedAccess(rsvd));
+            int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
             if (r != StagTable.OK) {
                 error(taggedCode(r), seg, index, length);
                 return;
@@ -242,7 +283,7 @@ public final class DdpReceiver {
                 error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
                 return;
             }
-            q.buffers[s].put(q.offsets[s] + mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
+            q.place(s, mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
         }
         segments++;
         if (end > q.maxEnd[s]) {

@@ -38,6 +38,12 @@ final class UntaggedQueue {
     final int[] maxEnd;
     final int[] rsvdUlp;
     final int[] rsvdUlp32;
+    /** Scatter lists (RFC 5041 §5.3 buffer made of several pieces): slot s's entries at {@code s * maxSge}. */
+    private final int maxSge;
+    private final ByteBuffer[] sgBuf;
+    private final int[] sgOff;
+    private final int[] sgLen;
+    private final int[] sgCount;
     private int head;
     private int count;
     private int headMsn;
@@ -51,6 +57,19 @@ final class UntaggedQueue {
      * for {@code maxRanges} out-of-order ranges per buffer.
      */
     UntaggedQueue(int depth, int firstMsn, int maxRanges) {
+        this(depth, firstMsn, maxRanges, 1);
+    }
+
+    /** As above, each buffer made of up to {@code maxSge} pieces. */
+    UntaggedQueue(int depth, int firstMsn, int maxRanges, int maxSge) {
+        if (maxSge < 1) {
+            throw new IllegalArgumentException("maxSge " + maxSge + " < 1");
+        }
+        this.maxSge = maxSge;
+        sgBuf = new ByteBuffer[Math.multiplyExact(depth, maxSge)];
+        sgOff = new int[sgBuf.length];
+        sgLen = new int[sgBuf.length];
+        sgCount = new int[depth];
         if (maxRanges < 1) {
             throw new IllegalArgumentException("maxRanges " + maxRanges + " < 1");
         }
@@ -150,11 +169,70 @@ final class UntaggedQueue {
         return head;
     }
 
+    int maxSge() {
+        return maxSge;
+    }
+
     void post(ByteBuffer buf, int offset, int capacity, long cookie) {
+        int s = reserve();
+        sgBuf[s * maxSge] = buf;
+        sgOff[s * maxSge] = offset;
+        sgLen[s * maxSge] = capacity;
+        sgCount[s] = 1;
+        fill(s, buf, offset, capacity, cookie);
+    }
+
+    /**
+     * Posts one buffer made of {@code n} pieces {@code bufs[i][offs[i], +lens[i])}, filled in order;
+     * the arrays are copied.
+     */
+    void post(ByteBuffer[] bufs, int[] offs, int[] lens, int n, long cookie) {
+        if (n < 1 || n > maxSge) {
+            throw new IllegalArgumentException("pieces " + n + " outside 1.." + maxSge);
+        }
+        int s = reserve();
+        int total = 0;
+        for (int i = 0; i < n; i++) {
+            sgBuf[s * maxSge + i] = bufs[i];
+            sgOff[s * maxSge + i] = offs[i];
+            sgLen[s * maxSge + i] = lens[i];
+            total = Math.addExact(total, lens[i]);
+        }
+        sgCount[s] = n;
+        fill(s, bufs[0], offs[0], total, cookie);
+    }
+
+    /** Copies {@code n} bytes of {@code src} at {@code srcIndex} to bytes {@code [mo, mo + n)} of slot s. */
+    void place(int s, int mo, ByteBuffer src, int srcIndex, int n) {
+        int c = sgCount[s];
+        if (c == 1) {
+            buffers[s].put(offsets[s] + mo, src, srcIndex, n);
+            return;
+        }
+        int base = s * maxSge;
+        int at = 0;
+        for (int i = 0; i < c && n > 0; i++) {
+            int len = sgLen[base + i];
+            if (mo < at + len) {
+                int skip = mo - at;
+                int k = Math.min(n, len - skip);
+                sgBuf[base + i].put(sgOff[base + i] + skip, src, srcIndex, k);
+                srcIndex += k;
+                mo += k;
+                n -= k;
+            }
+            at += len;
+        }
+    }
+
+    private int reserve() {
         if (count == buffers.length) {
             throw new IllegalStateException("untagged queue full (" + buffers.length + " buffers)");
         }
-        int s = (head + count) % buffers.length;
+        return (head + count) % buffers.length;
+    }
+
+    private void fill(int s, ByteBuffer buf, int offset, int capacity, long cookie) {
         buffers[s] = buf;
         offsets[s] = offset;
         capacities[s] = capacity;
@@ -184,6 +262,9 @@ final class UntaggedQueue {
     /** Removes the head buffer after delivery; the next buffer gets the next MSN. */
     void pop() {
         buffers[head] = null;
+        for (int i = 0; i < sgCount[head]; i++) {
+            sgBuf[head * maxSge + i] = null;
+        }
         head = (head + 1) % buffers.length;
         count--;
         headMsn++;

@@ -9,6 +9,10 @@ import java.nio.ByteBuffer;
  *
  * <p>Validity is a volatile flag: once {@link StagTable#invalidate} or {@link StagTable#deregister}
  * returns, no later validation succeeds (RFC 5041 §8.3, revocation takes effect immediately).
+ *
+ * <p>Association (RFC 5041 §8.2): every region belongs to its protection domain; {@link #bindStream}
+ * further limits remote access to one DDP stream (the DDP Stream association of §8.2, §8.3 (3),
+ * §8.3.1 (2)). The stream is an opaque key the transport chooses (the soft provider uses its QP).
  */
 public final class StagRegion {
     private final int stag;
@@ -19,6 +23,7 @@ public final class StagRegion {
     private final long baseTo;
     private final int access;
     private volatile boolean valid = true;
+    private volatile Object stream;
 
     StagRegion(int stag, StagDomain pd, ByteBuffer buffer, int offset, int length, long baseTo, int access) {
         this.stag = stag;
@@ -62,6 +67,19 @@ public final class StagRegion {
 
     public boolean isValid() {
         return valid;
+    }
+
+    /**
+     * Limits remote access to the DDP stream identified by {@code streamKey} (RFC 5041 §8.2 DDP Stream
+     * association); {@code null} returns the region to its whole protection domain.
+     */
+    public void bindStream(Object streamKey) {
+        stream = streamKey;
+    }
+
+    /** The DDP stream this region is limited to, or null for every stream of its protection domain. */
+    public Object stream() {
+        return stream;
     }
 
     void revoke() {

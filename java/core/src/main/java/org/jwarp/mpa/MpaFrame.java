@@ -355,8 +355,8 @@ public final class MpaFrame {
                 throw new IllegalArgumentException("MPA R: must be zero in an MPA Request (" + SEC_FRAME + ")");
             }
             if (enhancedData != null) {
-                if (revision != MpaRequestReplyFlyweight.REVISION_2) {
-                    throw new IllegalArgumentException("MPA S: enhanced data requires Rev 2, not " + revision
+                if (revision < MpaRequestReplyFlyweight.REVISION_2) {
+                    throw new IllegalArgumentException("MPA S: enhanced data requires Rev 2 or higher, not " + revision
                             + " (RFC 6581 §6)");
                 }
                 if (!enhancedData.peerToPeer()

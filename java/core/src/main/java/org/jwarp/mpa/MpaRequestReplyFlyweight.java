@@ -131,14 +131,18 @@ public final class MpaRequestReplyFlyweight {
         return (flags() & R_BIT) != 0;
     }
 
-    /** The raw S bit; meaningful only for Rev 2 (RFC 6581 §6), see {@link #enhanced()}. */
+    /** The raw S bit; meaningful only from Rev 2 on (RFC 6581 §6), see {@link #enhanced()}. */
     public boolean sBit() {
         return (flags() & S_BIT) != 0;
     }
 
-    /** S set in a Rev 2 frame: the first 4 private-data bytes are RFC 6581 §9 enhanced data. */
+    /**
+     * S set in a frame of Rev 2 or higher: the first 4 private-data bytes are RFC 6581 §9 enhanced
+     * data (§6: enhanced features need Rev "two or higher"). In a Rev 0/1 frame the S position is
+     * RFC 5044's Res bit, which is not checked on receive.
+     */
     public boolean enhanced() {
-        return sBit() && revision() == REVISION_2;
+        return sBit() && revision() >= REVISION_2;
     }
 
     /** Writes the flags byte with Res = 0. */

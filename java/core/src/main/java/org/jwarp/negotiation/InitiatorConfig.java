@@ -112,7 +112,10 @@ public final class InitiatorConfig {
         return limits;
     }
 
-    /** RFC 6581 §10: retry with Rev 1 when the peer closes an enhanced attempt without replying. */
+    /**
+     * RFC 6581 §10 ("MAY"): retry with Rev 1 when the peer closes an enhanced attempt without
+     * replying. Off unless set: the retry gives up the IRD/ORD exchange and the RTR.
+     */
     public boolean fallbackToUnenhanced() {
         return fallbackToUnenhanced;
     }
@@ -136,7 +139,7 @@ public final class InitiatorConfig {
         private boolean markers;
         private byte[] ulpPrivateData = new byte[0];
         private MpaFrameLimits limits = MpaFrameLimits.RFC;
-        private boolean fallbackToUnenhanced = true;
+        private boolean fallbackToUnenhanced;
 
         private Builder() {
         }

@@ -25,16 +25,18 @@ import org.slf4j.LoggerFactory;
  *       bad Reply gets TERM (2,0,4). A Rev above the request's, or 0, also gets TERM code 4.</li>
  *   <li>R=1: rejected; the peer's private data and IRD/ORD (its required ORD) are reported.</li>
  *   <li>M=1 when this side has no markers: close.</li>
- *   <li>No enhanced data in the Reply to an enhanced Request (a Rev 1 peer): proceed without
- *       IRD/ORD exchange or RTR (RFC 6581 §10); the ULP then sends first (RFC 5044 §7.1.2).</li>
+ *   <li>No enhanced data in the Reply to an enhanced Request (a Rev 1 peer that took the enhanced
+ *       data for ULP data, or a Rev 2 peer that ignored S): TERM (2,0,4), the connect fails
+ *       (RFC 6581 §10: an enhanced responder replies enhanced, an unenhanced one closes).</li>
  *   <li>A must be echoed; the RTR is picked among types set in both frames, preferring Write,
  *       Read, Send; none in common, or A not echoed: TERM code 7 (§9.2, §8).</li>
  *   <li>ORD is lowered to the responder's IRD; IRD is raised to the responder's ORD up to
  *       {@code maxIrd}, beyond it TERM code 6 (§9.1, §8). A Read RTR with responder IRD 0 gets
  *       TERM code 6 too. {@code 0x3FFF} on either side disables the adjustment for that direction.</li>
  * </ul>
- * After {@link NegotiationAction#RETRY_UNENHANCED} (the peer closed a Rev 2 attempt), the next
- * {@link #createRequest()} is a Rev 1 request. Not thread-safe; one instance per connection attempt.
+ * After {@link NegotiationAction#RETRY_UNENHANCED} (the peer closed a Rev 2 attempt and
+ * {@link InitiatorConfig#fallbackToUnenhanced()} was set; off by default, RFC 6581 §10 "MAY"), the
+ * next {@link #createRequest()} is a Rev 1 request. Not thread-safe; one instance per connection attempt.
  */
 public final class InitiatorNegotiator {
     private static final Logger LOG = LoggerFactory.getLogger(InitiatorNegotiator.class);
@@ -145,11 +147,16 @@ public final class InitiatorNegotiator {
                     null, reply.ulpPrivateData(), "MPA M: the responder requires markers, which this side does not "
                     + "implement (RFC 5044 §7.1.1)"));
         }
+        if (request.enhanced() && !reply.enhanced()) {
+            // RFC 6581 §10: an enhanced responder answers an enhanced Request with an enhanced Reply,
+            // an unenhanced one closes. A Reply without S means the peer took our enhanced data for
+            // ULP private data: the connection cannot be used as negotiated.
+            return terminate(TermCode.MPA_INVALID_REQ_REP, "MPA S: the Reply (Rev " + rev + ") to an enhanced Request "
+                    + "carries no enhanced data; the responder read the enhanced data as ULP private data "
+                    + "(RFC 6581 §10)", reply);
+        }
         if (!enhanced) {
-            String why = request.enhanced()
-                    ? "the responder sent no enhanced data (Rev " + rev + "): no IRD/ORD exchange and no RTR, the "
-                    + "initiator's ULP sends first (RFC 6581 §10, RFC 5044 §7.1.2)"
-                    : "unenhanced MPA (RFC 5044 §7.1.2): the initiator's ULP sends first";
+            String why = "unenhanced MPA (RFC 5044 §7.1.2): the initiator's ULP sends first";
             return finish(NegotiationAction.ESTABLISH, null, null, new NegotiationOutcome(NegotiationStatus.ESTABLISHED,
                     rev, false, false, null, crc, reply.marker(), request.marker(), config.ird(), config.ord(),
                     NegotiationOutcome.NOT_EXCHANGED, NegotiationOutcome.NOT_EXCHANGED, null, reply.ulpPrivateData(), why));

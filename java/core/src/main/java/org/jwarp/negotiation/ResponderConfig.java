@@ -20,11 +20,17 @@ import org.jwarp.mpa.MpaFrameLimits;
  */
 public final class ResponderConfig {
 
-    /** What a responder without RFC 6581 support does with a Rev 2 request (RFC 6581 §10). */
+    /**
+     * What a responder without RFC 6581 support ({@code enhanced(false)}) does with a Rev 2
+     * request. RFC 6581 §10 says it closes the TCP connection; {@link #CLOSE} is the default.
+     */
     public enum UnenhancedPolicy {
-        /** Reply with Rev 1, treating all private data as the ULP's (a tolerant RFC 5044 peer). */
+        /**
+         * Not RFC 6581 §10 behaviour, kept to model a lax RFC 5044 peer: reply with Rev 1, taking the
+         * enhanced data for ULP private data. An enhanced initiator fails such a connect.
+         */
         REPLY_REV1,
-        /** Close without replying (a strict RFC 5044 peer); the initiator may retry with Rev 1. */
+        /** Close without replying, RFC 6581 §10 (default); the initiator may retry with Rev 1. */
         CLOSE
     }
 
@@ -35,6 +41,7 @@ public final class ResponderConfig {
     private final boolean enhanced;
     private final UnenhancedPolicy unenhancedPolicy;
     private final boolean requireP2p;
+    private final boolean acceptP2p;
     private final boolean crc;
     private final boolean markers;
     private final byte[] ulpPrivateData;
@@ -48,6 +55,7 @@ public final class ResponderConfig {
         enhanced = b.enhanced;
         unenhancedPolicy = b.unenhancedPolicy;
         requireP2p = b.requireP2p;
+        acceptP2p = b.acceptP2p;
         crc = b.crc;
         markers = b.markers;
         ulpPrivateData = b.ulpPrivateData.clone();
@@ -67,6 +75,7 @@ public final class ResponderConfig {
         b.enhanced = enhanced;
         b.unenhancedPolicy = unenhancedPolicy;
         b.requireP2p = requireP2p;
+        b.acceptP2p = acceptP2p;
         b.crc = crc;
         b.markers = markers;
         b.ulpPrivateData = ulpPrivateData.clone();
@@ -104,6 +113,14 @@ public final class ResponderConfig {
         return requireP2p;
     }
 
+    /**
+     * Whether a peer-to-peer Request (A=1) may be accepted. The Reply must echo A (RFC 6581 §9.2),
+     * so a responder that serves the client-server model only rejects such a Request.
+     */
+    public boolean acceptP2p() {
+        return acceptP2p;
+    }
+
     public boolean crc() {
         return crc;
     }
@@ -124,7 +141,7 @@ public final class ResponderConfig {
     public String toString() {
         return "ResponderConfig{maxIrd=" + maxIrd + ", ord=" + ord + ", requiredOrd=" + requiredOrd + ", rtr="
                 + RtrType.format(rtrTypes) + ", enhanced=" + enhanced + ", unenhanced=" + unenhancedPolicy
-                + ", requireP2p=" + requireP2p + ", crc=" + crc + ", markers=" + markers + ", pd="
+                + ", requireP2p=" + requireP2p + ", acceptP2p=" + acceptP2p + ", crc=" + crc + ", markers=" + markers + ", pd="
                 + ulpPrivateData.length + "B, limits=" + limits + "}";
     }
 
@@ -135,8 +152,9 @@ public final class ResponderConfig {
         private int requiredOrd;
         private Set<RtrType> rtrTypes = EnumSet.of(RtrType.WRITE, RtrType.READ);
         private boolean enhanced = true;
-        private UnenhancedPolicy unenhancedPolicy = UnenhancedPolicy.REPLY_REV1;
+        private UnenhancedPolicy unenhancedPolicy = UnenhancedPolicy.CLOSE;
         private boolean requireP2p;
+        private boolean acceptP2p = true;
         private boolean crc = true;
         private boolean markers;
         private byte[] ulpPrivateData = new byte[0];
@@ -180,6 +198,12 @@ public final class ResponderConfig {
             return this;
         }
 
+        /** False: a peer-to-peer Request is rejected (the client-server model only, RFC 6581 §9.2). */
+        public Builder acceptP2p(boolean v) {
+            acceptP2p = v;
+            return this;
+        }
+
         public Builder crc(boolean v) {
             crc = v;
             return this;
@@ -210,6 +234,10 @@ public final class ResponderConfig {
             }
             if (ord != EnhancedConnectionData.NO_NEGOTIATION && requiredOrd > ord) {
                 throw new IllegalArgumentException("requiredOrd: " + requiredOrd + " is above ord " + ord + " (RFC 6581 §9.1)");
+            }
+            if (requireP2p && !acceptP2p) {
+                throw new IllegalArgumentException("acceptP2p: a responder that requires peer-to-peer must accept it "
+                        + "(RFC 6581 §9.2)");
             }
             FieldChecks.ulpPrivateData("privateData", ulpPrivateData.length, limits, enhanced);
             return new ResponderConfig(this);

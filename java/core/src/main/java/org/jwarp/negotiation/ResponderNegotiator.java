@@ -26,13 +26,17 @@ import org.slf4j.LoggerFactory;
  * <p>Rules:
  * <ul>
  *   <li>Rev 1 request: Rev 1 reply without enhanced data (§10). Rev 0 or above 2: close
- *       (RFC 5044 §7.1.1, cannot interoperate). A responder without RFC 6581 support answers Rev 2
- *       per its {@link ResponderConfig.UnenhancedPolicy}.</li>
+ *       (RFC 5044 §7.1.1: a receiver that cannot interoperate with the revision closes; a Rev 3
+ *       frame with S is decoded as enhanced, §6, but this side implements Rev 2). A responder
+ *       without RFC 6581 support closes on Rev 2 (§10) unless its
+ *       {@link ResponderConfig.UnenhancedPolicy} says otherwise.</li>
  *   <li>M=1 without marker support, or a client-server request when {@code requireP2p}: Reply with
  *       R=1 (M=0).</li>
- *   <li>A is echoed; in peer-to-peer mode exactly one RTR type is set, the preferred common one
- *       (Write, Read, Send), else the preferred one this side supports, so the initiator can
- *       terminate with code 7 (§9.2). B/C/D are zero when A is zero.</li>
+ *   <li>A is echoed; in peer-to-peer mode every RTR type both sides support is set (§9.2 SHOULD;
+ *       Read only if the IRD is at least 1 or Read is the sole choice), and the outcome's RTR is
+ *       the preferred one (Write, Read, Send), the one this side's initiator picks; any set type
+ *       is accepted as the first FPDU. With none in common the preferred type this side supports
+ *       is set alone, so the initiator can terminate with code 7. B/C/D are zero when A is zero.</li>
  *   <li>IRD = min(initiator ORD, maxIrd), raised to 1 for a Read RTR; ORD = min(ord, initiator
  *       IRD). When the initiator's IRD is below {@code requiredOrd}: Reply with R=1 carrying the
  *       required ORD, then TERM (2,0,6) (§9.1, §8). {@code 0x3FFF} from either side: no
@@ -106,12 +110,12 @@ public final class ResponderNegotiator {
             return close("MPA Rev: revision " + rev + " is not supported, closing (RFC 5044 §7.1.1)");
         }
         byte[] peerPd;
-        if (rev == MpaRequestReplyFlyweight.REVISION_2 && !config.enhanced()) {
+        if (rev >= MpaRequestReplyFlyweight.REVISION_2 && !config.enhanced()) {
             if (config.unenhancedPolicy() == ResponderConfig.UnenhancedPolicy.CLOSE) {
                 return close("MPA Rev: this responder implements Rev 1 only and closes on Rev 2 (RFC 5044 §7.1.1, "
                         + "RFC 6581 §10)");
             }
-            // An RFC 5044 peer knows no S bit: all private data is the ULP's.
+            // REPLY_REV1 models a lax RFC 5044 peer (not §10): all private data is the ULP's.
             replyRevision = MpaRequestReplyFlyweight.REVISION_1;
             enhancedExchange = false;
             peerPd = rawPrivateData(req);
@@ -151,6 +155,11 @@ public final class ResponderNegotiator {
         Objects.requireNonNull(acceptConfig, "acceptConfig");
         requireAwaiting();
         checkPrivateData(acceptConfig.ulpPrivateData());
+        if (peerRequest.peerToPeer() && !acceptConfig.acceptP2p()) {
+            return rejectWith(acceptConfig, new byte[0], null, "Enhanced data A: the initiator asked for the "
+                    + "peer-to-peer model, which this responder does not serve; a Reply must echo A=1, so it rejects "
+                    + "(RFC 6581 §9.2)");
+        }
         Plan plan = plan(acceptConfig);
         if (plan.insufficientIrd) {
             return rejectWith(acceptConfig, new byte[0], TermCode.MPA_INSUFFICIENT_IRD, "Enhanced data IRD: the initiator's "
@@ -229,6 +238,7 @@ public final class ResponderNegotiator {
         boolean a = ied.peerToPeer();
         RtrType pick = null;
         boolean common = false;
+        Set<RtrType> flags = EnumSet.noneOf(RtrType.class);
         if (a) {
             Set<RtrType> feasible = EnumSet.copyOf(c.rtrTypes());
             if (c.maxIrd() == 0) {
@@ -240,6 +250,10 @@ public final class ResponderNegotiator {
             common = pick != null;
             if (!common) {
                 pick = RtrType.preferred(feasible);
+                flags.add(pick);
+            } else {
+                // §9.2 SHOULD: set the flag of every initiator option this side supports.
+                flags.addAll(both);
             }
         }
         int ird;
@@ -268,8 +282,11 @@ public final class ResponderNegotiator {
             ord = Math.min(c.ord(), ied.ird());
             replyOrd = ord;
         }
-        EnhancedConnectionData data = new EnhancedConnectionData(a, pick == RtrType.SEND, pick == RtrType.WRITE,
-                pick == RtrType.READ, replyIrd, replyOrd);
+        if (pick != RtrType.READ && ird == 0) {
+            flags.remove(RtrType.READ); // a Read RTR would need the IRD raised; offer it only as the pick
+        }
+        EnhancedConnectionData data = new EnhancedConnectionData(a, flags.contains(RtrType.SEND),
+                flags.contains(RtrType.WRITE), flags.contains(RtrType.READ), replyIrd, replyOrd);
         return new Plan(data, pick, common, ird, ord, insufficient);
     }
 

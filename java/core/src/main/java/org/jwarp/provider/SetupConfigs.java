@@ -29,7 +29,10 @@ public final class SetupConfigs {
         return InitiatorConfig.builder().ird(ird).ord(p.ord())
                 .maxIrd(ird == ConnectionParameters.NO_NEGOTIATION ? ConnectionParameters.NO_NEGOTIATION : Math.max(ird, maxIrd))
                 .peerToPeer(p.peerToPeer()).rtrTypes(p.rtrTypes()).crc(p.crc()).ulpPrivateData(p.privateData())
-                .limits(limits).build();
+                .limits(limits)
+                // RFC 6581 §10: retry unenhanced after a close only "if that protocol works with the
+                // application": a client-server ULP needs no RTR; a peer-to-peer one does.
+                .fallbackToUnenhanced(!p.peerToPeer()).build();
     }
 
     /**
@@ -41,7 +44,9 @@ public final class SetupConfigs {
      * @param limits      the MPA private-data limits of the transport
      */
     public static ResponderConfig responder(ConnectionParameters p, int requiredOrd, MpaFrameLimits limits) {
-        return ResponderConfig.builder().maxIrd(p.ird()).ord(p.ord()).requiredOrd(requiredOrd)
+        // client-server parameters (peerToPeer false, no RTR types) accept no peer-to-peer Request: a Reply
+        // must echo A=1 (RFC 6581 §9.2); the RTR set the config needs for validation is then never offered
+        return ResponderConfig.builder().maxIrd(p.ird()).ord(p.ord()).requiredOrd(requiredOrd).acceptP2p(p.peerToPeer())
                 .rtrTypes(p.rtrTypes().isEmpty() ? EnumSet.of(RtrType.WRITE, RtrType.READ) : p.rtrTypes()).crc(p.crc())
                 .ulpPrivateData(p.privateData()).limits(limits).build();
     }

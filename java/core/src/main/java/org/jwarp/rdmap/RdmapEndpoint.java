@@ -77,8 +77,12 @@ public final class RdmapEndpoint {
     private final int[] sqKind;
     private final int[] sqOpcode;
     private final long[] sqWrId;
-    private final ByteBuffer[] sqBuf;
-    private final int[] sqOff;
+    /** Gather lists: entry s's pieces at {@code s * maxSge}, {@code sqSgCount[s]} of them. */
+    private final int maxSge;
+    private final ByteBuffer[] sgBuf;
+    private final int[] sgOff;
+    private final int[] sgLen;
+    private final int[] sqSgCount;
     private final int[] sqLen;
     private final int[] sqStag;
     private final long[] sqTo;
@@ -134,6 +138,18 @@ public final class RdmapEndpoint {
      * @param listener completions and errors
      */
     public RdmapEndpoint(RdmapSettings settings, StagDomain pd, StagTable stags, RdmapListener listener) {
+        this(settings, pd, stags, listener, 1);
+    }
+
+    /**
+     * As above, with Sends and Writes gathered from, and receive buffers scattered into, up to
+     * {@code maxSge} pieces each.
+     */
+    public RdmapEndpoint(RdmapSettings settings, StagDomain pd, StagTable stags, RdmapListener listener, int maxSge) {
+        if (maxSge < 1) {
+            throw new IllegalArgumentException("maxSge " + maxSge + " < 1");
+        }
+        this.maxSge = maxSge;
         this.settings = settings;
         this.pd = pd;
         this.stags = stags;
@@ -143,7 +159,8 @@ public final class RdmapEndpoint {
         this.maxTagged = DdpSegmenter.maxPayload(true, settings.mulpdu());
         this.maxUntagged = DdpSegmenter.maxPayload(false, settings.mulpdu());
         int readSlots = Math.max(1, settings.ird());
-        this.ddp = new DdpReceiver(pd, stags, new int[] {settings.rqDepth(), readSlots, 1}, inbound);
+        this.ddp = new DdpReceiver(pd, stags, new int[] {settings.rqDepth(), readSlots, 1}, inbound,
+                DdpReceiver.DEFAULT_OUT_OF_ORDER_RANGES, maxSge);
         this.readReqBufs = ByteBuffer.allocateDirect(readSlots * ReadRequestHeader.LENGTH);
         for (int i = 0; i < readSlots; i++) {
             ddp.postUntagged(RdmapOpcode.QN_READ_REQUEST, readReqBufs, i * ReadRequestHeader.LENGTH,
@@ -158,8 +175,10 @@ public final class RdmapEndpoint {
         sqKind = new int[cap];
         sqOpcode = new int[cap];
         sqWrId = new long[cap];
-        sqBuf = new ByteBuffer[cap];
-        sqOff = new int[cap];
+        sgBuf = new ByteBuffer[Math.multiplyExact(cap, maxSge)];
+        sgOff = new int[sgBuf.length];
+        sgLen = new int[sgBuf.length];
+        sqSgCount = new int[cap];
         sqLen = new int[cap];
         sqStag = new int[cap];
         sqTo = new long[cap];
@@ -217,6 +236,16 @@ public final class RdmapEndpoint {
         return irqCount;
     }
 
+    /** True when part of an inbound FPDU is buffered, waiting for the rest (RFC 5044 §4: FPDU framing). */
+    public boolean hasPartialInput() {
+        return decoder.hasPartial();
+    }
+
+    /** Whole inbound FPDUs decoded so far (progress measure for stall detection). */
+    public long fpdusReceived() {
+        return decoder.fpduCount();
+    }
+
     /** True when {@link #transmit} has something to write. */
     public boolean hasPendingOutput() {
         if (state == State.TERMINATE) {
@@ -253,6 +282,93 @@ public final class RdmapEndpoint {
             throw new IllegalStateException("receive queue full (" + settings.rqDepth() + ")");
         }
         ddp.postUntagged(RdmapOpcode.QN_SEND, buffer, offset, capacity, wrId);
+    }
+
+    /**
+     * Posts a receive buffer made of {@code n} pieces {@code buffers[i][offsets[i], +lengths[i])},
+     * filled in order (a scatter list of at most the constructor's {@code maxSge} pieces); the
+     * arrays are copied.
+     */
+    public void postReceive(long wrId, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n) {
+        requireUsable();
+        if (ddp.freeSlots(RdmapOpcode.QN_SEND) == 0) {
+            throw new IllegalStateException("receive queue full (" + settings.rqDepth() + ")");
+        }
+        ddp.postUntagged(RdmapOpcode.QN_SEND, buffers, offsets, lengths, n, wrId);
+    }
+
+    /**
+     * Posts a Send message gathered from {@code n} pieces {@code buffers[i][offsets[i], +lengths[i])}
+     * (at most the constructor's {@code maxSge}); the arrays are copied, the bytes are read when
+     * {@link #transmit} segments them.
+     */
+    public void postSend(long wrId, int opcode, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n,
+            int invalidateStag, boolean signaled) {
+        if (!RdmapOpcode.isSend(opcode)) {
+            throw new IllegalArgumentException("not a Send opcode: " + opcode + " (RFC 5040 §4.3)");
+        }
+        int len = checkGather(buffers, offsets, lengths, n);
+        int s = reserve();
+        fill(s, KIND_SEND, opcode, wrId, null, 0, len, RdmapOpcode.isInvalidate(opcode) ? invalidateStag : 0,
+                0, 0, 0, signaled);
+        gather(s, buffers, offsets, lengths, n);
+    }
+
+    /** Posts an RDMA Write gathered from {@code n} pieces, as {@link #postSend(long, int, ByteBuffer[], int[], int[], int, int, boolean)}. */
+    public void postWrite(long wrId, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n, int remoteStag,
+            long remoteTo, boolean signaled) {
+        int len = checkGather(buffers, offsets, lengths, n);
+        int s = reserve();
+        fill(s, KIND_WRITE, RdmapOpcode.WRITE, wrId, null, 0, len, remoteStag, remoteTo, 0, 0, signaled);
+        gather(s, buffers, offsets, lengths, n);
+    }
+
+    private int checkGather(ByteBuffer[] buffers, int[] offsets, int[] lengths, int n) {
+        if (n < 0 || n > maxSge) {
+            throw new IllegalArgumentException("gather list of " + n + " pieces outside 0.." + maxSge);
+        }
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            checkRange(buffers[i], offsets[i], lengths[i]);
+            total += lengths[i];
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("message of " + total + " bytes exceeds 2^31-1");
+        }
+        return (int) total;
+    }
+
+    private void gather(int s, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n) {
+        int base = s * maxSge;
+        for (int i = 0; i < n; i++) {
+            sgBuf[base + i] = buffers[i];
+            sgOff[base + i] = offsets[i];
+            sgLen[base + i] = lengths[i];
+        }
+        sqSgCount[s] = n;
+    }
+
+    /** Copies {@code n} message bytes of entry s from message offset {@code from} into {@code dst} at {@code at}. */
+    private void copyOut(int s, int from, ByteBuffer dst, int at, int n) {
+        int base = s * maxSge;
+        int c = sqSgCount[s];
+        if (c == 1) {
+            dst.put(at, sgBuf[base], sgOff[base] + from, n);
+            return;
+        }
+        int pos = 0;
+        for (int i = 0; i < c && n > 0; i++) {
+            int len = sgLen[base + i];
+            if (from < pos + len) {
+                int skip = from - pos;
+                int k = Math.min(n, len - skip);
+                dst.put(at, sgBuf[base + i], sgOff[base + i] + skip, k);
+                at += k;
+                from += k;
+                n -= k;
+            }
+            pos += len;
+        }
     }
 
     /**
@@ -322,6 +438,15 @@ public final class RdmapEndpoint {
         fill(s, KIND_READ, RdmapOpcode.READ_REQUEST, RTR_WR_ID, EMPTY, 0, 0, 1, 0, 0, 0, false);
     }
 
+    /**
+     * Names this stream for RFC 5041 §8.2 DDP Stream association: regions bound to {@code key}
+     * ({@link StagRegion#bindStream}) accept remote Writes and Reads on this stream only; a region
+     * bound to another key is "not associated" (DDP 1/2 for a Write, RDMAP 0/2 for a Read source).
+     */
+    public void streamKey(Object key) {
+        ddp.streamKey(key);
+    }
+
     /** Aborts the stream with {@code code}: a Terminate is queued as the last outgoing message. */
     public void terminate(TermCode code, String reason) {
         raise(code, reason, false);
@@ -341,7 +466,7 @@ public final class RdmapEndpoint {
             if (sqWrId[s] != RTR_WR_ID) {
                 listener.onFlushed(sqWrId[s], false);
             }
-            sqBuf[s] = null;
+            clearGather(s);
         }
         sqHead = sqNext = sqTail;
         orqCount = 0;
@@ -380,8 +505,11 @@ public final class RdmapEndpoint {
         sqKind[s] = kind;
         sqOpcode[s] = opcode;
         sqWrId[s] = wrId;
-        sqBuf[s] = buf;
-        sqOff[s] = off;
+        int base = s * maxSge;
+        sgBuf[base] = buf;
+        sgOff[base] = off;
+        sgLen[base] = len;
+        sqSgCount[s] = 1;
         sqLen[s] = len;
         sqStag[s] = stag;
         sqTo[s] = to;
@@ -483,7 +611,7 @@ public final class RdmapEndpoint {
                     txHdr.wrap(dst, u).putUntagged(last, control, sqStag[s], RdmapOpcode.QN_SEND, sqMsn[s], progress);
                 }
                 if (n > 0) {
-                    dst.put(u + hl, sqBuf[s], sqOff[s] + progress, n);
+                    copyOut(s, progress, dst, u + hl, n);
                 }
                 encoder.finish(dst, hl + n);
                 sqProgress[s] = progress + n;
@@ -545,10 +673,18 @@ public final class RdmapEndpoint {
         return true;
     }
 
+    private void clearGather(int s) {
+        int base = s * maxSge;
+        for (int i = 0; i < sqSgCount[s]; i++) {
+            sgBuf[base + i] = null;
+        }
+        sqSgCount[s] = 0;
+    }
+
     private void drainCompletions() {
         while (sqHead != sqTail && sqDone[sqHead & sqMask]) {
             int s = sqHead & sqMask;
-            sqBuf[s] = null;
+            clearGather(s);
             sqHead++;
             if (sqSignaled[s]) {
                 listener.onSendCompletion(sqWrId[s], sqOpcode[s], sqLen[s]);
@@ -648,6 +784,11 @@ public final class RdmapEndpoint {
                 case RdmapOpcode.READ_RESPONSE:
                     if (orqCount == 0) {
                         return TermCode.RDMAP_UNEXPECTED_OPCODE;
+                    }
+                    if (payloadLength == 0) {
+                        // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked
+                        // (the empty answer to a zero-length Read, e.g. the Read RTR, may carry any).
+                        return null;
                     }
                     int s = orq[orqHead] & sqMask;
                     if (stag != sqLocalStag[s]) {
@@ -760,7 +901,7 @@ public final class RdmapEndpoint {
             StagRegion mr = null;
             if (size > 0) {
                 mr = stags.lookup(srcStag);
-                int r = StagTable.check(mr, pd, srcTo, size, StagAccess.REMOTE_READ);
+                int r = StagTable.checkRemote(mr, pd, ddp.streamKey(), srcTo, size, StagAccess.REMOTE_READ);
                 if (r != StagTable.OK) {
                     raise(readSourceCode(r), "Read Request source STag 0x" + Integer.toHexString(srcStag) + " TO 0x"
                             + Long.toHexString(srcTo) + " size " + size + " rejected (RFC 5040 §5.2)", true);

@@ -32,15 +32,22 @@ import java.time.Duration;
  *                          the reactor ({@code jwarp.soft.pollLeaseMicros}); bounds the delay seen
  *                          by anything the reactor must notice (Read Requests to answer, Writes to
  *                          place, a TERM, a close) when the polling thread went off to do other work
+ * @param fpduStallTimeout  longest time part of an inbound FPDU may wait for its remainder with no
+ *                          whole FPDU arriving meanwhile ({@code jwarp.soft.fpduStallTimeoutMs});
+ *                          then the stream ends with TERM layer 2 / type 0 / code 5, a local error
+ *                          (RFC 6581 §9.3), and closes. Checked lazily: a stall is acted on within
+ *                          one to two periods.
  */
 public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout,
                          int maxFpdu, int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams,
-                         int pollLeaseMicros) {
+                         int pollLeaseMicros, Duration fpduStallTimeout) {
 
     /** Default receive polling: spin this long before parking (covers a loopback round trip). */
     static final int DEFAULT_POLL_SPIN_MICROS = 2;
     static final int DEFAULT_POLL_MAX_STREAMS = 4;
     static final int DEFAULT_POLL_LEASE_MICROS = 1000;
+    /** Default FPDU stall timeout (like the initiator's MPA Reply timeout). */
+    static final Duration DEFAULT_FPDU_STALL = Duration.ofSeconds(10);
 
     public SoftConfig {
         if (maxFpdu < 64 || (maxFpdu & 7) != 0) {
@@ -62,6 +69,16 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
         if (pollLeaseMicros < 100 || pollLeaseMicros > 1_000_000) {
             throw new IllegalArgumentException("pollLeaseMicros: " + pollLeaseMicros + " must be 100..1000000");
         }
+        if (fpduStallTimeout == null || fpduStallTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("fpduStallTimeout: " + fpduStallTimeout + " must be at least 1 ms");
+        }
+    }
+
+    /** Without the FPDU stall timeout: its default. */
+    public SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout, int maxFpdu,
+                      int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams, int pollLeaseMicros) {
+        this(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors, pollSpinMicros,
+                pollMaxStreams, pollLeaseMicros, DEFAULT_FPDU_STALL);
     }
 
     /** Without the receive-polling knobs: their defaults. */
@@ -88,7 +105,8 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 Integer.getInteger("jwarp.soft.reactors", d.reactors),
                 Integer.getInteger("jwarp.soft.pollSpinMicros", d.pollSpinMicros),
                 Integer.getInteger("jwarp.soft.pollMaxStreams", d.pollMaxStreams),
-                Integer.getInteger("jwarp.soft.pollLeaseMicros", d.pollLeaseMicros));
+                Integer.getInteger("jwarp.soft.pollLeaseMicros", d.pollLeaseMicros),
+                millis("fpduStallTimeoutMs", d.fpduStallTimeout));
     }
 
     private static Duration millis(String name, Duration dflt) {
@@ -98,22 +116,28 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
 
     public SoftConfig withTimeouts(Duration initiator, Duration responder, Duration decision) {
         return new SoftConfig(initiator, responder, decision, maxFpdu, txBufferSize, reactors, pollSpinMicros,
-                pollMaxStreams, pollLeaseMicros);
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout);
     }
 
     public SoftConfig withBuffers(int fpdu, int tx) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, fpdu, tx, reactors, pollSpinMicros,
-                pollMaxStreams, pollLeaseMicros);
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout);
     }
 
     public SoftConfig withReactors(int n) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, n,
-                pollSpinMicros, pollMaxStreams, pollLeaseMicros);
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout);
     }
 
     /** Receive polling: spin time (0 = off), largest CQ fan-out polled, lease; see the record's parameters. */
     public SoftConfig withPolling(int spinMicros, int maxStreams, int leaseMicros) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
-                spinMicros, maxStreams, leaseMicros);
+                spinMicros, maxStreams, leaseMicros, fpduStallTimeout);
+    }
+
+    /** The FPDU stall timeout; see the record's parameters. */
+    public SoftConfig withFpduStallTimeout(Duration stall) {
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, stall);
     }
 }

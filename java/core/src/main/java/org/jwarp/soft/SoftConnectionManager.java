@@ -67,9 +67,7 @@ final class SoftConnectionManager implements ConnectionManager {
         SoftStream s = SoftStream.initiator(device, r, remote, q, neg);
         r.execute(s::startConnect);
         try {
-            SoftConnection c = s.established.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            device.track(c);
-            return c;
+            return s.established.get(timeout.toMillis(), TimeUnit.MILLISECONDS); // tracked by the stream
         } catch (TimeoutException e) {
             r.execute(() -> s.teardown(new RdmaTimeoutException("connect timed out"), false));
             throw new RdmaTimeoutException("no connection to " + remote + " within " + timeout.toMillis() + " ms");
@@ -90,18 +88,20 @@ final class SoftConnectionManager implements ConnectionManager {
         if (p.peerToPeer() && ord == 0 && p.rtrTypes().contains(RtrType.READ)) {
             ord = 1; // siw rule: a Read RTR takes one ORQ slot
         }
-        int ird = p.ird();
+        int ird = deviceCapped(p.ird());
         InitiatorConfig.Builder b = InitiatorConfig.builder()
                 .ird(ird)
-                .ord(ord)
-                .maxIrd(ird == EnhancedConnectionData.NO_NEGOTIATION ? ird : Math.max(ird, SoftProvider.MAX_IRD_ORD))
+                .ord(deviceCapped(ord))
+                .maxIrd(ird == EnhancedConnectionData.NO_NEGOTIATION ? ird : SoftProvider.MAX_IRD_ORD)
                 .peerToPeer(p.peerToPeer())
                 .rtrTypes(p.peerToPeer() ? fromVerbs(p.rtrTypes()) : Set.of())
                 .enhanced(true)
                 .crc(p.crc())
                 .markers(false)
                 .limits(MpaFrameLimits.RFC)
-                .ulpPrivateData(p.privateData());
+                .ulpPrivateData(p.privateData())
+                // RFC 6581 §10: the Rev 1 retry only where unenhanced MPA works for the ULP (no RTR needed)
+                .fallbackToUnenhanced(!p.peerToPeer());
         return b.build();
     }
 
@@ -109,14 +109,23 @@ final class SoftConnectionManager implements ConnectionManager {
         Set<org.jwarp.ground.RtrType> rtr = p.rtrTypes().isEmpty()
                 ? EnumSet.allOf(org.jwarp.ground.RtrType.class) : fromVerbs(p.rtrTypes());
         return ResponderConfig.builder()
-                .maxIrd(p.ird())
-                .ord(p.ord())
+                .maxIrd(deviceCapped(p.ird()))
+                .ord(deviceCapped(p.ord()))
                 .rtrTypes(rtr)
                 .crc(p.crc())
                 .markers(false)
                 .limits(MpaFrameLimits.RFC)
                 .ulpPrivateData(p.privateData())
                 .build();
+    }
+
+    /**
+     * RFC 6581 §9.1: the IRD/ORD put in a Request or Reply is what the data path enforces, so values
+     * above the device's {@link SoftProvider#MAX_IRD_ORD} are lowered to it before they are
+     * advertised; {@code 0x3FFF} (no automatic negotiation) passes unchanged.
+     */
+    static int deviceCapped(int v) {
+        return v == EnhancedConnectionData.NO_NEGOTIATION ? v : Math.min(v, SoftProvider.MAX_IRD_ORD);
     }
 
     static Set<org.jwarp.ground.RtrType> fromVerbs(Set<RtrType> s) {

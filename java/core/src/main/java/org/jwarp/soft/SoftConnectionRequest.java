@@ -81,9 +81,7 @@ final class SoftConnectionRequest implements ConnectionRequest {
         SoftQueuePair qp = new SoftQueuePair(qpConfig);
         qp.runBeforeConnect();
         ResponderConfig cfg = SoftConnectionManager.responderConfig(params);
-        SoftConnection c = call(() -> stream.accept(qp, cfg));
-        stream.device.track(c);
-        return c;
+        return call(() -> stream.accept(qp, cfg)); // the stream tracks it on the reactor
     }
 
     @Override

@@ -1,9 +1,12 @@
 package org.jwarp.soft;
 
 import java.nio.ByteBuffer;
+import java.util.EnumSet;
 
 import org.jwarp.ddp.DdpHeader;
+import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.Fpdu;
+import org.jwarp.mpa.MpaFrame;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.ground.RtrType;
 import org.jwarp.rdmap.RdmapEndpoint;
@@ -52,6 +55,8 @@ final class SoftDataPath implements RdmapListener {
     private final SoftQueuePair qp;
     private final boolean initiator;
     private final RtrType rtr;
+    /** Responder: every RTR type its Reply set (RFC 6581 §9.2); the initiator sends one of them. */
+    private final EnumSet<RtrType> acceptRtr = EnumSet.noneOf(RtrType.class);
     private final RdmapEndpoint ep;
     private final int ord;
     private boolean fenced;
@@ -61,21 +66,46 @@ final class SoftDataPath implements RdmapListener {
     private TermCode localTerm;
     private String localDetail;
     private boolean stopped;
+    /** Scratch gather/scatter list handed to the engine (it copies the entries). */
+    private final ByteBuffer[] sgBuf;
+    private final int[] sgOff;
+    private final int[] sgLen;
 
     SoftDataPath(SoftStream stream, SoftQueuePair qp, NegotiationOutcome outcome, SoftConfig config) {
         this.stream = stream;
         this.qp = qp;
         this.initiator = stream.initiator;
         this.rtr = outcome.rtr();
+        if (!initiator && rtr != null) {
+            acceptRtr.add(rtr);
+            MpaFrame reply = stream.sentReply();
+            EnhancedConnectionData ed = reply != null ? reply.enhancedData() : null;
+            if (ed != null && ed.peerToPeer()) {
+                addIf(ed.sendRtr(), RtrType.SEND);
+                addIf(ed.writeRtr(), RtrType.WRITE);
+                addIf(ed.readRtr(), RtrType.READ);
+            }
+        }
         int ird = Math.min(outcome.ird(), SoftProvider.MAX_IRD_ORD);
         this.ord = Math.min(outcome.ord(), SoftProvider.MAX_IRD_ORD);
         int fpdu = stream.remoteAddress().getAddress().isLoopbackAddress() ? config.maxFpdu()
                 : Math.min(config.maxFpdu(), ETHERNET_FPDU);
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
-        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this);
+        int maxSge = Math.max(qp.maxSendSge, qp.maxRecvSge);
+        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge);
+        ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
+        sgBuf = new ByteBuffer[maxSge];
+        sgOff = new int[maxSge];
+        sgLen = new int[maxSge];
         fenced = !initiator;
         checkFirst = !initiator;
+    }
+
+    private void addIf(boolean set, RtrType t) {
+        if (set) {
+            acceptRtr.add(t);
+        }
     }
 
     /** The ORD the QP enforces at post time (device-capped). */
@@ -98,9 +128,9 @@ final class SoftDataPath implements RdmapListener {
                 case READ -> ep.postReadRtr();
                 case SEND -> ep.postSend(RdmapEndpoint.RTR_WR_ID, RdmapOpcode.SEND, EMPTY, 0, 0, 0, false);
             }
-        } else if (rtr == RtrType.SEND) {
-            ep.postReceive(RTR_RECV_ID, EMPTY, 0, 0);
         }
+        // Responder: the buffer a Send RTR consumes is posted once the first FPDU shows it is one;
+        // the ULP's receives wait in the QP's ring until then (feedReceives), so it takes MSN 1.
         pump();
     }
 
@@ -153,35 +183,52 @@ final class SoftDataPath implements RdmapListener {
             afterEngine();
             return false;
         }
-        String mismatch = rtr == null ? null : rtrMismatch(head);
+        RtrType got = rtr == null ? null : matchRtr(head);
         peek = null;
-        if (mismatch != null) {
+        if (rtr != null && got == null) {
             rx.position(rx.limit());
-            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, mismatch);
+            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, rtrMismatch(head));
             afterEngine();
             return false;
+        }
+        if (got == RtrType.SEND) {
+            ep.postReceive(RTR_RECV_ID, EMPTY, 0, 0);
         }
         feedReceives();
         ep.receive(head);
         return true;
     }
 
-    /** Null when the FPDU head is the negotiated zero-length RTR (RFC 6581 §9.2), else why not. */
+    /** The RTR type among those the Reply set that the FPDU head is (RFC 6581 §9.2), or null. */
+    private RtrType matchRtr(ByteBuffer h) {
+        int ulpdu = h.getShort(0) & 0xFFFF;
+        int seg = Fpdu.ULPDU_OFFSET;
+        int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
+        int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
+        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
+        for (RtrType t : acceptRtr) {
+            boolean ok = switch (t) {
+                case WRITE -> tagged && op == RdmapOpcode.WRITE && ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
+                case SEND -> !tagged && (op == RdmapOpcode.SEND || op == RdmapOpcode.SEND_SE)
+                        && ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
+                case READ -> !tagged && op == RdmapOpcode.READ_REQUEST && ulpdu == READ_RTR_ULPDU
+                        && h.getInt(seg + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
+            };
+            if (ok) {
+                return t;
+            }
+        }
+        return null;
+    }
+
     private String rtrMismatch(ByteBuffer h) {
         int ulpdu = h.getShort(0) & 0xFFFF;
         int seg = Fpdu.ULPDU_OFFSET;
         int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
         int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
         boolean tagged = (control & DdpHeader.T_FLAG) != 0;
-        boolean ok = switch (rtr) {
-            case WRITE -> tagged && op == RdmapOpcode.WRITE && ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
-            case SEND -> !tagged && (op == RdmapOpcode.SEND || op == RdmapOpcode.SEND_SE)
-                    && ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
-            case READ -> !tagged && op == RdmapOpcode.READ_REQUEST && ulpdu == READ_RTR_ULPDU
-                    && h.getInt(seg + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
-        };
-        return ok ? null : "first FPDU is a " + (tagged ? "tagged " : "untagged ") + RdmapOpcode.name(op) + " of "
-                + ulpdu + " ULPDU bytes, not the negotiated zero-length " + rtr.wireName() + " RTR (RFC 6581 §9.2)";
+        return "first FPDU is a " + (tagged ? "tagged " : "untagged ") + RdmapOpcode.name(op) + " of " + ulpdu
+                + " ULPDU bytes, not a zero-length " + RtrType.format(acceptRtr) + " RTR as the Reply offered (RFC 6581 §9.2)";
     }
 
     // ---------------------------------------------------------------- transmit
@@ -220,14 +267,30 @@ final class SoftDataPath implements RdmapListener {
     }
 
     private void feedReceives() {
-        if (ep.state() != RdmapEndpoint.State.RTS) {
+        if (ep.state() != RdmapEndpoint.State.RTS || (checkFirst && rtr != null)) {
             return;
         }
         synchronized (qp.lock) {
             while (qp.rqIssued < qp.rqPosted) {
                 int i = (int) (qp.rqIssued % qp.rqSize());
-                SoftMemoryRegion mr = qp.rMr[i];
-                ep.postReceive(qp.rqIssued, mr == null ? EMPTY : mr.raw(), qp.rOff[i], qp.rLen[i]);
+                int n = qp.rSgCount[i];
+                int base = i * qp.maxRecvSge;
+                if (n == 0) {
+                    ep.postReceive(qp.rqIssued, EMPTY, 0, 0);
+                } else if (n == 1) {
+                    SoftMemoryRegion mr = qp.rSgMr[base];
+                    ep.postReceive(qp.rqIssued, mr == null ? EMPTY : mr.raw(), mr == null ? 0 : qp.rSgOff[base],
+                            qp.rSgLen[base]);
+                } else {
+                    for (int j = 0; j < n; j++) {
+                        SoftMemoryRegion mr = qp.rSgMr[base + j];
+                        sgBuf[j] = mr == null ? EMPTY : mr.raw();
+                        sgOff[j] = mr == null ? 0 : qp.rSgOff[base + j];
+                        sgLen[j] = qp.rSgLen[base + j];
+                    }
+                    ep.postReceive(qp.rqIssued, sgBuf, sgOff, sgLen, n);
+                    clearScratch(n);
+                }
                 qp.rqIssued++;
             }
         }
@@ -242,29 +305,72 @@ final class SoftDataPath implements RdmapListener {
             while (qp.sqIssued < qp.sqPosted && ep.sqOutstanding() < depth) {
                 long seq = qp.sqIssued;
                 int i = (int) (seq % depth);
+                if (qp.sFence[i] && readIssuedBefore(seq)) {
+                    break; // IBV_SEND_FENCE: waits until every earlier Read completed; a Read Response resumes it
+                }
                 qp.sState[i] = SoftQueuePair.ISSUED;
                 qp.sqIssued++;
-                SoftMemoryRegion mr = qp.sMr[i];
-                ByteBuffer buf = mr == null ? EMPTY : mr.raw();
+                int n = gatherList(i);
                 int len = qp.sLen[i];
+                int base = i * qp.maxSendSge;
                 try {
                     switch (qp.sOp[i]) {
-                        case SEND -> ep.postSend(seq, qp.sSolicited[i] ? RdmapOpcode.SEND_SE : RdmapOpcode.SEND, buf,
-                                len == 0 ? 0 : qp.sOff[i], len, 0, true);
+                        case SEND -> ep.postSend(seq, qp.sSolicited[i] ? RdmapOpcode.SEND_SE : RdmapOpcode.SEND, sgBuf,
+                                sgOff, sgLen, n, 0, true);
                         case SEND_WITH_INVALIDATE -> ep.postSend(seq, qp.sSolicited[i] ? RdmapOpcode.SEND_SE_INVALIDATE
-                                : RdmapOpcode.SEND_INVALIDATE, buf, len == 0 ? 0 : qp.sOff[i], len, qp.sInv[i], true);
-                        case RDMA_WRITE -> ep.postWrite(seq, buf, len == 0 ? 0 : qp.sOff[i], len, qp.sRkey[i],
-                                qp.sRaddr[i], true);
-                        case RDMA_READ -> ep.postRead(seq, mr == null ? 0 : mr.lkey(),
-                                mr == null ? 0 : mr.address() + qp.sOff[i], len, qp.sRkey[i], qp.sRaddr[i], true);
+                                : RdmapOpcode.SEND_INVALIDATE, sgBuf, sgOff, sgLen, n, qp.sInv[i], true);
+                        case RDMA_WRITE -> ep.postWrite(seq, sgBuf, sgOff, sgLen, n, qp.sRkey[i], qp.sRaddr[i], true);
+                        case RDMA_READ -> {
+                            SoftMemoryRegion mr = qp.sSgCount[i] == 0 ? null : qp.sSgMr[base];
+                            ep.postRead(seq, mr == null ? 0 : mr.lkey(), mr == null ? 0 : mr.address() + qp.sSgOff[base],
+                                    len, qp.sRkey[i], qp.sRaddr[i], true);
+                        }
                     }
                 } catch (IllegalArgumentException | IllegalStateException e) {
                     LOG.debug("QP {} WR refused by the engine: {}", qp.qpNum(), e.getMessage());
                     qp.finishSend(i, e instanceof IllegalArgumentException ? WcStatus.LOC_PROT_ERR
                             : WcStatus.LOC_QP_OP_ERR);
                 }
+                clearScratch(n);
             }
         }
+    }
+
+    /** Fills the scratch list with slot i's gather list (its inline copy for an inline WR); returns the entry count. */
+    private int gatherList(int i) {
+        if (qp.sInline[i]) {
+            sgBuf[0] = qp.inlineBuf;
+            sgOff[0] = i * qp.maxInline;
+            sgLen[0] = qp.sLen[i];
+            return 1;
+        }
+        int n = qp.sSgCount[i];
+        int base = i * qp.maxSendSge;
+        for (int j = 0; j < n; j++) {
+            SoftMemoryRegion mr = qp.sSgMr[base + j];
+            sgBuf[j] = mr == null ? EMPTY : mr.raw();
+            sgOff[j] = mr == null ? 0 : qp.sSgOff[base + j];
+            sgLen[j] = qp.sSgLen[base + j];
+        }
+        return n;
+    }
+
+    private void clearScratch(int n) {
+        for (int j = 0; j < n; j++) {
+            sgBuf[j] = null;
+        }
+    }
+
+    /** Whether an RDMA Read posted before {@code seq} is still outstanding (qp lock held). */
+    private boolean readIssuedBefore(long seq) {
+        int depth = qp.sqSize();
+        for (long q = qp.sqDone; q < seq; q++) {
+            int j = (int) (q % depth);
+            if (qp.sOp[j] == org.jwarp.verbs.SendOpcode.RDMA_READ && qp.sState[j] != SoftQueuePair.DONE) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** After engine work: a finished TERM or a peer TERM ends the stream. */
@@ -292,6 +398,28 @@ final class SoftDataPath implements RdmapListener {
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.ERROR) {
             stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
         }
+    }
+
+    /** Part of an inbound FPDU (or of the first FPDU's head) waits for the rest (stream lock held). */
+    boolean partialInput() {
+        return !stopped && ((checkFirst && peek != null && peek.position() > 0) || ep.hasPartialInput());
+    }
+
+    /** Whole inbound FPDUs so far (stream lock held). */
+    long fpdusReceived() {
+        return ep.fpdusReceived();
+    }
+
+    /**
+     * A local error with no code of its own (a timeout, a resource failure): RFC 6581 §9.3 wants
+     * TERM layer 2 / type 0 / code 5 before the connection is reset. Reactor thread, lock held.
+     */
+    void localError(TermCode code, String detail) {
+        if (stopped) {
+            return;
+        }
+        ep.terminate(code, detail);
+        afterEngine();
     }
 
     /** The engine still has FPDUs to transmit (stream lock held). */

@@ -78,6 +78,15 @@ public final class SoftDevice implements Device {
         owned.remove(c);
     }
 
+    /** Live objects of {@code type} the device holds (tests, leak checks). */
+    int trackedCount(Class<?> type) {
+        int n = 0;
+        for (AutoCloseable c : owned) {
+            n += type.isInstance(c) ? 1 : 0;
+        }
+        return n;
+    }
+
     void checkOpen() throws RdmaException {
         if (closed) {
             throw new RdmaException("device " + SoftProvider.DEVICE_NAME + " is closed");

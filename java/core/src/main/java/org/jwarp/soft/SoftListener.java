@@ -8,6 +8,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -25,11 +26,23 @@ import org.slf4j.LoggerFactory;
  * A listening endpoint of the embedded provider: accepts TCP connections on the reactor, runs the
  * responder side of MPA setup (RFC 5044 §7.1.2, RFC 6581) on each, and hands validated requests
  * to {@link #next}. At most {@code backlog} connections may be pending (waiting for their MPA
- * Request, or for the ULP's decision); further TCP connections are closed at once, so neither a
- * silent peer nor a flood can hold the listener.
+ * Request, or for the ULP's decision). When the set is full, a new TCP connection evicts the
+ * oldest pending one that has not yet sent a complete MPA Request (it gets TERM layer 2 / type 0 /
+ * code 5, the local resource error of RFC 6581 §9.3, and is closed); only when every pending
+ * connection has sent its Request is the new one closed at once. So silent or slow-loris peers,
+ * however many and however fast they reconnect, cannot keep a client that sends its Request
+ * promptly from being served: it is never older than the peers that keep arriving after it.
  */
 final class SoftListener implements Listener, Reactor.Handler {
     private static final Logger LOG = LoggerFactory.getLogger(SoftListener.class);
+
+    /**
+     * The kernel's queue of TCP connections not yet accepted. Pending handshakes are limited after
+     * accept ({@code backlog}); this only absorbs bursts, so a reconnect storm that outpaces the
+     * reactor for a moment does not make the kernel drop a legitimate client's SYN (which would
+     * cost it a 1 s retransmission).
+     */
+    static final int ACCEPT_QUEUE = 1024;
 
     private final SoftDevice device;
     private final Reactor reactor;
@@ -38,8 +51,9 @@ final class SoftListener implements Listener, Reactor.Handler {
     private final InetSocketAddress local;
     private final LinkedBlockingQueue<SoftConnectionRequest> ready = new LinkedBlockingQueue<>();
     /** Reactor thread only. */
-    private final Set<SoftStream> pending = new HashSet<>();
+    private final Set<SoftStream> pending = new LinkedHashSet<>(); // accept order: the oldest first
     private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong evicted = new AtomicLong();
     private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
 
@@ -53,7 +67,7 @@ final class SoftListener implements Listener, Reactor.Handler {
         server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            server.bind(address, Math.max(backlog, 16));
+            server.bind(address, Math.max(backlog, ACCEPT_QUEUE));
             server.configureBlocking(false);
             local = (InetSocketAddress) server.getLocalAddress();
             reactor.call(() -> {
@@ -74,9 +88,33 @@ final class SoftListener implements Listener, Reactor.Handler {
         return local;
     }
 
-    /** TCP connections closed because {@code backlog} were pending. */
+    /** TCP connections closed because {@code backlog} were pending, each with its Request sent. */
     long refusedCount() {
         return refused.get();
+    }
+
+    /** Pending connections evicted (no complete MPA Request yet) to make room for a new one. */
+    long evictedCount() {
+        return evicted.get();
+    }
+
+    /** Reactor thread: evicts the oldest pending stream still waiting for its MPA Request; false if none. */
+    private boolean evictOldestSilent() {
+        SoftStream victim = null;
+        for (SoftStream s : pending) {
+            if (s.phase() == SoftStream.Phase.AWAIT_REQUEST) {
+                victim = s;
+                break;
+            }
+        }
+        if (victim == null) {
+            return false;
+        }
+        victim.evict(backlog);
+        pending.remove(victim); // evict() already reported it done; make sure
+        pendingCount.set(pending.size());
+        evicted.incrementAndGet();
+        return true;
     }
 
     @Override
@@ -84,7 +122,12 @@ final class SoftListener implements Listener, Reactor.Handler {
         if (!key.isValid() || !key.isAcceptable()) {
             return;
         }
-        for (int i = 0; i < 64; i++) {
+        // A quarter of the pending limit per loop turn: between batches the reactor reads the
+        // connections just accepted, so a client whose Request follows its ACK (the usual case)
+        // has sent it before enough newcomers arrive to make it the oldest silent one. The rest
+        // wait in the kernel's queue; the key stays ready, so the next turn continues.
+        int batch = Math.max(1, Math.min(64, backlog / 4));
+        for (int i = 0; i < batch; i++) {
             SocketChannel ch;
             try {
                 ch = server.accept();
@@ -94,6 +137,9 @@ final class SoftListener implements Listener, Reactor.Handler {
             }
             if (ch == null) {
                 return;
+            }
+            if (!closed && pending.size() >= backlog) {
+                evictOldestSilent();
             }
             if (closed || pending.size() >= backlog) {
                 refused.incrementAndGet();
@@ -110,6 +156,7 @@ final class SoftListener implements Listener, Reactor.Handler {
                 SoftStream s = SoftStream.responder(device, reactor, this, ch, baseConfig());
                 pending.add(s);
                 pendingCount.set(pending.size());
+                s.readEarly(); // a Request already here is taken now, before later arrivals could evict it
             } catch (IOException | RuntimeException e) {
                 LOG.warn("cannot set up accepted connection: {}", e.toString());
                 try {
@@ -140,6 +187,11 @@ final class SoftListener implements Listener, Reactor.Handler {
         if (pending.remove(s)) {
             pendingCount.set(pending.size());
         }
+    }
+
+    /** Validated requests waiting in {@link #next} (tests, diagnostics). */
+    int readyCount() {
+        return ready.size();
     }
 
     /** Connections waiting for their MPA Request or the ULP's decision (any thread). */

@@ -6,6 +6,7 @@ import java.util.Set;
 
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
+import org.jwarp.verbs.QueuePair;
 
 /**
  * A registered region of the embedded provider (RFC 5040 §2.1 STag, RFC 5041 §8.3): the engine's
@@ -47,6 +48,20 @@ public final class SoftMemoryRegion implements MemoryRegion {
 
     boolean isValid() {
         return mr.isValid();
+    }
+
+    /** RFC 5041 §8.2 DDP Stream association: remote access only over {@code qp}'s connection. */
+    @Override
+    public void bindTo(QueuePair qp) {
+        if (qp == null) {
+            mr.bindStream(null);
+            return;
+        }
+        if (!(qp instanceof SoftQueuePair q) || q.pd() != pd) {
+            throw new IllegalArgumentException("bindTo: " + qp + " is not a soft QP of this region's protection "
+                    + "domain (RFC 5041 §8.2)");
+        }
+        mr.bindStream(q);
     }
 
     @Override

@@ -25,6 +25,12 @@ public final class SoftProvider implements RdmaProvider {
     public static final int MAX_IRD_ORD = 128;
     public static final int MAX_QP_WR = 16384;
     public static final int MAX_CQE = 1 << 20;
+    /** Scatter-gather entries per Send/Write and per receive. */
+    public static final int MAX_SGE = 16;
+    /** Entries per RDMA Read sink: a Read Request names one sink STag and TO (RFC 5040 §4.4), as in siw. */
+    public static final int MAX_SGE_RD = 1;
+    /** Largest inline payload a QP may ask for (siw grants 80 bytes; the soft provider copies into per-slot buffers). */
+    public static final int MAX_INLINE_DATA = 256;
 
     private static final AtomicInteger INSTANCE = new AtomicInteger();
 
@@ -72,7 +78,7 @@ public final class SoftProvider implements RdmaProvider {
 
     static DeviceInfo deviceInfo() {
         return new DeviceInfo(DEVICE_NAME, DeviceInfo.Transport.IWARP, MAX_IRD_ORD, MAX_IRD_ORD, MAX_QP_WR, MAX_CQE,
-                Integer.MAX_VALUE);
+                Integer.MAX_VALUE, MAX_SGE, MAX_SGE_RD, MAX_INLINE_DATA, DeviceInfo.PortState.ACTIVE);
     }
 
     @Override

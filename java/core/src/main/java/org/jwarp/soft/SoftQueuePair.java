@@ -1,10 +1,14 @@
 package org.jwarp.soft;
 
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
+import org.jwarp.verbs.QueuePairCaps;
 import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.RecvRequest;
+import org.jwarp.verbs.ScatterGatherList;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
@@ -14,15 +18,23 @@ import org.jwarp.verbs.WorkRequestException;
 
 /**
  * A queue pair of the embedded provider: the send and receive queues of one RDMAP stream
- * (RFC 5040 §5, §8 "Work Queues"). Application threads post into fixed rings of preallocated
- * slots under a short lock and wake the reactor; the reactor takes WRs from the rings, hands them
- * to the wire engine, and completes them in posting order (ibv RC ordering). Nothing is allocated
- * per work request.
+ * (RFC 5040 §5, §8 "Work Queues"). Application threads post chains of WRs into fixed rings of
+ * preallocated slots under a short lock and wake the reactor once per chain; the reactor takes
+ * WRs from the rings, hands them to the wire engine (which gathers a Send or Write from its SGEs
+ * while segmenting, and scatters a received Send over the receive's SGEs while placing, RFC 5041
+ * §5.3), and completes them in posting order (ibv RC ordering). Nothing is allocated per work
+ * request; an inline WR's payload is copied into its slot's preallocated inline buffer at post time.
  *
- * <p>Local checks at post time (local errors, RFC 5040 §7): the QP must be in RTS (posts made
- * while the responder waits for the RTR are queued, RFC 6581 §9.2), the local range must lie in
- * the region, the region must grant LOCAL_WRITE for a Read sink or a receive, and an RDMA Read
- * beyond the negotiated ORD (RFC 6581 §9.1, RFC 5040 §6.5) is refused.
+ * <p>Local checks at post time (local errors, RFC 5040 §7), each WR of a chain just before it
+ * enters the ring, so the WRs before a refused one stay posted: the QP must be in RTS (posts made
+ * while the responder waits for the RTR are queued, RFC 6581 §9.2), at most maxSendSge /
+ * maxRecvSge / maxSgeRd SGEs, each inside a live region of this PD, LOCAL_WRITE for a Read sink or
+ * a receive, inline data within maxInlineData, a free slot (unsignalled WRs hold theirs until a
+ * later signalled one completes), and no RDMA Read beyond the negotiated ORD (RFC 6581 §9.1,
+ * RFC 5040 §6.5). A fenced WR is not handed to the engine while an earlier Read is outstanding.
+ *
+ * <p>Thread-safe: posts from any thread are serialized by the QP lock; the reactor takes the
+ * same lock to move WRs into the engine and to complete them.
  */
 public final class SoftQueuePair implements QueuePair {
     private static final AtomicInteger NEXT_QPN = new AtomicInteger(1);
@@ -43,12 +55,19 @@ public final class SoftQueuePair implements QueuePair {
     private volatile SoftStream stream;
     private int ord;
 
-    // Send queue: [sqDone, sqIssued) issued, [sqIssued, sqPosted) waiting.
+    // Send queue: [sqFreed, sqDone) completed but held (unsignalled, awaiting a later signalled
+    // completion), [sqDone, sqIssued) issued, [sqIssued, sqPosted) waiting.
     final long[] sWrId;
     final SendOpcode[] sOp;
-    final SoftMemoryRegion[] sMr;
-    final int[] sOff;
+    /** Slot i's gather list at {@code i * maxSendSge}, {@code sSgCount[i]} entries. */
+    final int maxSendSge;
+    final SoftMemoryRegion[] sSgMr;
+    final int[] sSgOff;
+    final int[] sSgLen;
+    final int[] sSgCount;
     final int[] sLen;
+    final boolean[] sInline;
+    final boolean[] sFence;
     final long[] sRaddr;
     final int[] sRkey;
     final int[] sInv;
@@ -56,19 +75,27 @@ public final class SoftQueuePair implements QueuePair {
     final boolean[] sSolicited;
     final byte[] sState;
     final WcStatus[] sStatus;
+    /** Inline payloads, slot i's at {@code i * maxInline}: copied at post time. */
+    final int maxInline;
+    final ByteBuffer inlineBuf;
     long sqPosted;
     long sqIssued;
     long sqDone;
+    long sqFreed;
     int readsOutstanding;
+    private long postCalls;
 
     // Receive queue: [rqDone, rqIssued) handed to DDP, [rqIssued, rqPosted) waiting.
     final long[] rWrId;
-    final SoftMemoryRegion[] rMr;
-    final int[] rOff;
-    final int[] rLen;
+    final int maxRecvSge;
+    final SoftMemoryRegion[] rSgMr;
+    final int[] rSgOff;
+    final int[] rSgLen;
+    final int[] rSgCount;
     long rqPosted;
     long rqIssued;
     long rqDone;
+    private final QueuePairCaps caps;
 
     SoftQueuePair(QueuePairConfig config) {
         if (!(config.pd() instanceof SoftProtectionDomain p)) {
@@ -80,16 +107,29 @@ public final class SoftQueuePair implements QueuePair {
         if (config.maxSendWr() > SoftProvider.MAX_QP_WR || config.maxRecvWr() > SoftProvider.MAX_QP_WR) {
             throw new IllegalArgumentException("queue depth exceeds maxQpWr " + SoftProvider.MAX_QP_WR);
         }
+        if (config.maxSendSge() > SoftProvider.MAX_SGE || config.maxRecvSge() > SoftProvider.MAX_SGE) {
+            throw new IllegalArgumentException("SGEs per WR: send " + config.maxSendSge() + " / recv "
+                    + config.maxRecvSge() + " exceed the device's maxSge " + SoftProvider.MAX_SGE);
+        }
+        if (config.maxInlineData() > SoftProvider.MAX_INLINE_DATA) {
+            throw new IllegalArgumentException("maxInlineData " + config.maxInlineData() + " exceeds the device's "
+                    + SoftProvider.MAX_INLINE_DATA);
+        }
         this.config = config;
         this.pd = p;
         this.sendCq = s;
         this.recvCq = r;
         int n = config.maxSendWr();
+        maxSendSge = config.maxSendSge();
         sWrId = new long[n];
         sOp = new SendOpcode[n];
-        sMr = new SoftMemoryRegion[n];
-        sOff = new int[n];
+        sSgMr = new SoftMemoryRegion[n * maxSendSge];
+        sSgOff = new int[n * maxSendSge];
+        sSgLen = new int[n * maxSendSge];
+        sSgCount = new int[n];
         sLen = new int[n];
+        sInline = new boolean[n];
+        sFence = new boolean[n];
         sRaddr = new long[n];
         sRkey = new int[n];
         sInv = new int[n];
@@ -97,11 +137,16 @@ public final class SoftQueuePair implements QueuePair {
         sSolicited = new boolean[n];
         sState = new byte[n];
         sStatus = new WcStatus[n];
+        maxInline = config.maxInlineData();
+        inlineBuf = ByteBuffer.allocateDirect(n * maxInline);
         int m = config.maxRecvWr();
+        maxRecvSge = config.maxRecvSge();
         rWrId = new long[m];
-        rMr = new SoftMemoryRegion[m];
-        rOff = new int[m];
-        rLen = new int[m];
+        rSgMr = new SoftMemoryRegion[m * maxRecvSge];
+        rSgOff = new int[m * maxRecvSge];
+        rSgLen = new int[m * maxRecvSge];
+        rSgCount = new int[m];
+        caps = new QueuePairCaps(n, m, maxSendSge, maxRecvSge, SoftProvider.MAX_SGE_RD, maxInline);
     }
 
     /** Runs the configuration's hook (posting receives before any peer message can arrive). */
@@ -186,109 +231,246 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     @Override
-    public void postSend(SendRequest wr) throws WorkRequestException {
-        SendOpcode op = wr.opcode;
-        if (op == null) {
-            throw new WorkRequestException("opcode: null");
+    public QueuePairCaps caps() {
+        return caps;
+    }
+
+    @Override
+    public long postCalls() {
+        synchronized (lock) {
+            return postCalls;
         }
-        int len = wr.length;
-        SoftMemoryRegion mr = null;
-        if (len < 0) {
-            throw new WorkRequestException("length: " + len + " is negative");
-        }
-        if (len > 0) {
-            if (!(wr.local instanceof SoftMemoryRegion m) || m.pd() != pd) {
-                throw new WorkRequestException("local: region missing or not of this QP's protection domain (RFC 5041 §8.2)");
-            }
-            mr = m;
-            checkRange(mr, wr.localOffset, len);
-            if (op == SendOpcode.RDMA_READ && !mr.localWrite()) {
-                throw new WorkRequestException("local: an RDMA Read sink needs LOCAL_WRITE (RFC 5040 §6.5)");
-            }
-        }
+    }
+
+    /**
+     * Posts the chain under the QP lock, checking each WR just before it enters the ring: the
+     * WRs before a refused one stay posted, nothing of it or after it enters (ibverbs' bad_wr).
+     */
+    @Override
+    public void postSend(SendRequest first) throws WorkRequestException {
+        WorkRequestException refused = null;
+        int posted = 0;
         SoftStream s;
         synchronized (lock) {
-            if (state != QpState.RTS) {
-                throw new WorkRequestException("QP " + qpNum + " is in state " + state + ", not RTS");
-            }
-            if (sqPosted - sqDone == sWrId.length) {
-                throw new WorkRequestException("send queue full (" + sWrId.length + " WRs)");
-            }
-            if (op == SendOpcode.RDMA_READ) {
-                if (readsOutstanding >= ord) {
-                    throw new WorkRequestException("RDMA Read refused: " + readsOutstanding
-                            + " Reads outstanding reach the negotiated ORD " + ord + " (RFC 6581 §9.1, RFC 5040 §6.5)");
+            int k = 0;
+            for (SendRequest wr = first; wr != null; wr = wr.next, k++) {
+                refused = enqueueSend(wr, k);
+                if (refused != null) {
+                    break;
                 }
-                readsOutstanding++;
+                posted++;
             }
-            int i = (int) (sqPosted % sWrId.length);
-            sWrId[i] = wr.wrId;
-            sOp[i] = op;
-            sMr[i] = mr;
-            sOff[i] = wr.localOffset;
-            sLen[i] = len;
-            sRaddr[i] = wr.remoteAddress;
-            sRkey[i] = wr.rkey;
-            sInv[i] = wr.invalidateRkey;
-            sSignaled[i] = wr.signaled;
-            sSolicited[i] = wr.solicited;
-            sState[i] = POSTED;
-            sStatus[i] = WcStatus.SUCCESS;
-            sqPosted++;
+            if (posted > 0) {
+                postCalls++;
+            }
             s = stream;
         }
-        if (s != null) {
+        if (posted > 0 && s != null) {
             s.kick();
+        }
+        if (refused != null) {
+            throw refused;
+        }
+    }
+
+    /** Checks one send WR and puts it into the ring; returns why it was refused, or null. Lock held. */
+    private WorkRequestException enqueueSend(SendRequest wr, int k) {
+        SendOpcode op = wr.opcode;
+        if (op == null) {
+            return new WorkRequestException("opcode: null", k, "opcode");
+        }
+        if (state != QpState.RTS) {
+            return new WorkRequestException("QP " + qpNum + " is in state " + state + ", not RTS", k, null);
+        }
+        if (sqPosted - sqFreed == sWrId.length) {
+            return new WorkRequestException("send queue full: " + sWrId.length + " slots held (maxSendWr; an "
+                    + "unsignalled WR holds its slot until a later signalled one completes)", k, null);
+        }
+        boolean read = op == SendOpcode.RDMA_READ;
+        int n = wr.sgl.count();
+        int limit = read ? SoftProvider.MAX_SGE_RD : maxSendSge;
+        if (n > limit) {
+            return new WorkRequestException("num_sge " + n + " exceeds the QP's " + (read ? "maxSgeRd " : "maxSendSge ")
+                    + limit, k, "num_sge");
+        }
+        long total = 0;
+        for (int j = 0; j < n; j++) {
+            WorkRequestException e = checkSge(wr.sgl.region(j), wr.sgl.offset(j), wr.sgl.length(j), read, k, j);
+            if (e != null) {
+                return e;
+            }
+            total += wr.sgl.length(j);
+        }
+        if (total > Integer.MAX_VALUE) {
+            return new WorkRequestException("length " + total + " exceeds the 2^31-1 bytes of one message", k, "length");
+        }
+        if (wr.inline) {
+            if (read) {
+                return new WorkRequestException("inline: an RDMA Read cannot be inline", k, "inline");
+            }
+            if (total > maxInline) {
+                return new WorkRequestException("inline: " + total + " bytes exceed the QP's maxInlineData " + maxInline,
+                        k, "inline");
+            }
+        }
+        if (read) {
+            if (readsOutstanding >= ord) {
+                return new WorkRequestException("RDMA Read refused: " + readsOutstanding
+                        + " Reads outstanding reach the negotiated ORD " + ord + " (RFC 6581 §9.1, RFC 5040 §6.5)", k,
+                        "opcode");
+            }
+            readsOutstanding++;
+        }
+        int i = (int) (sqPosted % sWrId.length);
+        sWrId[i] = wr.wrId;
+        sOp[i] = op;
+        sLen[i] = (int) total;
+        sInline[i] = wr.inline;
+        int base = i * maxSendSge;
+        if (wr.inline) {
+            int at = i * maxInline;
+            for (int j = 0; j < n; j++) {
+                SoftMemoryRegion m = (SoftMemoryRegion) wr.sgl.region(j);
+                int len = wr.sgl.length(j);
+                if (len > 0) {
+                    inlineBuf.put(at, m.raw(), (int) wr.sgl.offset(j), len);
+                    at += len;
+                }
+            }
+            sSgCount[i] = 0;
+        } else {
+            for (int j = 0; j < n; j++) {
+                sSgMr[base + j] = (SoftMemoryRegion) wr.sgl.region(j);
+                sSgOff[base + j] = (int) wr.sgl.offset(j);
+                sSgLen[base + j] = wr.sgl.length(j);
+            }
+            sSgCount[i] = n;
+        }
+        sFence[i] = wr.fence;
+        sRaddr[i] = wr.remoteAddress;
+        sRkey[i] = wr.rkey;
+        sInv[i] = wr.invalidateRkey;
+        sSignaled[i] = wr.signaled;
+        sSolicited[i] = wr.solicited;
+        sState[i] = POSTED;
+        sStatus[i] = WcStatus.SUCCESS;
+        sqPosted++;
+        return null;
+    }
+
+    /** One SGE: a live region of this PD, inside it, LOCAL_WRITE when written into. */
+    private WorkRequestException checkSge(MemoryRegion region, long off, int len, boolean sink, int k, int j) {
+        if (len < 0) {
+            return new WorkRequestException("sg_list[" + j + "].length " + len + " is negative", k,
+                    "sg_list[" + j + "].length");
+        }
+        if (region == null) {
+            return len == 0 ? null : new WorkRequestException("sg_list[" + j + "]: no region for " + len + " bytes", k,
+                    "sg_list[" + j + "].lkey");
+        }
+        if (!(region instanceof SoftMemoryRegion m) || m.pd() != pd) {
+            return new WorkRequestException("sg_list[" + j + "]: region not of this QP's protection domain (RFC 5041 §8.2)",
+                    k, "sg_list[" + j + "].lkey");
+        }
+        if (!m.isValid()) {
+            return new WorkRequestException("sg_list[" + j + "]: region 0x" + Integer.toHexString(m.lkey())
+                    + " is deregistered", k, "sg_list[" + j + "].lkey");
+        }
+        if (off < 0 || off > (long) m.length() - len) {
+            return new WorkRequestException("sg_list[" + j + "]: [" + off + ", +" + len + ") outside the region of "
+                    + m.length() + " bytes", k, "sg_list[" + j + "].addr");
+        }
+        if (sink && len > 0 && !m.localWrite()) {
+            return new WorkRequestException("sg_list[" + j + "]: a receive buffer or RDMA Read sink needs LOCAL_WRITE "
+                    + "(RFC 5040 §6.5)", k, "sg_list[" + j + "].lkey");
+        }
+        return null;
+    }
+
+    @Override
+    public void postRecv(RecvRequest first) throws WorkRequestException {
+        WorkRequestException refused = null;
+        int posted = 0;
+        SoftStream s;
+        synchronized (lock) {
+            int k = 0;
+            for (RecvRequest wr = first; wr != null; wr = wr.next, k++) {
+                refused = enqueueRecv(wr.wrId, wr.sgl, null, 0, 0, k);
+                if (refused != null) {
+                    break;
+                }
+                posted++;
+            }
+            if (posted > 0) {
+                postCalls++;
+            }
+            s = stream;
+        }
+        if (posted > 0 && s != null) {
+            s.kick();
+        }
+        if (refused != null) {
+            throw refused;
         }
     }
 
     @Override
-    public void postRecv(long wrId, MemoryRegion region, int offset, int length) throws WorkRequestException {
-        if (length < 0) {
-            throw new WorkRequestException("length: " + length + " is negative");
-        }
-        SoftMemoryRegion mr = null;
-        if (region != null) {
-            if (!(region instanceof SoftMemoryRegion m) || m.pd() != pd) {
-                throw new WorkRequestException("region: not of this QP's protection domain (RFC 5041 §8.2)");
-            }
-            mr = m;
-            checkRange(mr, offset, length);
-            if (length > 0 && !mr.localWrite()) {
-                throw new WorkRequestException("region: a receive buffer needs LOCAL_WRITE");
-            }
-        } else if (length > 0) {
-            throw new WorkRequestException("region: null with length " + length);
-        }
+    public void postRecv(long wrId, MemoryRegion region, long offset, int length) throws WorkRequestException {
+        WorkRequestException refused;
         SoftStream s;
         synchronized (lock) {
-            if (state == QpState.ERR) {
-                throw new WorkRequestException("QP " + qpNum + " is in state ERR");
+            refused = enqueueRecv(wrId, null, region, offset, length, 0);
+            if (refused == null) {
+                postCalls++;
             }
-            if (rqPosted - rqDone == rWrId.length) {
-                throw new WorkRequestException("receive queue full (" + rWrId.length + " WRs)");
-            }
-            int i = (int) (rqPosted % rWrId.length);
-            rWrId[i] = wrId;
-            rMr[i] = mr;
-            rOff[i] = offset;
-            rLen[i] = length;
-            rqPosted++;
             s = stream;
+        }
+        if (refused != null) {
+            throw refused;
         }
         if (s != null) {
             s.kick();
         }
     }
 
-    private static void checkRange(SoftMemoryRegion mr, int off, int len) throws WorkRequestException {
-        if (!mr.isValid()) {
-            throw new WorkRequestException("local: region 0x" + Integer.toHexString(mr.lkey()) + " is deregistered");
+    /** One receive WR from {@code sgl}, or (sgl null) from the single buffer given. Lock held. */
+    private WorkRequestException enqueueRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff,
+            int oneLen, int k) {
+        if (state == QpState.ERR) {
+            return new WorkRequestException("QP " + qpNum + " is in state ERR", k, null);
         }
-        if (off < 0 || off > mr.length() - len) {
-            throw new WorkRequestException("local: [" + off + ", +" + len + ") outside the region of " + mr.length()
-                    + " bytes");
+        if (rqPosted - rqDone == rWrId.length) {
+            return new WorkRequestException("receive queue full (" + rWrId.length + " WRs, maxRecvWr)", k, null);
         }
+        int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
+        if (n > maxRecvSge) {
+            return new WorkRequestException("num_sge " + n + " exceeds the QP's maxRecvSge " + maxRecvSge, k, "num_sge");
+        }
+        long total = 0;
+        for (int j = 0; j < n; j++) {
+            MemoryRegion r = sgl != null ? sgl.region(j) : one;
+            long off = sgl != null ? sgl.offset(j) : oneOff;
+            int len = sgl != null ? sgl.length(j) : oneLen;
+            WorkRequestException e = checkSge(r, off, len, true, k, j);
+            if (e != null) {
+                return e;
+            }
+            total += len;
+        }
+        if (total > Integer.MAX_VALUE) {
+            return new WorkRequestException("length " + total + " exceeds the 2^31-1 bytes of one message", k, "length");
+        }
+        int i = (int) (rqPosted % rWrId.length);
+        int base = i * maxRecvSge;
+        rWrId[i] = wrId;
+        for (int j = 0; j < n; j++) {
+            rSgMr[base + j] = (SoftMemoryRegion) (sgl != null ? sgl.region(j) : one);
+            rSgOff[base + j] = (int) (sgl != null ? sgl.offset(j) : oneOff);
+            rSgLen[base + j] = sgl != null ? sgl.length(j) : oneLen;
+        }
+        rSgCount[i] = n;
+        rqPosted++;
+        return null;
     }
 
     // ---- reactor side: lock held by the caller where noted ----
@@ -311,13 +493,20 @@ public final class SoftQueuePair implements QueuePair {
                 return;
             }
             WcStatus st = sStatus[i];
-            if (sSignaled[i] || st != WcStatus.SUCCESS) {
+            boolean signalled = sSignaled[i] || st != WcStatus.SUCCESS;
+            if (signalled) {
                 sendCq.complete(sWrId[i], st, wcOpcode(sOp[i]), st == WcStatus.SUCCESS ? sLen[i] : 0, qpNum, 0, 0,
                         false, false);
             }
             sState[i] = FREE;
-            sMr[i] = null;
+            int base = i * maxSendSge;
+            for (int j = 0; j < sSgCount[i]; j++) {
+                sSgMr[base + j] = null;
+            }
             sqDone++;
+            if (signalled) {
+                sqFreed = sqDone; // this and every older unsignalled slot are free again
+            }
         }
     }
 
@@ -325,7 +514,10 @@ public final class SoftQueuePair implements QueuePair {
     void finishRecv(long seq, WcStatus status, int byteLength, boolean solicited, int invalidated, boolean withInv) {
         int i = (int) (seq % rWrId.length);
         recvCq.complete(rWrId[i], status, WcOpcode.RECV, byteLength, qpNum, 0, invalidated, withInv, solicited);
-        rMr[i] = null;
+        int base = i * maxRecvSge;
+        for (int j = 0; j < rSgCount[i]; j++) {
+            rSgMr[base + j] = null;
+        }
         rqDone = seq + 1;
     }
 
@@ -348,6 +540,7 @@ public final class SoftQueuePair implements QueuePair {
             }
             sqIssued = sqPosted;
             drainSendCompletions();
+            sqFreed = sqDone;
             for (long q = rqDone; q < rqPosted; q++) {
                 finishRecv(q, WcStatus.WR_FLUSH_ERR, 0, false, 0, false);
             }
@@ -366,8 +559,8 @@ public final class SoftQueuePair implements QueuePair {
     @Override
     public String toString() {
         SoftStream st = stream;
-        return "SoftQueuePair[qp=" + qpNum + ", " + state + ", sq posted/issued/done=" + sqPosted + "/" + sqIssued + "/"
-                + sqDone + ", reads=" + readsOutstanding + ", rq posted/issued/done=" + rqPosted + "/" + rqIssued + "/"
+        return "SoftQueuePair[qp=" + qpNum + ", " + state + ", sq posted/issued/done/freed=" + sqPosted + "/" + sqIssued + "/"
+                + sqDone + "/" + sqFreed + ", reads=" + readsOutstanding + ", rq posted/issued/done=" + rqPosted + "/" + rqIssued + "/"
                 + rqDone + (st != null ? ", " + st.debugState() : "") + "]";
     }
 }

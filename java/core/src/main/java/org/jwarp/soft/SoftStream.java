@@ -61,6 +61,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     static final int POLL_HELD = 2;
     /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
     private static final int INLINE_PUMPS = 64;
+    /** Bytes an established stream reads per reactor turn (bounded work per connection per turn). */
+    static final int READ_BUDGET = 64 * 1024;
     /** Longest time a closing stream keeps trying to flush queued bytes (a TERM, the last FPDUs). */
     private static final long CLOSE_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -75,6 +77,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private volatile Phase phase;
     private long deadline;
     private boolean timed;
+    /** The deadline is the responder's RTR timer (RFC 6581 §9.2); a poller then leaves the stream alone. */
+    private boolean rtrTimer;
+    /** Inbound FPDUs decoded when the FPDU stall timer was armed (reactor, under {@link #io}). */
+    private long stallMark;
+    /** Most FPDUs decoded in one reactor read turn (reactor only; read racily by tests). */
+    private volatile long maxFpdusPerTurn;
     private ByteBuffer tx;
 
     // initiator
@@ -298,7 +306,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             return POLL_BUSY;
         }
         try {
-            if (phase != Phase.ESTABLISHED || timed || pendingEof || pendingError != null || key == null
+            if (phase != Phase.ESTABLISHED || rtrTimer || pendingEof || pendingError != null || key == null
                     || !key.isValid()) {
                 return POLL_NO; // a deadline (the RTR timer) or a pending event: the reactor's business
             }
@@ -392,6 +400,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         try {
             if (polled && now - polledAt >= leaseNanos) {
                 unpoll();
+                armStallTimer();
             }
         } finally {
             io.unlock();
@@ -419,6 +428,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             polled = false;
             readInterest(true);
             reactor.removePolled(this);
+            if (data != null && data.partialInput() && !timed) {
+                reactor.schedule(this); // the reactor arms the FPDU stall timer (runScheduled)
+            }
         }
     }
 
@@ -536,7 +548,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
                 RdmaException e;
                 if (outcome.status() == NegotiationStatus.REJECTED) {
                     e = new ConnectionRejectedException("connection to " + remote + " rejected: " + outcome.reason(),
-                            outcome.peerPrivateData(), outcome.peerValuesKnown() ? outcome.peerOrd() : -1);
+                            outcome.peerPrivateData(), outcome.peerValuesKnown() ? outcome.peerIrd() : -1,
+                            outcome.peerValuesKnown() ? outcome.peerOrd() : -1);
                 } else if (outcome.term() != null && peerTerminated) {
                     e = new ConnectionTerminatedException("MPA setup with " + remote + " ended: " + outcome.reason(),
                             outcome.term(), true);
@@ -606,6 +619,40 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
     }
 
+    /**
+     * Reactor thread, listener full: this stream has not sent a complete MPA Request and makes
+     * room for a newer one. Like a timeout, a local error once TCP is up: TERM 2/0/5 (CRC 0) before
+     * the close (RFC 6581 §9.3).
+     */
+    void evict(int backlog) {
+        lockIo();
+        try {
+            if (phase != Phase.AWAIT_REQUEST) {
+                return;
+            }
+            LOG.debug("evicting {}: {} connections pending without a complete MPA Request", remote, backlog);
+            sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
+            fail(new RdmaException("evicted " + remote + ": the pending-handshake limit (" + backlog
+                    + ") was reached before its MPA Request was complete; sent TERM 2/0/5"));
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Reactor thread, right after accept: reads what already arrived (usually the whole MPA Request). */
+    void readEarly() {
+        lockIo();
+        try {
+            if (phase == Phase.AWAIT_REQUEST) {
+                readAll();
+            }
+        } catch (IOException e) {
+            onIoError(e);
+        } finally {
+            io.unlock();
+        }
+    }
+
     /** Reactor thread, listener closing: reject an undecided request, drop anything else pending. */
     void rejectIfUndecided() {
         lockIo();
@@ -666,6 +713,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     // ---------------------------------------------------------------- both sides
 
+    /** The MPA Reply this side sent as responder, or null (initiator, or not sent). */
+    MpaFrame sentReply() {
+        return rneg != null ? rneg.reply() : null;
+    }
+
     private void establish() {
         try {
             data = new SoftDataPath(this, qp, outcome, config);
@@ -681,8 +733,13 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         clearDeadline();
         if (!initiator && data.awaitingFirstFpdu() && outcome.rtr() != null) {
             setDeadline(config.responderTimeout().toNanos());
+            rtrTimer = true;
         }
         connection = new SoftConnection(this, qp);
+        // Tracked here, on the reactor under the I/O lock, so finishClose's forget (same thread,
+        // same lock) always comes after it: a peer that resets right after the Reply cannot leave
+        // a closed connection pinned in the device.
+        device.track(connection);
         qp.attach(this, data.ord());
         if (!initiator && listener != null) {
             listener.pendingDone(this);
@@ -696,8 +753,51 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     /** The data path saw the first inbound FPDU (the RTR in P2P): stop the RTR timer. */
     void firstFpduArrived() {
-        if (!initiator) {
+        if (rtrTimer) {
+            rtrTimer = false;
             clearDeadline();
+        }
+    }
+
+    /**
+     * Reactor thread, {@link #io} held, after input: part of an FPDU is buffered and no timer
+     * runs, so arm the FPDU stall timer. It is checked lazily ({@link #onStallDeadline}): no
+     * per-read timer churn.
+     */
+    private void armStallTimer() {
+        if (phase == Phase.ESTABLISHED && !timed && data.partialInput()) {
+            stallMark = data.fpdusReceived();
+            setDeadline(config.fpduStallTimeout().toNanos());
+        }
+    }
+
+    /** The stall timer fired: no partial FPDU (disarm), progress (re-arm), or a stall (TERM 2/0/5, close). */
+    private void onStallDeadline() {
+        if (!data.partialInput()) {
+            return;
+        }
+        long n = data.fpdusReceived();
+        if (n != stallMark) {
+            stallMark = n;
+            setDeadline(config.fpduStallTimeout().toNanos());
+            return;
+        }
+        localError(new RdmaTimeoutException("an FPDU from " + remote + " stayed incomplete for "
+                + config.fpduStallTimeout().toMillis() + " ms; sent TERM 2/0/5 (RFC 6581 §9.3)"));
+    }
+
+    /**
+     * Established stream, local error without a code of its own: TERM layer 2 / type 0 / code 5
+     * through the engine (CRC as negotiated), then close (RFC 6581 §9.3). {@code e} is what the
+     * ULP sees.
+     */
+    private void localError(RdmaException e) {
+        if (failure == null) {
+            failure = e;
+        }
+        data.localError(TermCode.MPA_LOCAL_CATASTROPHIC, e.getMessage());
+        if (phase == Phase.ESTABLISHED) {
+            teardown(e, true); // the TERM could not be queued (tx full): close anyway
         }
     }
 
@@ -748,8 +848,16 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
 
     private void readAll() throws IOException {
         ByteBuffer rx = reactor.rxBuffer();
-        for (int round = 0; round < 8 && phase != Phase.CLOSED; round++) {
+        // In FPDU mode one read of at most READ_BUDGET bytes per loop turn: a peer flooding tiny
+        // FPDUs gets the same share of the reactor as every other ready stream (the key stays
+        // readable, so the next turn goes on; nothing is lost).
+        int rounds = phase == Phase.ESTABLISHED ? 1 : 8;
+        long fpdusBefore = data != null ? data.fpdusReceived() : 0;
+        for (int round = 0; round < rounds && phase != Phase.CLOSED; round++) {
             rx.clear();
+            if (phase == Phase.ESTABLISHED) {
+                rx.limit(READ_BUDGET);
+            }
             int n = ch.read(rx);
             if (n < 0) {
                 onEof();
@@ -765,9 +873,19 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             }
         }
         if (phase == Phase.ESTABLISHED) {
+            long turn = data.fpdusReceived() - fpdusBefore;
+            if (turn > maxFpdusPerTurn) {
+                maxFpdusPerTurn = turn;
+            }
             data.pump();
+            armStallTimer();
         }
         flush();
+    }
+
+    /** Most inbound FPDUs one reactor turn decoded for this stream (racy read: tests, diagnostics). */
+    long maxFpdusPerTurn() {
+        return maxFpdusPerTurn;
     }
 
     private void consume(ByteBuffer rx) {
@@ -832,6 +950,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             try {
                 data.pump();
                 flush();
+                armStallTimer();
             } catch (IOException e) {
                 onIoError(e);
             }
@@ -913,18 +1032,34 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         try {
             timed = false;
             switch (phase) {
-                case CONNECTING, AWAIT_REPLY -> fail(new RdmaTimeoutException("no MPA Reply from " + remote + " within "
-                        + config.initiatorTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
-                case AWAIT_REQUEST -> fail(new RdmaTimeoutException("no MPA Request from " + remote + " within "
-                        + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2)"));
+                case CONNECTING -> fail(new RdmaTimeoutException("no TCP connection to " + remote + " within "
+                        + config.initiatorTimeout().toMillis() + " ms"));
+                case AWAIT_REPLY -> {
+                    // TCP is up: a local error without a code of its own, TERM 2/0/5 first (RFC 6581 §9.3)
+                    sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
+                    fail(new RdmaTimeoutException("no MPA Reply from " + remote + " within "
+                            + config.initiatorTimeout().toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
+                }
+                case AWAIT_REQUEST -> {
+                    sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC); // RFC 6581 §9.3, as above
+                    fail(new RdmaTimeoutException("no MPA Request from " + remote + " within "
+                            + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
+                }
                 case AWAIT_DECISION -> {
                     request.invalidate();
                     LOG.warn("connection request from {} undecided for {} ms: rejecting", remote,
                             config.decisionTimeout().toMillis());
                     decideResponder(rneg.reject(new byte[0]));
                 }
-                case ESTABLISHED -> teardown(new RdmaTimeoutException("no RTR from " + remote + " within "
-                        + config.responderTimeout().toMillis() + " ms (RFC 6581 §9.2)"), true);
+                case ESTABLISHED -> {
+                    if (rtrTimer) {
+                        rtrTimer = false;
+                        localError(new RdmaTimeoutException("no RTR from " + remote + " within "
+                                + config.responderTimeout().toMillis() + " ms (RFC 6581 §9.2); sent TERM 2/0/5"));
+                    } else {
+                        onStallDeadline();
+                    }
+                }
                 case CLOSING -> finishClose();
                 default -> {
                 }
@@ -1014,11 +1149,11 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         if (!initiator && listener != null) {
             listener.pendingDone(this);
         }
+        if (connection != null) {
+            device.forget(connection); // before closed completes: a closer sees it untracked
+        }
         established.completeExceptionally(failure != null ? failure : new RdmaException("closed"));
         closed.complete(null);
-        if (connection != null) {
-            device.forget(connection);
-        }
     }
 
     private void closeChannel() {
@@ -1069,6 +1204,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             qp.detach(this);
             qp.flush();
         }
+        if (connection != null) {
+            device.forget(connection);
+        }
         closed.complete(null);
     }
 
@@ -1085,6 +1223,12 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** The data path reports a fatal error it already answered with a TERM (queued in tx). */
     void dataPathFailed(RdmaException e) {
         teardown(e, true);
+    }
+
+    /** Inbound FPDUs decoded so far (racy read: tests, diagnostics). */
+    long fpdusReceived() {
+        SoftDataPath d = data;
+        return d == null ? 0 : d.fpdusReceived();
     }
 
     /** Counters for diagnostics (racy reads, any thread). */

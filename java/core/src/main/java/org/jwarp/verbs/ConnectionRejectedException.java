@@ -1,15 +1,35 @@
 package org.jwarp.verbs;
 
-/** The responder rejected the connection (MPA Reply with R=1 / RDMA_CM_EVENT_REJECTED). */
+/**
+ * The responder rejected the connection (MPA Reply with R=1 / RDMA_CM_EVENT_REJECTED). RFC 6581 §9.1:
+ * the initiator passes the responder's IRD and ORD to the ULP for a Reject as for an Accept; both are
+ * here when the Reject carried enhanced data.
+ */
 public class ConnectionRejectedException extends RdmaException {
     private static final long serialVersionUID = 1L;
     private final byte[] privateData;
+    private final int peerIrd;
     private final int requiredOrd;
 
-    public ConnectionRejectedException(String message, byte[] privateData, int requiredOrd) {
+    /** A Reject without enhanced data: the peer's IRD and ORD are unknown (-1). */
+    public ConnectionRejectedException(String message, byte[] privateData) {
+        this(message, privateData, -1, -1);
+    }
+
+    /**
+     * @param peerIrd     the IRD field of the enhanced Reject, or -1
+     * @param requiredOrd the ORD field of the enhanced Reject (the ORD the responder requires), or -1
+     */
+    public ConnectionRejectedException(String message, byte[] privateData, int peerIrd, int requiredOrd) {
         super(message);
         this.privateData = privateData == null ? new byte[0] : privateData.clone();
+        this.peerIrd = peerIrd;
         this.requiredOrd = requiredOrd;
+    }
+
+    /** RFC 6581 §9.1: the responder's IRD from its enhanced Reject, or -1. */
+    public int peerIrd() {
+        return peerIrd;
     }
 
     /** The rejecting peer's ULP private data. */

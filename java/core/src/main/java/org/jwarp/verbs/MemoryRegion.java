@@ -24,6 +24,21 @@ public interface MemoryRegion extends AutoCloseable {
 
     Set<Access> access();
 
+    /**
+     * Limits remote access to this region to the connection of {@code qp} (RFC 5041 §8.2 DDP Stream
+     * association; §8.3 (3) asks DDP for this mechanism). A remote Write or Read naming the STag on
+     * any other connection is refused as "STag not associated" and terminates that connection.
+     * {@code null} returns the region to every connection of its protection domain.
+     *
+     * @throws UnsupportedOperationException when the provider scopes STags to a protection domain
+     *         only (the DiSNI provider: siw has no memory windows)
+     * @throws IllegalArgumentException when {@code qp} is of another provider or protection domain
+     */
+    default void bindTo(QueuePair qp) {
+        throw new UnsupportedOperationException("this provider scopes an STag to its protection domain only; "
+                + "binding it to one connection (RFC 5041 §8.2 DDP Stream association) is not available");
+    }
+
     @Override
     void close();
 }

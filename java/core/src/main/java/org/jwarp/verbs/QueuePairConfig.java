@@ -3,8 +3,11 @@ package org.jwarp.verbs;
 import java.util.Objects;
 
 /**
- * What a queue pair is created with (ibv_qp_init_attr): its PD, CQs and queue depths, and an
- * optional hook that runs once the QP exists and before this side's MPA frame is sent.
+ * What a queue pair is created with ({@code ibv_qp_init_attr}): its PD, CQs, queue depths,
+ * scatter-gather entries per send and per receive request, the inline payload size asked for,
+ * and an optional hook that runs once the QP exists and before this side's MPA frame is sent.
+ * The provider may grant more than asked ({@link QueuePair#caps()}); asking more than the device
+ * offers fails QP creation.
  *
  * <p>The hook is where receives are posted before any peer message can arrive: a Send that finds
  * no posted buffer is fatal to the stream (RFC 5041 §7.2, untagged error 2/2), and in the
@@ -13,10 +16,16 @@ import java.util.Objects;
  * receives, then rdma_connect / rdma_accept. Only receives may be posted in the hook (the QP is not
  * yet in RTS).
  *
+ * <p>Immutable, so thread-safe.
+ *
+ * @param maxSendSge    SGEs per send WR (≥ 1)
+ * @param maxRecvSge    SGEs per receive WR (≥ 1)
+ * @param maxInlineData inline bytes per send WR (≥ 0)
  * @param beforeConnect called on the connecting or accepting thread with the new QP; may be null
  */
 public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
-                              int maxSendWr, int maxRecvWr, BeforeConnect beforeConnect) {
+                              int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData,
+                              BeforeConnect beforeConnect) {
     public QueuePairConfig {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(sendCq, "sendCq");
@@ -24,9 +33,23 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
         if (maxSendWr < 1 || maxRecvWr < 1) {
             throw new IllegalArgumentException("queue depths must be >= 1: send=" + maxSendWr + " recv=" + maxRecvWr);
         }
+        if (maxSendSge < 1 || maxRecvSge < 1 || maxSendSge > ScatterGatherList.CAPACITY
+                || maxRecvSge > ScatterGatherList.CAPACITY) {
+            throw new IllegalArgumentException("SGEs per WR must be 1.." + ScatterGatherList.CAPACITY + ": send="
+                    + maxSendSge + " recv=" + maxRecvSge);
+        }
+        if (maxInlineData < 0) {
+            throw new IllegalArgumentException("maxInlineData must be >= 0: " + maxInlineData);
+        }
     }
 
-    /** A configuration without a hook. */
+    /** One SGE per WR, no inline data. */
+    public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                           int maxRecvWr, BeforeConnect beforeConnect) {
+        this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, 1, 1, 0, beforeConnect);
+    }
+
+    /** A configuration without a hook, one SGE per WR, no inline data. */
     public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                            int maxRecvWr) {
         this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, null);
@@ -44,6 +67,16 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
 
     /** The same configuration with {@code hook} run before this side's MPA frame is sent. */
     public QueuePairConfig withBeforeConnect(BeforeConnect hook) {
-        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, hook);
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, hook);
+    }
+
+    /** The same configuration asking for {@code send} SGEs per send WR and {@code recv} per receive. */
+    public QueuePairConfig withSge(int send, int recv) {
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, send, recv, maxInlineData, beforeConnect);
+    }
+
+    /** The same configuration asking for {@code bytes} of inline data per send WR. */
+    public QueuePairConfig withInline(int bytes) {
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, beforeConnect);
     }
 }

@@ -1,53 +1,76 @@
 package org.jwarp.verbs;
 
 /**
- * A send-queue work request (ibv_send_wr with one SGE). Mutable and reusable: post it, then
- * reset its fields for the next one; the provider copies what it needs at post time.
+ * A send-queue work request ({@code struct ibv_send_wr}): Send, Send with Solicited Event, Send
+ * with Invalidate (RFC 5040 §5.3), RDMA Write (§5.1) or RDMA Read (§5.2), with a scatter-gather
+ * list of local buffers and an optional {@link #next} request, so a chain of requests is posted
+ * in one call ({@link QueuePair#postSend}).
  *
- * <p>A zero {@link #length} makes a zero-length operation (RFC 5041 §5.2, RFC 5040 §5); then
- * {@link #local} may be null.
+ * <p>Mutable and reusable: fill it, post it, then refill it; the provider copies what it needs
+ * at post time (for an {@link #inline} request even the payload bytes), so the request, its list
+ * and, for inline requests, the source buffers are free when the post returns. An empty
+ * {@link #sgl} makes a zero-length operation (RFC 5041 §5.2, RFC 5040 §5).
+ *
+ * <p>Not thread-safe: one request object belongs to one posting thread at a time.
  */
 public final class SendRequest {
     public long wrId;
     public SendOpcode opcode = SendOpcode.SEND;
-    /** Generate a completion for this WR (IBV_SEND_SIGNALED). */
+    /** Generate a completion for this WR (IBV_SEND_SIGNALED); an unsignalled WR holds its slot until a later signalled one completes. */
     public boolean signaled = true;
     /** Send with Solicited Event (IBV_SEND_SOLICITED; RFC 5040 §6.9). */
     public boolean solicited;
-    /** Local buffer: source of Send/Write, sink of Read. */
-    public MemoryRegion local;
-    public int localOffset;
-    public int length;
+    /**
+     * IBV_SEND_FENCE: this WR starts only after every earlier RDMA Read of the queue completed
+     * (RFC 5040 §5.5 leaves a Write after a Read free to overtake the Read's data; the fence forbids it).
+     */
+    public boolean fence;
+    /**
+     * IBV_SEND_INLINE: the payload (at most the QP's {@link QueuePairCaps#maxInlineData()} bytes)
+     * is copied at post time; Send and RDMA Write only.
+     */
+    public boolean inline;
+    /** Local buffers: source of Send/Write (gather), sink of Read (scatter). */
+    public final ScatterGatherList sgl = new ScatterGatherList();
     /** Remote tagged address (Write sink / Read source). */
     public long remoteAddress;
     /** Remote STag (Write sink / Read source). */
     public int rkey;
     /** STag the peer must invalidate, for {@link SendOpcode#SEND_WITH_INVALIDATE}. */
     public int invalidateRkey;
+    /** The next request of the chain posted with this one, or null. */
+    public SendRequest next;
 
-    public SendRequest send(long id, MemoryRegion mr, int offset, int len) {
+    /** A Send of {@code len} bytes of {@code mr} at {@code offset} (flags reset, chain cut). */
+    public SendRequest send(long id, MemoryRegion mr, long offset, int len) {
         return set(id, SendOpcode.SEND, mr, offset, len, 0, 0);
     }
 
-    public SendRequest write(long id, MemoryRegion mr, int offset, int len, long remoteAddr, int remoteKey) {
+    public SendRequest write(long id, MemoryRegion mr, long offset, int len, long remoteAddr, int remoteKey) {
         return set(id, SendOpcode.RDMA_WRITE, mr, offset, len, remoteAddr, remoteKey);
     }
 
-    public SendRequest read(long id, MemoryRegion mr, int offset, int len, long remoteAddr, int remoteKey) {
+    public SendRequest read(long id, MemoryRegion mr, long offset, int len, long remoteAddr, int remoteKey) {
         return set(id, SendOpcode.RDMA_READ, mr, offset, len, remoteAddr, remoteKey);
     }
 
-    private SendRequest set(long id, SendOpcode op, MemoryRegion mr, int offset, int len, long ra, int rk) {
+    /** Bytes the request moves: the sum of its list's lengths. */
+    public long length() {
+        return sgl.totalLength();
+    }
+
+    private SendRequest set(long id, SendOpcode op, MemoryRegion mr, long offset, int len, long ra, int rk) {
         wrId = id;
         opcode = op;
-        local = mr;
-        localOffset = offset;
-        length = len;
+        sgl.set(len == 0 ? null : mr, offset, len);
         remoteAddress = ra;
         rkey = rk;
         solicited = false;
         signaled = true;
+        fence = false;
+        inline = false;
         invalidateRkey = 0;
+        next = null;
         return this;
     }
 }

@@ -1,10 +1,38 @@
 package org.jwarp.verbs;
 
-/** A work request was refused at post time; nothing was sent and no completion will follow. */
+/**
+ * A work request was refused at post time; nothing of it was sent and no completion will follow.
+ * For a chain (ibverbs' {@code bad_wr} contract) the requests before {@link #index()} were posted
+ * and complete as usual, the refused one and every later one were not.
+ */
 public class WorkRequestException extends RdmaException {
     private static final long serialVersionUID = 1L;
 
+    private final int index;
+    private final String field;
+
     public WorkRequestException(String message) {
-        super(message);
+        this(message, 0, null);
+    }
+
+    /**
+     * @param message why, naming the field and the limit
+     * @param index   position of the refused request in its chain (0 for the first)
+     * @param field   the refused field ({@code num_sge}, {@code sg_list[2]}, {@code inline}, ...), or null
+     */
+    public WorkRequestException(String message, int index, String field) {
+        super("WR " + index + ": " + message);
+        this.index = index;
+        this.field = field;
+    }
+
+    /** Position of the refused request in the posted chain; 0 for a single request. */
+    public int index() {
+        return index;
+    }
+
+    /** The field that was refused, or null when the queue pair as a whole refused (state, depth). */
+    public String field() {
+        return field;
     }
 }

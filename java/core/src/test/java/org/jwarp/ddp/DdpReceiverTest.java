@@ -101,6 +101,28 @@ class DdpReceiverTest {
     }
 
     @Test
+    @DisplayName("RFC 5041 §8.2/§8.3.1: an STag bound to another DDP stream of the same PD is 1/2, its own stream places")
+    void stagBoundToAnotherStreamIsNotAssociated_5041_8_2() {
+        Object mine = new Object();
+        mr.bindStream(mine);
+        rx.streamKey(mine);
+        feed(rx, DdpTestSupport.tagged(bytes(10, 1), 100, 0, mr.stag(), BASE).get(0));
+        assertTrue(ulp.errors.isEmpty(), "the bound stream places: " + ulp.errors);
+        DdpReceiver other = new DdpReceiver(pd, stags, new int[] {4, 2, 1}, ulp);
+        other.streamKey(new Object());
+        byte[] before = snapshot(regionMem);
+        other.receive(DdpTestSupport.tagged(bytes(10, 2), 100, 0, mr.stag(), BASE).get(0).bytes(), 0,
+                DdpHeader.TAGGED_HEADER_LENGTH + 10);
+        assertEquals(List.of(TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED), ulp.errors);
+        assertArrayEquals(before, snapshot(regionMem), "nothing placed by the other stream");
+        mr.bindStream(null);
+        DdpReceiver third = new DdpReceiver(pd, stags, new int[] {4, 2, 1}, ulp);
+        third.receive(DdpTestSupport.tagged(bytes(10, 3), 100, 0, mr.stag(), BASE).get(0).bytes(), 0,
+                DdpHeader.TAGGED_HEADER_LENGTH + 10);
+        assertEquals(1, ulp.errors.size(), "unbound again: any stream of the PD places");
+    }
+
+    @Test
     @DisplayName("RFC 5041 §7.1/§7.2: TO below base is a base/bounds violation 1/1")
     void toBelowBase_5041_7_1() {
         assertRejected(TermCode.DDP_TAGGED_BASE_BOUNDS,

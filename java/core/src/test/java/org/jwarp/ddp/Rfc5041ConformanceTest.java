@@ -55,25 +55,6 @@ class Rfc5041ConformanceTest {
     }
 
     @Test
-    void lastFlagOnlyOnFinalSegment_5041_4_1() {
-        for (int mulpdu : new int[] {40, 100, 1500}) {
-            for (boolean tagged : new boolean[] {true, false}) {
-                int max = DdpSegmenter.maxPayload(tagged, mulpdu);
-                for (int len : new int[] {0, 1, max - 1, max, max + 1, 3 * max, 3 * max + 7}) {
-                    List<Segment> segs = tagged ? DdpTestSupport.tagged(bytes(len, 1), mulpdu, 0, 0x1234, 0)
-                            : DdpTestSupport.untagged(bytes(len, 1), mulpdu, 0, 0, 0, 1);
-                    assertEquals(Math.max(1, DdpSegmenter.segmentCount(len, max)), segs.size());
-                    for (int i = 0; i < segs.size(); i++) {
-                        boolean l = (segs.get(i).bytes().get(0) & DdpHeader.L_FLAG) != 0;
-                        assertEquals(i == segs.size() - 1, l, "len " + len + " segment " + i);
-                        assertEquals(i == segs.size() - 1, DdpSegmenter.isLast(len, segs.get(i).offset(), max));
-                    }
-                }
-            }
-        }
-    }
-
-    @Test
     void rsvdUlpAndLengthDelivered_5041_5_4() {
         rx.postUntagged(0, rqMem, GUARD, SIZE, 77);
         byte[] msg = bytes(300, 3);

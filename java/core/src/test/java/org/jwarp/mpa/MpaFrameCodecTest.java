@@ -86,13 +86,22 @@ class MpaFrameCodecTest {
     }
 
     @Test
-    void sBitOnlyMeaningfulWithRev2_6581_6() throws Exception {
+    void sBitMeaningfulFromRev2On_6581_6() throws Exception {
         byte[] b = MpaFrame.request().revision(1).ulpPrivateData(new byte[] {1, 2, 3, 4, 5}).build().toBytes();
         b[16] |= MpaRequestReplyFlyweight.S_BIT;
         MpaFrame d = MpaFrame.decode(b, MpaFrameLimits.RFC);
-        assertFalse(d.enhanced());
+        assertFalse(d.enhanced(), "in Rev 1 the S position is RFC 5044's Res, not checked");
         assertNull(d.enhancedData());
         assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, d.ulpPrivateData());
+        // §6: enhanced features need Rev "two or higher": Rev 3 with S carries enhanced data.
+        b[17] = 3;
+        MpaFrame r3 = MpaFrame.decode(b, MpaFrameLimits.RFC);
+        assertTrue(r3.enhanced());
+        assertEquals(new EnhancedConnectionData(false, false, false, false, 0x0102 & 0x3FFF, 0x0304 & 0x3FFF),
+                r3.enhancedData());
+        assertArrayEquals(new byte[] {5}, r3.ulpPrivateData());
+        assertEquals(3, MpaFrame.request().revision(3)
+                .enhancedData(new EnhancedConnectionData(true, false, true, false, 1, 1)).build().revision());
         assertThrows(IllegalArgumentException.class, () -> MpaFrame.request().revision(1)
                 .enhancedData(new EnhancedConnectionData(false, false, false, false, 0, 0)).build());
     }

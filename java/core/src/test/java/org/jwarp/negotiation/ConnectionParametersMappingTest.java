@@ -67,4 +67,21 @@ class ConnectionParametersMappingTest {
         assertThrows(IllegalArgumentException.class, () -> SetupConfigs.initiator(
                 ConnectionParameters.builder().privateData(new byte[300]).build(), 16, MpaFrameLimits.SIW));
     }
+
+    @Test
+    void clientServerAcceptRejectsPeerToPeerRequest_6581_9_2() {
+        // the accept side asks for the client-server model: no RTR types, no A bit
+        ConnectionParameters acc = ConnectionParameters.builder().peerToPeer(false).rtrTypes(Set.of()).build();
+        ConnectionParameters init = ConnectionParameters.builder().rtrTypes(RtrType.READ).build();
+        LoopbackNegotiation.Result r = LoopbackNegotiation.run(SetupConfigs.initiator(init, 16, MpaFrameLimits.SIW),
+                SetupConfigs.responder(acc, 0, MpaFrameLimits.SIW));
+        assertEquals(NegotiationStatus.REJECTED, r.status(), "an empty RTR set is not 'any RTR'");
+        assertTrue(r.responder().outcome().reason().contains("§9.2"), r.responder().outcome().reason());
+        // a client-server request still gets through
+        LoopbackNegotiation.Result cs = LoopbackNegotiation.run(SetupConfigs.initiator(acc, 16, MpaFrameLimits.SIW),
+                SetupConfigs.responder(acc, 0, MpaFrameLimits.SIW));
+        assertEquals(NegotiationStatus.ESTABLISHED, cs.status());
+        assertEquals(null, cs.rtr());
+        assertThrows(IllegalArgumentException.class, () -> ResponderConfig.builder().requireP2p(true).acceptP2p(false).build());
+    }
 }

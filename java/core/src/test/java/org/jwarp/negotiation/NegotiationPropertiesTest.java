@@ -83,7 +83,7 @@ class NegotiationPropertiesTest {
             return;
         }
         int offered = (p.sendRtr() ? 1 : 0) + (p.writeRtr() ? 1 : 0) + (p.readRtr() ? 1 : 0);
-        assertEquals(1, offered, "the responder offers exactly one RTR type");
+        assertTrue(offered >= 1, "the responder sets at least one RTR type");
         RtrType rtr = x.rtr();
         assertNotNull(rtr);
         assertTrue(has(q, rtr) && has(p, rtr), "chosen RTR is common to both frames");

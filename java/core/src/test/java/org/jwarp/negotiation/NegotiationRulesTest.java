@@ -16,6 +16,7 @@ import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.ground.TermCode;
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** One test per MUST/SHOULD of RFC 6581 §§5–10 (and the RFC 5044 §7.1 rules they build on). */
@@ -122,7 +123,7 @@ class NegotiationRulesTest {
     }
 
     @Test
-    void localErrorSendsTermCode5_6581_8() {
+    void localErrorDecisionIsTermCode5_6581_8() {
         InitiatorNegotiator in = new InitiatorNegotiator(ini().build());
         in.createRequest();
         NegotiationDecision d = in.localError("QP creation failed");
@@ -293,14 +294,33 @@ class NegotiationRulesTest {
     }
 
     @Test
-    void responderAlwaysOffersExactlyOneRtrInP2p_6581_9_2() {
-        for (Set<RtrType> offered : java.util.List.of(EnumSet.of(RtrType.SEND), EnumSet.of(RtrType.READ),
-                EnumSet.allOf(RtrType.class))) {
-            EnhancedConnectionData p = run(ini().rtrTypes(offered), res().rtrTypes(EnumSet.of(RtrType.WRITE, RtrType.READ)))
-                    .reply().enhancedData();
-            int n = (p.sendRtr() ? 1 : 0) + (p.writeRtr() ? 1 : 0) + (p.readRtr() ? 1 : 0);
-            assertEquals(1, n, "offered " + offered);
+    @DisplayName("RFC 6581 §9.2: the responder sets every RTR flag both sides support, and one it supports when none is common")
+    void responderSetsEveryCommonRtrFlag_6581_9_2() {
+        Set<RtrType> wr = EnumSet.of(RtrType.WRITE, RtrType.READ);
+        assertEquals(wr, flags(run(ini().rtrTypes(EnumSet.allOf(RtrType.class)), res().rtrTypes(wr)).reply()),
+                "Write and Read both common: both set (§9.2 SHOULD)");
+        assertEquals(EnumSet.of(RtrType.READ), flags(run(ini().rtrTypes(EnumSet.of(RtrType.READ)), res().rtrTypes(wr))
+                .reply()), "only Read common");
+        assertEquals(EnumSet.of(RtrType.WRITE), flags(run(ini().rtrTypes(EnumSet.of(RtrType.SEND)), res().rtrTypes(wr))
+                .reply()), "none common: one type the responder supports (§9.2 MUST)");
+        // Read is not offered on top of Write when the IRD granted is 0 (initiator ORD 0): no slot for it.
+        assertEquals(EnumSet.of(RtrType.WRITE), flags(run(ini().ord(0).rtrTypes(EnumSet.allOf(RtrType.class)),
+                res().rtrTypes(wr)).reply()));
+    }
+
+    private static Set<RtrType> flags(MpaFrame reply) {
+        EnhancedConnectionData p = reply.enhancedData();
+        Set<RtrType> s = EnumSet.noneOf(RtrType.class);
+        if (p.sendRtr()) {
+            s.add(RtrType.SEND);
         }
+        if (p.writeRtr()) {
+            s.add(RtrType.WRITE);
+        }
+        if (p.readRtr()) {
+            s.add(RtrType.READ);
+        }
+        return s;
     }
 
     @Test
@@ -344,12 +364,18 @@ class NegotiationRulesTest {
     // ---- §9.3 / §10 Interoperability ----
 
     @Test
-    void rev2ReplyWithoutEnhancedDataProceedsUnenhanced_6581_9_3() {
-        NegotiationDecision d = replyTo(ini().build(), MpaFrame.reply().crc(true).revision(2).build());
-        assertEquals(NegotiationAction.ESTABLISH, d.action());
-        assertFalse(d.outcome().enhanced());
-        assertNull(d.outcome().rtr());
-        assertEquals(NegotiationOutcome.NOT_EXCHANGED, d.outcome().peerIrd());
+    @DisplayName("RFC 6581 §10: a Reply without S (Rev 2 or Rev 1) to an enhanced Request fails the connect with TERM code 4")
+    void replyWithoutSToEnhancedRequestFails_6581_10() {
+        for (int rev : new int[] {1, 2}) {
+            NegotiationDecision d = replyTo(ini().build(), MpaFrame.reply().crc(true).revision(rev)
+                    .ulpPrivateData(new byte[] {7}).build());
+            assertEquals(NegotiationAction.TERMINATE, d.action(), "Rev " + rev);
+            assertEquals(TermCode.MPA_INVALID_REQ_REP, d.term());
+            assertEquals(NegotiationStatus.TERMINATED, d.outcome().status());
+        }
+        // An unenhanced Request still takes an unenhanced Reply.
+        assertEquals(NegotiationAction.ESTABLISH, replyTo(ini().enhanced(false).build(),
+                MpaFrame.reply().revision(1).build()).action());
     }
 
     @Test
@@ -362,6 +388,21 @@ class NegotiationRulesTest {
     }
 
     @Test
+    @DisplayName("RFC 6581 §6 / RFC 5044 §7.1.1: a Rev 3 Request with S is enhanced, and this Rev 2 responder closes on it")
+    void rev3EnhancedRequestIsClosed_6581_6() throws Exception {
+        MpaFrame req = MpaFrame.request().revision(3)
+                .enhancedData(new EnhancedConnectionData(true, false, true, false, 4, 4)).build();
+        MpaFrame decoded = MpaFrame.decode(req.toBytes(), MpaFrameLimits.RFC);
+        assertTrue(decoded.enhanced());
+        for (boolean enhanced : new boolean[] {true, false}) {
+            NegotiationDecision d = new ResponderNegotiator(res().enhanced(enhanced).build()).onRequest(decoded);
+            assertEquals(NegotiationAction.CLOSE, d.action(), "enhanced " + enhanced);
+            assertNull(d.frame(), "no Reply to a revision this side cannot interoperate with");
+            assertEquals(NegotiationStatus.CLOSED, d.outcome().status());
+        }
+    }
+
+    @Test
     void enhancedBothSides_6581_10() {
         LoopbackNegotiation.Result r = run(ini(), res());
         assertTrue(r.initiator().outcome().enhanced() && r.responder().outcome().enhanced());
@@ -369,16 +410,25 @@ class NegotiationRulesTest {
     }
 
     @Test
-    void enhancedInitiatorAndRev1ResponderProceedUnenhanced_6581_10() {
+    @DisplayName("RFC 6581 §10: an unenhanced responder closes on an enhanced Request; the initiator reports the close")
+    void unenhancedResponderClosesOnEnhancedRequest_6581_10() {
         LoopbackNegotiation.Result r = run(ini().ulpPrivateData(new byte[] {5}), res().enhanced(false));
-        assertEquals(NegotiationStatus.ESTABLISHED, r.status());
+        assertEquals(NegotiationStatus.CLOSED, r.status());
+        assertNull(r.reply(), "no Reply is sent");
+        assertEquals(NegotiationStatus.CLOSED, r.responder().outcome().status());
+        assertEquals(1, r.attempts(), "no unenhanced retry unless asked for");
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §10: a lax RFC 5044 responder's Rev 1 Reply (enhanced bytes taken as ULP data) fails the connect")
+    void enhancedInitiatorFailsOnRev1Reply_6581_10() {
+        LoopbackNegotiation.Result r = run(ini().ulpPrivateData(new byte[] {5}),
+                res().enhanced(false).unenhancedPolicy(ResponderConfig.UnenhancedPolicy.REPLY_REV1));
         assertEquals(1, r.reply().revision());
-        assertFalse(r.reply().enhanced());
+        assertEquals(5, r.responder().outcome().peerPrivateData().length, "the peer took 4 + 1 bytes as ULP data");
+        assertEquals(NegotiationStatus.TERMINATED, r.initiator().outcome().status());
+        assertEquals(TermCode.MPA_INVALID_REQ_REP, r.initiator().outcome().term());
         assertFalse(r.initiator().outcome().enhanced());
-        assertNull(r.rtr());
-        assertEquals(NegotiationOutcome.NOT_EXCHANGED, r.initiator().outcome().peerIrd());
-        // An RFC 5044 responder sees the enhanced bytes as ULP private data.
-        assertEquals(5, r.responder().outcome().peerPrivateData().length);
     }
 
     @Test
@@ -393,12 +443,12 @@ class NegotiationRulesTest {
 
     @Test
     void initiatorRetriesUnenhancedWhenRev1PeerCloses_6581_10() {
-        LoopbackNegotiation.Result r = run(ini(), res().enhanced(false).unenhancedPolicy(ResponderConfig.UnenhancedPolicy.CLOSE));
+        LoopbackNegotiation.Result r = run(ini().fallbackToUnenhanced(true), res().enhanced(false));
         assertEquals(2, r.attempts());
         assertEquals(NegotiationStatus.ESTABLISHED, r.status());
         assertEquals(1, r.request().revision());
         assertFalse(r.request().enhanced());
-        InitiatorNegotiator in = new InitiatorNegotiator(ini().build());
+        InitiatorNegotiator in = new InitiatorNegotiator(ini().fallbackToUnenhanced(true).build());
         in.createRequest();
         assertEquals(NegotiationAction.RETRY_UNENHANCED, in.onConnectionClosed().action());
         assertEquals(1, in.createRequest().revision());

@@ -80,6 +80,13 @@ final class RawInitiator implements AutoCloseable {
         return this;
     }
 
+    /** Takes the queued bytes without sending them (to send them in chosen pieces). */
+    byte[] take() {
+        byte[] b = Arrays.copyOf(out.array(), out.position());
+        out.clear();
+        return b;
+    }
+
     /** Writes everything queued in one TCP send. */
     RawInitiator flush() throws IOException {
         peer.send(Arrays.copyOf(out.array(), out.position()));

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.verbs.Access;
+import org.jwarp.verbs.RecvRequest;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
@@ -76,6 +77,84 @@ class SoftAllocationTest {
             assertTrue(reactorPerOp < BYTES_PER_OP_BOUND, "reactor allocates " + reactorPerOp + " B/op");
             assertTrue(appPerOp < BYTES_PER_OP_BOUND, "posting thread allocates " + appPerOp + " B/op");
             assertEquals(0, f.cq.overruns());
+        }
+    }
+
+    @Test
+    @DisplayName("Chains of gathered Sends, inline Writes and scattered receives allocate (almost) nothing per WR (RFC 5041 §5.3)")
+    void chainsAndScatterGatherAllocationPerWr() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.qpTweak = c -> c.withSge(3, 3).withInline(64);
+            try (SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+                Thread reactor = f.provider.reactorThreads().get(0);
+                SoftMemoryRegion src = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+                SoftMemoryRegion src2 = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+                SoftMemoryRegion dst = f.region(f.pd2, 8192, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+                SoftMemoryRegion dst2 = f.region(f.pd2, 4096, Access.LOCAL_WRITE);
+                int chain = 4;
+                SendRequest[] sends = new SendRequest[chain];
+                RecvRequest[] recvs = new RecvRequest[chain];
+                for (int k = chain - 1; k >= 0; k--) {
+                    sends[k] = new SendRequest();
+                    sends[k].next = k + 1 < chain ? sends[k + 1] : null;
+                    recvs[k] = new RecvRequest();
+                    recvs[k].next = k + 1 < chain ? recvs[k + 1] : null;
+                }
+                SendRequest inline = new SendRequest();
+                WorkCompletion[] a = SoftFixture.wcs(8);
+                WorkCompletion[] b = SoftFixture.wcs(8);
+                int rounds = OPS / chain;
+                Runnable round = () -> {
+                    try {
+                        for (int i = 0; i < rounds; i++) {
+                            for (int k = 0; k < chain; k++) {
+                                recvs[k].wrId = i;
+                                recvs[k].sgl.clear().add(dst, 512L * k, 100).add(dst2, 512L * k, 100).add(dst, 4096, 200);
+                                SendRequest s = sends[k];
+                                s.wrId = i;
+                                s.opcode = org.jwarp.verbs.SendOpcode.SEND;
+                                s.sgl.clear().add(src, 0, 64).add(src2, 100, 64).add(src, 1000, 128);
+                            }
+                            p.responder().queuePair().postRecv(recvs[0]);
+                            p.initiator().queuePair().postSend(sends[0]);
+                            inline.write(i, src, 0, 64, dst.address() + 6000, dst.rkey());
+                            inline.inline = true;
+                            p.initiator().queuePair().postSend(inline);
+                            int got = 0;
+                            while (got < chain + 1) {
+                                int n = f.cq.await(a, 8, 5, TimeUnit.SECONDS);
+                                if (n == 0 || a[0].status != WcStatus.SUCCESS) {
+                                    throw new AssertionError("completion missing or failed: " + a[0]);
+                                }
+                                got += n;
+                            }
+                            got = 0;
+                            while (got < chain) {
+                                int n = f.cq2.await(b, 8, 5, TimeUnit.SECONDS);
+                                if (n == 0 || b[0].status != WcStatus.SUCCESS || b[0].byteLength != 256) {
+                                    throw new AssertionError("receive missing or failed: " + b[0]);
+                                }
+                                got += n;
+                            }
+                        }
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                };
+                round.run();
+                long r0 = allocated(reactor.getId());
+                long m0 = allocated(Thread.currentThread().getId());
+                round.run();
+                long r1 = allocated(reactor.getId());
+                long m1 = allocated(Thread.currentThread().getId());
+                double wrs = rounds * (2.0 * chain + 1);
+                double reactorPerWr = (r1 - r0) / wrs;
+                double appPerWr = (m1 - m0) / wrs;
+                System.out.printf("soft SGL/chain allocation: reactor %.2f B/WR, posting thread %.2f B/WR%n", reactorPerWr,
+                        appPerWr);
+                assertTrue(reactorPerWr < BYTES_PER_OP_BOUND, "reactor allocates " + reactorPerWr + " B/WR");
+                assertTrue(appPerWr < BYTES_PER_OP_BOUND, "posting thread allocates " + appPerWr + " B/WR");
+            }
         }
     }
 }

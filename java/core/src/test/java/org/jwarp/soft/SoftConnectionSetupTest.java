@@ -80,8 +80,12 @@ class SoftConnectionSetupTest {
             });
             ConnectionRejectedException e = assertThrows(ConnectionRejectedException.class,
                     () -> f.device.connectionManager().connect(f.address(), f.initiatorQp(),
-                            SoftFixture.p2p().privateData(new byte[] {1, 2, 3}).build(), Duration.ofSeconds(5)));
+                            SoftFixture.p2p().ird(4).ord(8).privateData(new byte[] {1, 2, 3}).build(),
+                            Duration.ofSeconds(5)));
             assertArrayEquals(why, e.privateData());
+            // RFC 6581 §9.1: the Reject's IRD and ORD reach the initiator's ULP (listener limits 128/128).
+            assertEquals(8, e.peerIrd(), "responder IRD = min(initiator ORD 8, 128)");
+            assertEquals(4, e.requiredOrd(), "responder ORD = min(128, initiator IRD 4)");
             assertArrayEquals(new byte[] {1, 2, 3}, seen.get(5, TimeUnit.SECONDS));
         }
     }

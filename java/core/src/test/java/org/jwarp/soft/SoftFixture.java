@@ -52,12 +52,15 @@ final class SoftFixture implements AutoCloseable {
         return listener.localAddress();
     }
 
+    /** Applied to both QP configurations (SGEs, inline size). */
+    java.util.function.UnaryOperator<QueuePairConfig> qpTweak = java.util.function.UnaryOperator.identity();
+
     QueuePairConfig initiatorQp() {
-        return QueuePairConfig.of(pd, cq, 32);
+        return qpTweak.apply(QueuePairConfig.of(pd, cq, 32));
     }
 
     QueuePairConfig responderQp() {
-        return QueuePairConfig.of(pd2, cq2, 32);
+        return qpTweak.apply(QueuePairConfig.of(pd2, cq2, 32));
     }
 
     SoftMemoryRegion region(SoftProtectionDomain p, int size, Access first, Access... more) throws RdmaException {

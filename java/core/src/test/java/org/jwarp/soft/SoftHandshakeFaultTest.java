@@ -97,13 +97,49 @@ class SoftHandshakeFaultTest {
     }
 
     @Test
-    @DisplayName("Listener backlog: connections beyond the pending limit are refused at once")
+    @DisplayName("RFC 6581 §9.3: a setup timeout once TCP is up sends TERM layer 2 / type 0 / code 5 (CRC 0) before the close, on both sides")
+    void setupTimeoutSendsTermCode5_6581_9_3() throws Exception {
+        try (SoftFixture f = new SoftFixture(shortTimeouts())) {
+            // responder: the initiator never sends its MPA Request
+            try (EvilPeer silent = EvilPeer.connect(f.listen(2).localAddress())) {
+                byte[] fpdu = silent.readFpdu();
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, SoftTerm.sniff(ByteBuffer.wrap(fpdu), 0));
+                assertArrayEquals(new byte[4], java.util.Arrays.copyOfRange(fpdu, fpdu.length - 4, fpdu.length),
+                        "setup TERMs carry CRC 0");
+                assertTrue(silent.closedByPeer(), "then the connection closes");
+            }
+            // initiator: the responder never sends its MPA Reply
+            try (ServerSocket ss = new ServerSocket(0, 4, SoftFixture.LOOPBACK)) {
+                CompletableFuture<TermCode> got = CompletableFuture.supplyAsync(() -> {
+                    try (EvilPeer p = EvilPeer.accept(ss)) {
+                        p.readFrame();
+                        TermCode t = p.readTerm();
+                        assertTrue(p.closedByPeer(), "then the connection closes");
+                        return t;
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                RdmaTimeoutException e = assertThrows(RdmaTimeoutException.class, () -> f.device.connectionManager()
+                        .connect(new InetSocketAddress(SoftFixture.LOOPBACK, ss.getLocalPort()), f.initiatorQp(),
+                                SoftFixture.p2p().build(), Duration.ofSeconds(5)));
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, got.get(10, TimeUnit.SECONDS), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Listener backlog: when every pending connection has sent its Request, newcomers are refused at once")
     void backlogFullRefuses() throws Exception {
         SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
                 Duration.ofSeconds(5));
         try (SoftFixture f = new SoftFixture(cfg)) {
             SoftListener l = f.listen(1);
             try (EvilPeer first = EvilPeer.connect(l.localAddress())) {
+                first.send(request(false, false, new byte[0])); // waits for the ULP: not evictable
+                for (int i = 0; i < 500 && l.readyCount() != 1; i++) {
+                    Thread.sleep(10);
+                }
                 awaitPending(l, 1);
                 assertTrue(refused(l.localAddress()), "second connection refused");
                 assertEquals(1, l.refusedCount());

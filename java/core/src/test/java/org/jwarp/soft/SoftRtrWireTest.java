@@ -1,6 +1,7 @@
 package org.jwarp.soft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -18,6 +19,8 @@ import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.SendRequest;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -81,6 +84,40 @@ class SoftRtrWireTest {
             assertEquals((short) 0x4143, second.getShort(seg));
             assertEquals(rtr == RtrType.SEND ? 2 : 1, second.getInt(seg + DdpHeader.MSN_OFFSET));
             c.close();
+        }
+    }
+
+    @ParameterizedTest(name = "RFC 6581 §9.2: the soft responder sets every common RTR flag and accepts a {0} RTR")
+    @EnumSource(RtrType.class)
+    void responderSetsEveryCommonFlagAndAcceptsAnyOfThem_6581_9_2(RtrType sent) throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return f.listener.next(Duration.ofSeconds(5)).accept(f.responderQp(), SoftFixture.p2p()
+                            .rtrTypes(RtrType.WRITE, RtrType.READ, RtrType.SEND).build());
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            try (RawInitiator raw = RawInitiator.connect(f.address(), true, true, true, 8, 8)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                EnhancedConnectionData ed = raw.reply.enhancedData();
+                assertTrue(ed.sendRtr() && ed.writeRtr() && ed.readRtr(), "all three common types set: " + ed);
+                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                c.queuePair().postRecv(1, rb, 0, 64);
+                switch (sent) {
+                    case WRITE -> raw.writeRtr();
+                    case READ -> raw.readRequest(0, 0, 0, 1, 0);
+                    case SEND -> raw.send(new byte[0]);
+                }
+                raw.send(new byte[] {4, 5, 6}).flush();
+                WorkCompletion wc = SoftFixture.one(f.cq2);
+                assertEquals(WcStatus.SUCCESS, wc.status, "the " + sent + " RTR was accepted: " + wc);
+                assertEquals(1, wc.wrId, "the ULP's buffer takes the ULP's Send, not the RTR");
+                assertEquals(3, wc.byteLength);
+                assertTrue(c.isOpen());
+            }
         }
     }
 }

@@ -94,6 +94,36 @@ class SoftTermPathTest {
         }
     }
 
+    @Test
+    @DisplayName("RFC 5041 §8.2/§8.3.1: a region bound to one connection takes its Writes; a Write from another "
+            + "connection of the same PD gets TERM 1/1/2 and places nothing")
+    void regionBoundToOneStream_5041_8_2() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p1 = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build());
+             SoftFixture.Pair p2 = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion src = f.region(f.pd, 4096, Access.LOCAL_WRITE);
+            src.buffer().put(0, new byte[] {7, 7, 7, 7});
+            SoftMemoryRegion target = f.region(f.pd2, 1024, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+            target.bindTo(p1.responder().queuePair());
+            p1.initiator().queuePair().postSend(new SendRequest().write(1, src, 0, 4, target.address(), target.rkey()));
+            assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq).status, "the bound connection writes");
+            for (int i = 0; i < 500 && target.buffer().get(3) != 7; i++) {
+                Thread.sleep(5); // the Write completes when sent; placement follows
+            }
+            assertEquals(7, target.buffer().get(3), "placed through the bound connection");
+            p2.initiator().queuePair().postSend(new SendRequest().write(2, src, 0, 100, target.address() + 100,
+                    target.rkey()));
+            awaitDeath(p2.responder(), f.cq2, f.region(f.pd2, 64, Access.LOCAL_WRITE));
+            awaitDeath(p2.initiator(), f.cq, f.region(f.pd, 64, Access.LOCAL_WRITE));
+            assertTerm(p2.responder(), TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED, false);
+            assertTerm(p2.initiator(), TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED, true);
+            assertEquals(0, target.buffer().get(100), "nothing placed by the other connection");
+            assertTrue(p1.initiator().isOpen() && p1.responder().isOpen());
+            assertThrows(IllegalArgumentException.class, () -> target.bindTo(p1.initiator().queuePair()),
+                    "a QP of another protection domain");
+        }
+    }
+
     private static int countNonZero(byte[] b) {
         int n = 0;
         for (byte x : b) {
@@ -249,6 +279,50 @@ class SoftTermPathTest {
     }
 
     @Test
+    @DisplayName("RFC 6581 §9.1: the IRD the soft responder advertises is the IRD it serves: a peer using all of it gets no TERM")
+    void advertisedIrdIsServedInFull_6581_9_1() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            f.listen(2);
+            // The ULP asks for more than the device can serve; the peer asks for IRD 1000 as well.
+            CompletableFuture<Connection> acc = acceptOne(f, 1000);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 1000, 1000)) {
+                Connection c = acc.get(5, TimeUnit.SECONDS);
+                int ird = raw.reply.enhancedData().ird();
+                assertTrue(ird <= SoftProvider.MAX_IRD_ORD, "advertised IRD " + ird + " above the device's "
+                        + SoftProvider.MAX_IRD_ORD);
+                assertTrue(raw.reply.enhancedData().ord() <= SoftProvider.MAX_IRD_ORD);
+                assertEquals(c.info().ird(), ird);
+                SoftMemoryRegion src = f.region(f.pd2, 16 * ird, Access.LOCAL_WRITE, Access.REMOTE_READ);
+                raw.writeRtr();
+                for (int i = 0; i < ird; i++) {
+                    raw.readRequest(0x5500, 16L * i, 16, src.rkey(), src.address() + 16L * i);
+                }
+                raw.flush();
+                for (int n = 0; n < ird; n++) {
+                    java.nio.ByteBuffer fpdu = java.nio.ByteBuffer.wrap(raw.peer.readFpdu());
+                    assertEquals(null, SoftTerm.sniff(fpdu, 0), "TERM after " + n + " of " + ird + " Reads");
+                    assertEquals((short) 0xC142, fpdu.getShort(org.jwarp.mpa.Fpdu.ULPDU_OFFSET), "Read Response " + n);
+                }
+                assertTrue(c.isOpen());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.1: the soft initiator's Request never advertises an IRD or ORD above the device's limit")
+    void initiatorAdvertisesOnlyDeviceIrdOrd_6581_9_1() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().ird(1000).ord(1000).build(),
+                     SoftFixture.p2p().ird(1000).ord(1000).build())) {
+            assertTrue(p.responder().info().peerIrd() <= SoftProvider.MAX_IRD_ORD, "Request IRD "
+                    + p.responder().info().peerIrd());
+            assertTrue(p.responder().info().peerOrd() <= SoftProvider.MAX_IRD_ORD);
+            assertTrue(p.initiator().info().peerIrd() <= SoftProvider.MAX_IRD_ORD, "Reply IRD");
+            assertTrue(p.initiator().info().ird() <= SoftProvider.MAX_IRD_ORD);
+        }
+    }
+
+    @Test
     @DisplayName("RFC 5040 §6.4 / RFC 6581 §9.1: a Read Request beyond the responder's IRD gets TERM 0/2/7")
     void readRequestBeyondIrd_5040_6_4() throws Exception {
         try (SoftFixture f = new SoftFixture()) {
@@ -347,6 +421,7 @@ class SoftTermPathTest {
                 c.queuePair().postRecv(1, rb, 0, 64);
                 assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
                 assertInstanceOf(org.jwarp.verbs.RdmaTimeoutException.class, c.failure());
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, raw.peer.readTerm(), "RFC 6581 §9.3: TERM 2/0/5 first");
                 assertTrue(raw.peer.closedByPeer());
             }
         }

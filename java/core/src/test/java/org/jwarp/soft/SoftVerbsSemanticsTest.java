@@ -287,4 +287,26 @@ class SoftVerbsSemanticsTest {
             }
         }
     }
+
+    @Test
+    @DisplayName("RFC 5041 §6.2.1: after a graceful close, posting returns an error on the closing side and, once "
+            + "its stream ended, on the peer (no half-closed streams)")
+    void postingAfterGracefulTeardownFails_5041_6_2_1() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion src = f.region(f.pd, 64, Access.LOCAL_WRITE);
+            SoftMemoryRegion dst = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+            p.initiator().close();
+            assertThrows(WorkRequestException.class,
+                    () -> p.initiator().queuePair().postSend(new SendRequest().send(1, src, 0, 8)));
+            assertThrows(WorkRequestException.class, () -> p.initiator().queuePair().postRecv(2, src, 0, 8));
+            for (int i = 0; i < 500 && p.responder().isOpen(); i++) {
+                Thread.sleep(10);
+            }
+            assertFalse(p.responder().isOpen(), "the peer's TCP FIN ends the stream: no half-close (RFC 5041 §6.2.1 SHOULD)");
+            assertThrows(WorkRequestException.class,
+                    () -> p.responder().queuePair().postSend(new SendRequest().send(3, dst, 0, 8)));
+            assertThrows(WorkRequestException.class, () -> p.responder().queuePair().postRecv(4, dst, 0, 8));
+        }
+    }
 }

@@ -15,6 +15,7 @@ import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -39,6 +40,11 @@ public abstract class ProviderContractTest {
     /** Bytes each Read of the IRD/ORD test moves. */
     static final int READ_SPAN = 256 << 10;
     static final int REGION = 1 << 20;
+    static final int REGION2 = 64 << 10;
+    /** SGEs per WR the scatter-gather cases ask for (siw offers 6, rxe 32, soft 16). */
+    static final int SGE = 4;
+    /** Inline bytes the inline cases ask for (siw grants 80). */
+    static final int INLINE = 64;
     static final Duration SETUP = Duration.ofSeconds(30);
     private static final AtomicInteger PORT = new AtomicInteger(21000 + (int) (ProcessHandle.current().pid() % 500) * 20);
 
@@ -83,7 +89,13 @@ public abstract class ProviderContractTest {
         final CompletionQueue cq;
         final ByteBuffer buf;
         final MemoryRegion mr;
+        /** A second region: scatter-gather lists that cross region boundaries. */
+        final ByteBuffer buf2;
+        final MemoryRegion mr2;
+        /** A region without LOCAL_WRITE (remote read only). */
+        final MemoryRegion readOnly;
         final WorkCompletion[] wcs = new WorkCompletion[8];
+        UnaryOperator<QueuePairConfig> tweak = UnaryOperator.identity();
 
         Side() throws Exception {
             dev = provider.open(bindAddress());
@@ -91,13 +103,16 @@ public abstract class ProviderContractTest {
             cq = dev.createCompletionQueue(64);
             buf = ByteBuffer.allocateDirect(REGION);
             mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+            buf2 = ByteBuffer.allocateDirect(REGION2);
+            mr2 = pd.register(buf2, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+            readOnly = pd.register(ByteBuffer.allocateDirect(4096), EnumSet.of(Access.REMOTE_READ));
             for (int i = 0; i < wcs.length; i++) {
                 wcs[i] = new WorkCompletion();
             }
         }
 
         QueuePairConfig qp() {
-            return QueuePairConfig.of(pd, cq, 16);
+            return tweak.apply(QueuePairConfig.of(pd, cq, 16));
         }
 
         /** The next completion; fails when none arrives within a minute. */
@@ -110,6 +125,8 @@ public abstract class ProviderContractTest {
         @Override
         public void close() {
             mr.close();
+            mr2.close();
+            readOnly.close();
             cq.close();
             pd.close();
             dev.close();
@@ -139,8 +156,20 @@ public abstract class ProviderContractTest {
 
     /** Connects a fresh client to a fresh server accepting with {@code sp}. */
     protected Pair connect(ConnectionParameters cp, ConnectionParameters sp) throws Exception {
+        return connect(cp, sp, UnaryOperator.identity());
+    }
+
+    /** Both QPs created with {@code tweak} applied to the default configuration. */
+    protected Pair connect(UnaryOperator<QueuePairConfig> tweak) throws Exception {
+        return connect(ConnectionParameters.builder().build(), ConnectionParameters.builder().build(), tweak);
+    }
+
+    protected Pair connect(ConnectionParameters cp, ConnectionParameters sp, UnaryOperator<QueuePairConfig> tweak)
+            throws Exception {
         Side server = new Side();
         Side client = new Side();
+        server.tweak = tweak;
+        client.tweak = tweak;
         InetSocketAddress at = new InetSocketAddress(bindAddress(), nextPort());
         try (Listener l = server.dev.connectionManager().listen(at, 4)) {
             CompletableFuture<Object[]> acc = CompletableFuture.supplyAsync(() -> {
@@ -449,6 +478,385 @@ public abstract class ProviderContractTest {
         try (Side server = new Side();
              Listener l = server.dev.connectionManager().listen(new InetSocketAddress(bindAddress(), nextPort()), 1)) {
             assertThrows(RdmaTimeoutException.class, () -> l.next(Duration.ofMillis(300)));
+        }
+    }
+    // ---------------------------------------------------------------- scatter-gather, chains, inline, fence
+
+    static UnaryOperator<QueuePairConfig> sge(int n) {
+        return c -> c.withSge(n, n);
+    }
+
+    /** Fills {@code len} bytes of {@code b} at {@code off} with a pattern of {@code seed}. */
+    static void pattern(ByteBuffer b, int off, int len, int seed) {
+        for (int i = 0; i < len; i++) {
+            b.put(off + i, (byte) (seed + i * 31 + (i >> 7)));
+        }
+    }
+
+    static byte[] bytes(ByteBuffer b, int off, int len) {
+        byte[] out = new byte[len];
+        b.get(off, out);
+        return out;
+    }
+
+    static byte[] concat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) {
+            n += p.length;
+        }
+        ByteBuffer out = ByteBuffer.allocate(n);
+        for (byte[] p : parts) {
+            out.put(p);
+        }
+        return out.array();
+    }
+
+    @Test
+    @DisplayName("A Send gathered from SGEs of two regions lands scattered over the receive's SGEs (RFC 5041 §5.3)")
+    void sendGatherAndReceiveScatterAcrossRegions_5041_5_3() throws Exception {
+        try (Pair p = connect(sge(SGE))) {
+            assertTrue(p.cc.queuePair().caps().maxSendSge() >= SGE, p.cc.queuePair().caps().toString());
+            assertTrue(p.sc.queuePair().caps().maxRecvSge() >= SGE, p.sc.queuePair().caps().toString());
+            Side c = p.client;
+            Side s = p.server;
+            pattern(c.buf, 100, 1000, 1);
+            pattern(c.buf2, 5000, 3000, 2);
+            pattern(c.buf, 70000, 2500, 3);
+            pattern(c.buf2, 9, 7, 4);
+            byte[] sent = concat(bytes(c.buf, 100, 1000), bytes(c.buf2, 5000, 3000), bytes(c.buf, 70000, 2500),
+                    bytes(c.buf2, 9, 7));
+            // receive pieces split elsewhere than the send's, alternating regions, with room to spare
+            RecvRequest rr = new RecvRequest();
+            rr.wrId = 61;
+            rr.sgl.add(s.mr2, 300, 1500).add(s.mr, 4096, 2000).add(s.mr2, 20000, 10).add(s.mr, 200000, 10000);
+            p.sc.queuePair().postRecv(rr);
+            SendRequest wr = new SendRequest();
+            wr.wrId = 62;
+            wr.opcode = SendOpcode.SEND;
+            wr.sgl.add(c.mr, 100, 1000).add(c.mr2, 5000, 3000).add(c.mr, 70000, 2500).add(c.mr2, 9, 7);
+            p.cc.queuePair().postSend(wr);
+            WorkCompletion sc = p.client.next();
+            assertEquals(WcStatus.SUCCESS, sc.status, sc.toString());
+            assertEquals(sent.length, sc.byteLength);
+            WorkCompletion r = p.server.next();
+            assertEquals(WcStatus.SUCCESS, r.status, r.toString());
+            assertEquals(61, r.wrId);
+            assertEquals(sent.length, r.byteLength);
+            byte[] got = concat(bytes(s.buf2, 300, 1500), bytes(s.buf, 4096, 2000), bytes(s.buf2, 20000, 10),
+                    bytes(s.buf, 200000, sent.length - 3510));
+            assertArrayEquals(sent, got, "bytes in SGE order on both sides");
+        }
+    }
+
+    @Test
+    @DisplayName("An RDMA Write gathers its local SGEs into one tagged message (RFC 5040 §5.1)")
+    void rdmaWriteGathersLocalSges_5040_5_1() throws Exception {
+        try (Pair p = connect(sge(SGE))) {
+            Side c = p.client;
+            pattern(c.buf2, 0, 20000, 5);
+            pattern(c.buf, 500000, 30000, 6);
+            pattern(c.buf2, 40000, 1, 7);
+            pattern(c.buf, 3, 333, 8);
+            byte[] sent = concat(bytes(c.buf2, 0, 20000), bytes(c.buf, 500000, 30000), bytes(c.buf2, 40000, 1),
+                    bytes(c.buf, 3, 333));
+            SendRequest wr = new SendRequest().write(63, null, 0, 0, remoteAddress(p.cc) + 4096, remoteKey(p.cc));
+            wr.sgl.add(c.mr2, 0, 20000).add(c.mr, 500000, 30000).add(c.mr2, 40000, 1).add(c.mr, 3, 333);
+            p.cc.queuePair().postSend(wr);
+            WorkCompletion w = p.client.next();
+            assertEquals(WcStatus.SUCCESS, w.status, w.toString());
+            assertEquals(sent.length, w.byteLength);
+            p.sc.queuePair().postRecv(64, p.server.mr, 0, 16);
+            p.cc.queuePair().postSend(new SendRequest().send(65, c.mr, 0, 1));
+            assertEquals(WcStatus.SUCCESS, p.client.next().status);
+            assertEquals(64, p.server.next().wrId);
+            assertArrayEquals(sent, bytes(p.server.buf, 4096, sent.length));
+        }
+    }
+
+    @Test
+    @DisplayName("SGE limits, bounds and access are checked at post time; nothing of a refused WR is sent (RFC 5040 §7)")
+    void badSgesRefusedWithFieldAndLimit_5040_7() throws Exception {
+        try (Pair p = connect(sge(SGE))) {
+            QueuePair qp = p.cc.queuePair();
+            Side c = p.client;
+            QueuePairCaps caps = qp.caps();
+            SendRequest tooMany = new SendRequest().send(70, c.mr, 0, 1);
+            for (int i = 1; i <= caps.maxSendSge(); i++) {
+                tooMany.sgl.add(c.mr, i * 10L, 1);
+            }
+            WorkRequestException e = assertThrows(WorkRequestException.class, () -> qp.postSend(tooMany));
+            assertEquals("num_sge", e.field(), e.getMessage());
+            assertTrue(e.getMessage().contains(String.valueOf(caps.maxSendSge())), e.getMessage());
+
+            SendRequest outside = new SendRequest().send(71, c.mr, 0, 8);
+            outside.sgl.add(c.mr2, REGION2 - 4, 8);
+            e = assertThrows(WorkRequestException.class, () -> qp.postSend(outside));
+            assertEquals("sg_list[1].addr", e.field(), e.getMessage());
+
+            if (caps.maxSgeRd() < ScatterGatherList.CAPACITY) {
+                SendRequest readTooMany = new SendRequest().read(72, c.mr, 0, 8, remoteAddress(p.cc), remoteKey(p.cc));
+                for (int i = 0; i < caps.maxSgeRd(); i++) {
+                    readTooMany.sgl.add(c.mr2, 64L * i, 8);
+                }
+                e = assertThrows(WorkRequestException.class, () -> qp.postSend(readTooMany));
+                assertEquals("num_sge", e.field(), e.getMessage());
+                assertTrue(e.getMessage().contains("maxSgeRd " + caps.maxSgeRd()), e.getMessage());
+            } else {
+                // rxe: a Read sink may take as many SGEs as a list holds; no list can exceed it
+                assertThrows(IllegalStateException.class, () -> {
+                    SendRequest full = new SendRequest();
+                    for (int i = 0; i <= ScatterGatherList.CAPACITY; i++) {
+                        full.sgl.add(c.mr2, i, 1);
+                    }
+                });
+            }
+
+            SendRequest readIntoReadOnly = new SendRequest().read(73, c.readOnly, 0, 8, remoteAddress(p.cc),
+                    remoteKey(p.cc));
+            e = assertThrows(WorkRequestException.class, () -> qp.postSend(readIntoReadOnly));
+            assertEquals("sg_list[0].lkey", e.field(), e.getMessage());
+
+            RecvRequest recvReadOnly = new RecvRequest().set(74, c.readOnly, 0, 64);
+            e = assertThrows(WorkRequestException.class, () -> qp.postRecv(recvReadOnly));
+            assertEquals("sg_list[0].lkey", e.field(), e.getMessage());
+            RecvRequest recvTooMany = new RecvRequest().set(75, c.mr, 0, 8);
+            for (int i = 1; i <= p.cc.queuePair().caps().maxRecvSge(); i++) {
+                recvTooMany.sgl.add(c.mr, 64L * i, 8);
+            }
+            e = assertThrows(WorkRequestException.class, () -> qp.postRecv(recvTooMany));
+            assertEquals("num_sge", e.field(), e.getMessage());
+
+            // none of them reached the wire or left a completion: the next ones are the Send's
+            p.sc.queuePair().postRecv(76, p.server.mr, 0, 64);
+            c.buf.put(0, ascii("after"));
+            qp.postSend(new SendRequest().send(77, c.mr, 0, 5));
+            WorkCompletion s = p.client.next();
+            assertEquals(77, s.wrId, s.toString());
+            WorkCompletion r = p.server.next();
+            assertEquals(76, r.wrId, r.toString());
+            assertEquals(5, r.byteLength, "the first message the peer got is the later Send");
+        }
+    }
+
+    @Test
+    @DisplayName("A chain of 8 Sends and a chain of 8 receives are one post call each, completed in order (RFC 5040 §5.5)")
+    void chainOfEightIsOnePostCall_5040_5_5() throws Exception {
+        try (Pair p = connect()) {
+            QueuePair sqp = p.sc.queuePair();
+            QueuePair cqp = p.cc.queuePair();
+            RecvRequest[] rr = new RecvRequest[8];
+            SendRequest[] wr = new SendRequest[8];
+            for (int i = 7; i >= 0; i--) {
+                rr[i] = new RecvRequest().set(100 + i, p.server.mr, 1024L * i, 1024);
+                rr[i].next = i < 7 ? rr[i + 1] : null;
+                p.client.buf.put(64 * i, (byte) (0x40 + i));
+                wr[i] = new SendRequest().send(200 + i, p.client.mr, 64L * i, 1 + i);
+                wr[i].next = i < 7 ? wr[i + 1] : null;
+            }
+            long r0 = sqp.postCalls();
+            sqp.postRecv(rr[0]);
+            assertEquals(r0 + 1, sqp.postCalls(), "8 receives, one post call");
+            long s0 = cqp.postCalls();
+            cqp.postSend(wr[0]);
+            assertEquals(s0 + 1, cqp.postCalls(), "8 Sends, one post call");
+            for (int i = 0; i < 8; i++) {
+                WorkCompletion s = p.client.next();
+                assertEquals(WcStatus.SUCCESS, s.status, s.toString());
+                assertEquals(200 + i, s.wrId, "send completions in chain order");
+                WorkCompletion r = p.server.next();
+                assertEquals(100 + i, r.wrId, "receives in chain order");
+                assertEquals(1 + i, r.byteLength);
+                assertEquals((byte) (0x40 + i), p.server.buf.get(1024 * i));
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("A chain is cut at the refused WR k: WRs before k are posted, none after, k is named (RFC 5040 §7)")
+    void chainCutAtRefusedWr_5040_7() throws Exception {
+        try (Pair p = connect(sge(SGE))) {
+            QueuePair qp = p.cc.queuePair();
+            for (int i = 0; i < 6; i++) {
+                p.sc.queuePair().postRecv(300 + i, p.server.mr, 1024L * i, 1024);
+            }
+            SendRequest[] wr = new SendRequest[5];
+            for (int i = 4; i >= 0; i--) {
+                p.client.buf.put(i, (byte) (0x60 + i));
+                wr[i] = new SendRequest().send(400 + i, p.client.mr, i, 1);
+                wr[i].next = i < 4 ? wr[i + 1] : null;
+            }
+            wr[3].sgl.add(p.client.mr, REGION - 1, 2); // outside the region
+            WorkRequestException e = assertThrows(WorkRequestException.class, () -> qp.postSend(wr[0]));
+            assertEquals(3, e.index(), e.getMessage());
+            assertEquals("sg_list[1].addr", e.field(), e.getMessage());
+            assertTrue(e.getMessage().startsWith("WR 3"), e.getMessage());
+            p.client.buf.put(9, (byte) 0x7F);
+            qp.postSend(new SendRequest().send(409, p.client.mr, 9, 1));
+            long[] want = {400, 401, 402, 409};
+            for (int i = 0; i < want.length; i++) {
+                WorkCompletion s = p.client.next();
+                assertEquals(want[i], s.wrId, "WRs 0..2 of the chain, then the next post: " + s);
+                WorkCompletion r = p.server.next();
+                assertEquals(300 + i, r.wrId);
+                assertEquals(i < 3 ? (byte) (0x60 + i) : (byte) 0x7F, p.server.buf.get(1024 * i), "message " + i);
+            }
+
+            // a chain longer than the free slots stops at the first WR without a slot
+            int depth = qp.caps().maxSendWr();
+            SendRequest[] longer = new SendRequest[depth + 3];
+            for (int i = longer.length - 1; i >= 0; i--) {
+                longer[i] = new SendRequest().write(500 + i, p.client.mr, 0, 8, remoteAddress(p.cc), remoteKey(p.cc));
+                longer[i].next = i + 1 < longer.length ? longer[i + 1] : null;
+            }
+            e = assertThrows(WorkRequestException.class, () -> qp.postSend(longer[0]));
+            assertEquals(depth, e.index(), e.getMessage());
+            for (int i = 0; i < depth; i++) {
+                WorkCompletion w = p.client.next();
+                assertEquals(WcStatus.SUCCESS, w.status, w.toString());
+                assertEquals(500 + i, w.wrId);
+            }
+            assertEquals(0, p.cc.queuePair() == qp ? p.client.cq.poll(p.client.wcs, 8) : -1,
+                    "nothing after the cut completes");
+        }
+    }
+
+    @Test
+    @DisplayName("Inline Sends and Writes: the buffer is free when the post returns; above maxInlineData is refused (RFC 5040 §5.3)")
+    void inlineDataCopiedAtPost_5040_5_3() throws Exception {
+        try (Pair p = connect(c -> c.withInline(INLINE))) {
+            QueuePair qp = p.cc.queuePair();
+            int granted = qp.caps().maxInlineData();
+            assertTrue(granted >= INLINE, "asked " + INLINE + ", granted " + granted);
+            assertTrue(granted <= p.client.dev.info().maxInlineData() || p.client.dev.info().maxInlineData() < 0,
+                    "granted " + granted + " within the device's " + p.client.dev.info());
+            p.sc.queuePair().postRecv(80, p.server.mr, 0, 4096);
+            // a large Write ahead keeps the inline WRs queued while their source is overwritten
+            SendRequest big = new SendRequest().write(81, p.client.mr, 0, REGION / 2, remoteAddress(p.cc) + REGION / 2,
+                    remoteKey(p.cc));
+            SendRequest send = new SendRequest().send(82, p.client.mr2, 0, INLINE);
+            send.inline = true;
+            SendRequest write = new SendRequest().write(83, p.client.mr2, INLINE, INLINE, remoteAddress(p.cc) + 8192,
+                    remoteKey(p.cc));
+            write.inline = true;
+            pattern(p.client.buf2, 0, 2 * INLINE, 9);
+            byte[] original = bytes(p.client.buf2, 0, 2 * INLINE);
+            big.next = send;
+            send.next = write;
+            qp.postSend(big);
+            pattern(p.client.buf2, 0, 2 * INLINE, 77); // the caller reuses its buffer at once
+            for (int i = 0; i < 3; i++) {
+                WorkCompletion w = p.client.next();
+                assertEquals(WcStatus.SUCCESS, w.status, w.toString());
+                assertEquals(81 + i, w.wrId);
+            }
+            WorkCompletion r = p.server.next();
+            assertEquals(80, r.wrId);
+            assertEquals(INLINE, r.byteLength);
+            assertArrayEquals(java.util.Arrays.copyOf(original, INLINE), bytes(p.server.buf, 0, INLINE),
+                    "the Send carries the bytes of post time");
+            p.sc.queuePair().postRecv(84, p.server.mr, 0, 16);
+            qp.postSend(new SendRequest().send(85, p.client.mr, 0, 1));
+            assertEquals(85, p.client.next().wrId);
+            assertEquals(84, p.server.next().wrId);
+            assertArrayEquals(java.util.Arrays.copyOfRange(original, INLINE, 2 * INLINE), bytes(p.server.buf, 8192, INLINE),
+                    "the Write carries the bytes of post time");
+
+            SendRequest tooBig = new SendRequest().send(86, p.client.mr, 0, granted + 1);
+            tooBig.inline = true;
+            WorkRequestException e = assertThrows(WorkRequestException.class, () -> qp.postSend(tooBig));
+            assertEquals("inline", e.field(), e.getMessage());
+            assertTrue(e.getMessage().contains(String.valueOf(granted)), e.getMessage());
+        }
+    }
+
+    @Test
+    @DisplayName("A fenced Write waits for the earlier Read: the Read returns the data from before the Write (RFC 5040 §5.5)")
+    void fencedWriteWaitsForEarlierRead_5040_5_5() throws Exception {
+        int span = 256 << 10;
+        try (Pair p = connect()) {
+            QueuePair qp = p.cc.queuePair();
+            pattern(p.server.buf, 0, span, 11);
+            byte[] before = bytes(p.server.buf, 0, span);
+            pattern(p.client.buf, span, span, 99);
+            SendRequest read = new SendRequest().read(90, p.client.mr, 0, span, remoteAddress(p.cc), remoteKey(p.cc));
+            SendRequest write = new SendRequest().write(91, p.client.mr, span, span, remoteAddress(p.cc), remoteKey(p.cc));
+            write.fence = true;
+            read.next = write;
+            qp.postSend(read);
+            for (int i = 0; i < 2; i++) {
+                WorkCompletion w = p.client.next();
+                assertEquals(WcStatus.SUCCESS, w.status, w.toString());
+                assertEquals(90 + i, w.wrId);
+            }
+            assertArrayEquals(before, bytes(p.client.buf, 0, span), "the Read saw nothing of the fenced Write");
+        }
+    }
+
+    @Test
+    @DisplayName("Unsignalled WRs hold their slots until a later signalled WR completes (RFC 5040 §8, ibv selective signalling)")
+    void unsignalledWrsHoldSlotsUntilSignalledCompletes_5040_8() throws Exception {
+        try (Pair p = connect(c -> new QueuePairConfig(c.pd(), c.sendCq(), c.recvCq(), 4, 16))) {
+            QueuePair qp = p.cc.queuePair();
+            int depth = qp.caps().maxSendWr();
+            for (int i = 0; i < 2 * depth + 2; i++) {
+                p.sc.queuePair().postRecv(600 + i, p.server.mr, 64L * i, 64);
+            }
+            SendRequest wr = new SendRequest();
+            for (int i = 0; i < depth; i++) {
+                wr.send(700 + i, p.client.mr, 0, 1);
+                wr.signaled = false;
+                qp.postSend(wr);
+            }
+            for (int i = 0; i < depth; i++) {
+                assertEquals(600 + i, p.server.next().wrId, "the peer received every unsignalled Send");
+            }
+            WorkRequestException e = assertThrows(WorkRequestException.class,
+                    () -> qp.postSend(new SendRequest().send(799, p.client.mr, 0, 1)));
+            assertTrue(e.getMessage().contains("full"), e.getMessage());
+            assertEquals(0, p.client.cq.poll(p.client.wcs, 8), "unsignalled WRs complete silently");
+        }
+        try (Pair p = connect(c -> new QueuePairConfig(c.pd(), c.sendCq(), c.recvCq(), 4, 16))) {
+            QueuePair qp = p.cc.queuePair();
+            int depth = qp.caps().maxSendWr();
+            for (int i = 0; i < 2 * depth; i++) {
+                p.sc.queuePair().postRecv(800 + i, p.server.mr, 64L * i, 64);
+            }
+            SendRequest wr = new SendRequest();
+            for (int i = 0; i < depth; i++) {
+                wr.send(900 + i, p.client.mr, 0, 1);
+                wr.signaled = i == depth - 1;
+                qp.postSend(wr);
+            }
+            WorkCompletion last = p.client.next();
+            assertEquals(900 + depth - 1, last.wrId, "only the signalled WR completes");
+            for (int i = 0; i < depth; i++) {
+                qp.postSend(wr.send(950 + i, p.client.mr, 0, 1)); // its completion freed every held slot
+            }
+            for (int i = 0; i < depth; i++) {
+                assertEquals(950 + i, p.client.next().wrId);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Device attributes and the QP's granted caps: SGEs, SGEs for Read, inline, port state (RFC 5040 §8)")
+    void deviceAttributesAndGrantedCaps_5040_8() throws Exception {
+        try (Device d = provider.open(bindAddress())) {
+            DeviceInfo i = d.info();
+            System.out.println(providerName() + " device " + i);
+            assertTrue(i.maxSge() >= SGE, i.toString());
+            assertTrue(i.maxSgeRd() >= 1, i.toString());
+            assertTrue(i.maxInlineData() >= INLINE, i.toString());
+            assertTrue(i.maxQpWr() >= 16 && i.maxCqe() >= 64 && i.maxMrSize() > 0, i.toString());
+            assertEquals(DeviceInfo.PortState.ACTIVE, i.portState());
+        }
+        try (Pair p = connect(c -> c.withSge(SGE, SGE).withInline(INLINE))) {
+            QueuePairCaps caps = p.cc.queuePair().caps();
+            System.out.println(providerName() + " granted " + caps);
+            assertTrue(caps.maxSendSge() >= SGE && caps.maxRecvSge() >= SGE, caps.toString());
+            assertTrue(caps.maxInlineData() >= INLINE, caps.toString());
+            assertTrue(caps.maxSendWr() >= 16 && caps.maxRecvWr() >= 16, caps.toString());
+            assertTrue(caps.maxSgeRd() >= 1 && caps.maxSgeRd() <= p.client.dev.info().maxSgeRd(), caps.toString());
         }
     }
 }

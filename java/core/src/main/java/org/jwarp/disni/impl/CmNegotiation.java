@@ -211,6 +211,7 @@ final class CmNegotiation {
         boolean ordUnknown = false;
         if (roce) {
             req = CmPrivateData.toFrame(MpaFrame.Kind.REQUEST, false, ev.privateData(), ROCE_LIMITS);
+            req = withIbCmValues(req, ev);
         } else {
             int peerIrd = checkedPeer("initiator_depth", ev.initiatorDepth());
             int peerOrd = checkedPeer("responder_resources", ev.responderResources());
@@ -227,6 +228,25 @@ final class CmNegotiation {
             }
         }
         return new Responder(req, ordUnknown);
+    }
+
+    /**
+     * A RoCE request from a plain rdma_cm consumer (rdma-core's rping, perftest): its private data
+     * is the IB CM's zero padding, so the enhanced data reads IRD 0 / ORD 0, while the REQ itself
+     * carries the peer's values ({@code initiator_depth} = its IRD, {@code responder_resources} =
+     * its ORD at the listener). A jwarp initiator puts the same values in both places, so the
+     * REQ's values are taken only when the private data has none (RFC 6581 §9.1).
+     */
+    private static MpaFrame withIbCmValues(MpaFrame req, CmEvent ev) {
+        EnhancedConnectionData ed = req.enhancedData();
+        int peerIrd = checkedPeer("initiator_depth", ev.initiatorDepth());
+        int peerOrd = checkedPeer("responder_resources", ev.responderResources());
+        if (ed == null || ed.ird() != 0 || ed.ord() != 0 || ed.peerToPeer() || (peerIrd == 0 && peerOrd == 0)) {
+            return req;
+        }
+        return MpaFrame.request().limits(ROCE_LIMITS).ulpPrivateData(req.ulpPrivateData())
+                .revision(MpaRequestReplyFlyweight.REVISION_2)
+                .enhancedData(new EnhancedConnectionData(false, false, false, false, peerIrd, peerOrd)).build();
     }
 
     final class Responder {

@@ -45,7 +45,8 @@ final class DisniCq implements CompletionQueue {
     private final ByteBuffer wcs = ByteBuffer.allocateDirect(WC_SIZE * BATCH).order(ByteOrder.nativeOrder());
     private final long wcsAddr = MemoryUtils.getAddress(wcs);
     private final SVCReqNotify arm;
-    private volatile DisniQp[] qps = new DisniQp[0];
+    /** Attached QPs by qp_num (replaced on attach/detach, read without a lock). */
+    private volatile QpTable<DisniQp> qps = new QpTable<>(DisniQp::qpNum);
     /**
      * Detached (closed) QPs whose WRs had not all completed: their flushed completions (RFC 5040
      * section 8.2) still arrive here and must map back to the caller's wrIds. Newest first; an
@@ -65,18 +66,13 @@ final class DisniCq implements CompletionQueue {
     }
 
     synchronized void attach(DisniQp qp) {
-        DisniQp[] n = java.util.Arrays.copyOf(qps, qps.length + 1);
-        n[qps.length] = qp;
-        qps = n;
+        qps = qps.with(qp);
     }
 
     synchronized void detach(DisniQp qp) {
-        DisniQp[] cur = qps;
-        int i = java.util.Arrays.asList(cur).indexOf(qp);
-        if (i >= 0) {
-            DisniQp[] n = new DisniQp[cur.length - 1];
-            System.arraycopy(cur, 0, n, 0, i);
-            System.arraycopy(cur, i + 1, n, i, cur.length - i - 1);
+        QpTable<DisniQp> cur = qps;
+        QpTable<DisniQp> n = cur.without(qp);
+        if (n != cur) {
             qps = n;
             java.util.List<DisniQp> d = new java.util.ArrayList<>(DRAINING_MAX);
             if (qp.hasOutstanding()) {
@@ -164,10 +160,9 @@ final class DisniCq implements CompletionQueue {
      * closed ones still draining (their tokens differ by generation even when the number is reused).
      */
     private boolean dispatch(WorkCompletion wc, boolean success, boolean send) {
-        for (DisniQp q : qps) {
-            if (q.qpNum() == wc.qpNum && (success ? q.completed(wc, send) : q.completedOnError(wc))) {
-                return true;
-            }
+        DisniQp live = qps.get(wc.qpNum);
+        if (live != null && (success ? live.completed(wc, send) : live.completedOnError(wc))) {
+            return true;
         }
         for (DisniQp q : draining) {
             if (q.qpNum() == wc.qpNum && (success ? q.completed(wc, send) : q.completedOnError(wc))) {

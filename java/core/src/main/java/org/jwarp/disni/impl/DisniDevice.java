@@ -28,6 +28,7 @@ import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.ProtectionDomain;
+import org.jwarp.verbs.QueuePairCaps;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
@@ -385,11 +386,12 @@ final class DisniDevice implements Device, ConnectionManager {
         try {
             NegotiationOutcome o = neg.onReply(ev, true).outcome();
             return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerOrd() : -1);
+                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerIrd() : -1,
+                    o.peerValuesKnown() ? o.peerOrd() : -1);
         } catch (MpaDecodeException | IllegalArgumentException bad) {
             return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
                     + ev.status() + "), private data not RFC 6581 section 9 data: " + bad.getMessage(),
-                    ev.privateData(), -1);
+                    ev.privateData());
         }
     }
 
@@ -439,15 +441,29 @@ final class DisniDevice implements Device, ConnectionManager {
         IbvQPInitAttr attr = new IbvQPInitAttr();
         attr.cap().setMax_send_wr(c.maxSendWr());
         attr.cap().setMax_recv_wr(c.maxRecvWr());
-        attr.cap().setMax_inline_data(0);
+        attr.cap().setMax_inline_data(c.maxInlineData());
         attr.setQp_type(IbvQP.IBV_QPT_RC);
         attr.setSend_cq(scq.cq);
         attr.setRecv_cq(rcq.cq);
-        IbvQP qp = dispatcher.locked(() -> cm.createQP(id, pd.pd, attr));
+        ByteBuffer granted = ByteBuffer.allocateDirect(JwarpNative.CAP_SIZE).order(ByteOrder.nativeOrder());
+        // the SGE request and the granted caps travel per thread around DiSNI's _createQP
+        IbvQP qp = dispatcher.locked(() -> {
+            JwarpNative.qpRequest(c.maxSendSge(), c.maxRecvSge());
+            IbvQP created = cm.createQP(id, pd.pd, attr);
+            if (created != null && JwarpNative.qpGranted(granted) < 0) {
+                throw new IOException("qpGranted: no capabilities recorded");
+            }
+            return created;
+        });
         if (qp == null) {
             throw new IOException("rdma_create_qp failed");
         }
-        DisniQp q = new DisniQp(qp, c.maxSendWr(), c.maxRecvWr());
+        QueuePairCaps caps = new QueuePairCaps(granted.getInt(JwarpNative.CAP_MAX_SEND_WR),
+                granted.getInt(JwarpNative.CAP_MAX_RECV_WR), granted.getInt(JwarpNative.CAP_MAX_SEND_SGE),
+                granted.getInt(JwarpNative.CAP_MAX_RECV_SGE), Math.max(1, info.maxSgeRd()),
+                granted.getInt(JwarpNative.CAP_MAX_INLINE));
+        LOG.debug("QP {} granted {}", qp.getQp_num(), caps);
+        DisniQp q = new DisniQp(qp, caps);
         scq.attach(q);
         if (rcq != scq) {
             rcq.attach(q);

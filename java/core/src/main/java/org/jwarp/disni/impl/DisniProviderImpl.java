@@ -56,6 +56,11 @@ public final class DisniProviderImpl implements RdmaProvider {
         return out;
     }
 
+    /** ibv_device_attr.max_mr_size is a u64; siw and rxe report all ones (no limit): Long.MAX_VALUE then. */
+    static long maxMrSize(long u64) {
+        return u64 < 0 ? Long.MAX_VALUE : u64;
+    }
+
     static DeviceInfo toInfo(String name, ByteBuffer b) {
         DeviceInfo.Transport t;
         if (b.getInt(JwarpNative.DEV_TRANSPORT) == JwarpNative.TRANSPORT_IWARP) {
@@ -67,7 +72,10 @@ public final class DisniProviderImpl implements RdmaProvider {
         }
         return new DeviceInfo(name, t, b.getInt(JwarpNative.DEV_MAX_QP_RD_ATOM),
                 b.getInt(JwarpNative.DEV_MAX_QP_INIT_RD_ATOM), b.getInt(JwarpNative.DEV_MAX_QP_WR),
-                b.getInt(JwarpNative.DEV_MAX_CQE), b.getLong(JwarpNative.DEV_MAX_MR_SIZE));
+                b.getInt(JwarpNative.DEV_MAX_CQE), maxMrSize(b.getLong(JwarpNative.DEV_MAX_MR_SIZE)), b.getInt(JwarpNative.DEV_MAX_SGE),
+                b.getInt(JwarpNative.DEV_MAX_SGE_RD), b.getInt(JwarpNative.DEV_MAX_INLINE),
+                b.getInt(JwarpNative.DEV_LINK_LAYER) < 0 ? DeviceInfo.PortState.UNKNOWN
+                        : DeviceInfo.PortState.of(b.getInt(JwarpNative.DEV_PORT_STATE)));
     }
 
     @Override

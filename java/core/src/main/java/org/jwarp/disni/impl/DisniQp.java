@@ -5,8 +5,12 @@ import com.ibm.disni.verbs.IbvQP;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
+import org.jwarp.verbs.QueuePairCaps;
+import org.jwarp.verbs.RecvRequest;
+import org.jwarp.verbs.ScatterGatherList;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
@@ -14,13 +18,21 @@ import org.jwarp.verbs.WorkCompletion;
 import org.jwarp.verbs.WorkRequestException;
 
 /**
- * A connected RC queue pair created by rdma_cm through DiSNI. Work requests are written as
- * {@code struct ibv_send_wr}/{@code ibv_recv_wr} with one SGE into preallocated direct buffers
- * (offsets probed from rdma-core) and posted without allocation. RDMA Reads beyond the
- * negotiated ORD are refused locally (RFC 6581 section 9.1; RFC 5040 section 6.5 Read Request
- * queue depth), as are posts on a QP that is not in RTS. Outstanding WRs of both queues are kept
- * in {@link WrRing}s: the device sees a ring token as wr_id and completions retire by ring
- * position, so repeated caller wrIds and unsignalled WRs never leak a slot.
+ * A connected RC queue pair created by rdma_cm through DiSNI. A chain of work requests is
+ * written as linked {@code struct ibv_send_wr}/{@code ibv_recv_wr} entries, each with its
+ * {@code ibv_sge} array, into preallocated direct buffers (offsets probed from rdma-core) and
+ * posted with one JNI crossing and one {@code ibv_post_send}/{@code ibv_post_recv}, without
+ * allocation. Local checks before anything reaches the device (RFC 5040 §7 local errors): QP in
+ * RTS, free slots, SGE counts within the granted caps, every SGE inside its region and, for
+ * receives and Read sinks, LOCAL_WRITE; inline size; RDMA Reads beyond the negotiated ORD
+ * (RFC 6581 section 9.1; RFC 5040 section 6.5 Read Request queue depth). The first refused WR of
+ * a chain cuts it there: the ones before are posted (ibverbs' bad_wr contract, also when the
+ * device itself refuses a WR). Outstanding WRs of both queues are kept in {@link WrRing}s: the
+ * device sees a ring token as wr_id and completions retire by ring position, so repeated caller
+ * wrIds and unsignalled WRs (which hold their slots until a later signalled one completes) never
+ * leak a slot.
+ *
+ * <p>Thread-safe: posts and completion mapping are serialized on this object.
  */
 final class DisniQp implements QueuePair {
     static final int SEND_WR_SIZE = JwarpNative.probe(JwarpNative.PROBE_SEND_WR_SIZE);
@@ -38,38 +50,64 @@ final class DisniQp implements QueuePair {
     static final int SGE_ADDR = 0;
     static final int SGE_LENGTH = 8;
     static final int SGE_LKEY = 12;
+    static final int IBV_SEND_FENCE = 1;
     static final int IBV_SEND_SIGNALED = 1 << 1;
     static final int IBV_SEND_SOLICITED = 1 << 2;
+    static final int IBV_SEND_INLINE = 1 << 3;
 
     /** Generations of the WR tokens: QP numbers are reused, tokens of a closed QP must not match its successor. */
     private static final java.util.concurrent.atomic.AtomicInteger GENERATIONS = new java.util.concurrent.atomic.AtomicInteger();
     private final IbvQP qp;
     private final long qpPtr;
     private final int qpNum;
+    private final QueuePairCaps caps;
+    /** maxSendWr send WRs, then each one's SGE array of max(maxSendSge, maxSgeRd) entries. */
     private final ByteBuffer sendWr;
     private final long sendWrAddr;
+    private final int sendSges;
     private final ByteBuffer recvWr;
     private final long recvWrAddr;
+    private final int recvSges;
     /** Posted, not yet retired send WRs, retired by ring position (the SQ completes in order). */
     private final WrRing sq;
     /** Posted, not yet completed receive WRs (the RQ completes in order). */
     private final WrRing rq;
     private volatile int ord;
     private volatile QpState state = QpState.INIT;
+    private long postCalls;
 
-    DisniQp(IbvQP qp, int maxSendWr, int maxRecvWr) throws java.io.IOException {
+    DisniQp(IbvQP qp, QueuePairCaps caps) throws java.io.IOException {
         this.qp = qp;
         this.qpPtr = CmDispatcher.ptr(qp);
         this.qpNum = qp.getQp_num();
-        sendWr = ByteBuffer.allocateDirect(SEND_WR_SIZE + SGE_SIZE).order(ByteOrder.nativeOrder());
+        this.caps = caps;
+        int ns = caps.maxSendWr();
+        sendSges = Math.max(1, Math.max(caps.maxSendSge(), caps.maxSgeRd()));
+        sendWr = ByteBuffer.allocateDirect(ns * (SEND_WR_SIZE + sendSges * SGE_SIZE)).order(ByteOrder.nativeOrder());
         sendWrAddr = MemoryUtils.getAddress(sendWr);
-        recvWr = ByteBuffer.allocateDirect(RECV_WR_SIZE + SGE_SIZE).order(ByteOrder.nativeOrder());
+        for (int i = 0; i < ns; i++) {
+            sendWr.putLong(i * SEND_WR_SIZE + WR_NEXT, i + 1 < ns ? sendWrAddr + (i + 1) * SEND_WR_SIZE : 0L);
+            sendWr.putLong(i * SEND_WR_SIZE + WR_SG_LIST, sendWrAddr + sendSge(i, 0));
+        }
+        int nr = caps.maxRecvWr();
+        recvSges = Math.max(1, caps.maxRecvSge());
+        recvWr = ByteBuffer.allocateDirect(nr * (RECV_WR_SIZE + recvSges * SGE_SIZE)).order(ByteOrder.nativeOrder());
         recvWrAddr = MemoryUtils.getAddress(recvWr);
-        sendWr.putLong(WR_NEXT, 0L).putLong(WR_SG_LIST, sendWrAddr + SEND_WR_SIZE);
-        recvWr.putLong(WR_NEXT, 0L).putLong(WR_SG_LIST, recvWrAddr + RECV_WR_SIZE);
+        for (int i = 0; i < nr; i++) {
+            recvWr.putLong(i * RECV_WR_SIZE + WR_NEXT, i + 1 < nr ? recvWrAddr + (i + 1) * RECV_WR_SIZE : 0L);
+            recvWr.putLong(i * RECV_WR_SIZE + WR_SG_LIST, recvWrAddr + recvSge(i, 0));
+        }
         int gen = GENERATIONS.incrementAndGet();
-        sq = new WrRing(WrRing.SEND_TAG, maxSendWr, gen);
-        rq = new WrRing(WrRing.RECV_TAG, maxRecvWr, gen);
+        sq = new WrRing(WrRing.SEND_TAG, ns, gen);
+        rq = new WrRing(WrRing.RECV_TAG, nr, gen);
+    }
+
+    private int sendSge(int wr, int j) {
+        return caps.maxSendWr() * SEND_WR_SIZE + (wr * sendSges + j) * SGE_SIZE;
+    }
+
+    private int recvSge(int wr, int j) {
+        return caps.maxRecvWr() * RECV_WR_SIZE + (wr * recvSges + j) * SGE_SIZE;
     }
 
     void established(int negotiatedOrd) {
@@ -96,48 +134,153 @@ final class DisniQp implements QueuePair {
     }
 
     @Override
-    public synchronized void postSend(SendRequest wr) throws WorkRequestException {
+    public QueuePairCaps caps() {
+        return caps;
+    }
+
+    @Override
+    public synchronized long postCalls() {
+        return postCalls;
+    }
+
+    @Override
+    public synchronized void postSend(SendRequest first) throws WorkRequestException {
+        WorkRequestException refused = null;
+        int k = 0;
+        int reads = sq.readsOutstanding();
+        for (SendRequest wr = first; wr != null; wr = wr.next, k++) {
+            refused = writeSend(wr, k, reads);
+            if (refused != null) {
+                break;
+            }
+            if (wr.opcode == SendOpcode.RDMA_READ) {
+                reads++;
+            }
+        }
+        if (k > 0) {
+            long r = postChain(true, k);
+            int ok = r == 0 ? k : (int) (r >>> 32);
+            int i = 0;
+            for (SendRequest wr = first; i < ok; wr = wr.next, i++) {
+                sq.posted(wr.wrId, wcOpcodeOf(wr.opcode));
+            }
+            if (r != 0) {
+                throw new WorkRequestException("ibv_post_send on QP " + qpNum + " refused it with errno " + (int) r, ok,
+                        null);
+            }
+        }
+        if (refused != null) {
+            throw refused;
+        }
+    }
+
+    /** Writes WR k of a chain into slot k of the send buffer, or returns why it is refused. */
+    private WorkRequestException writeSend(SendRequest wr, int k, int reads) {
         if (state != QpState.RTS) {
-            throw new WorkRequestException("postSend: QP " + qpNum + " is " + state + ", not RTS");
+            return new WorkRequestException("postSend: QP " + qpNum + " is " + state + ", not RTS", k, null);
         }
-        if (sq.full()) {
-            throw new WorkRequestException("postSend: send queue of QP " + qpNum + " is full ("
-                    + sq.capacity() + " outstanding)");
+        if (sq.outstanding() + k >= sq.capacity()) {
+            return new WorkRequestException("postSend: send queue of QP " + qpNum + " is full (" + sq.capacity()
+                    + " slots held, maxSendWr; an unsignalled WR holds its slot until a later signalled one completes)",
+                    k, null);
         }
-        boolean isRead = wr.opcode == SendOpcode.RDMA_READ;
-        if (isRead && sq.readsOutstanding() >= ord) {
-            throw new WorkRequestException("postSend: RDMA Read refused, " + sq.readsOutstanding()
-                    + " Reads outstanding and the negotiated ORD is " + ord + " (RFC 6581 section 9.1)");
+        SendOpcode op = wr.opcode;
+        if (op == null) {
+            return new WorkRequestException("postSend: opcode null", k, "opcode");
         }
-        int numSge = 0;
-        if (wr.length > 0) {
-            MemoryRegion mr = wr.local;
-            if (mr == null) {
-                throw new WorkRequestException("postSend: local region missing for " + wr.length + " bytes");
+        boolean read = op == SendOpcode.RDMA_READ;
+        if (read && reads >= ord) {
+            return new WorkRequestException("postSend: RDMA Read refused, " + reads
+                    + " Reads outstanding and the negotiated ORD is " + ord + " (RFC 6581 section 9.1)", k, "opcode");
+        }
+        ScatterGatherList sgl = wr.sgl;
+        int n = sgl.count();
+        int limit = read ? caps.maxSgeRd() : caps.maxSendSge();
+        if (n > limit) {
+            return new WorkRequestException("postSend: num_sge " + n + " exceeds the QP's " + (read ? "maxSgeRd " : "maxSendSge ")
+                    + limit, k, "num_sge");
+        }
+        long total = 0;
+        for (int j = 0; j < n; j++) {
+            WorkRequestException e = checkSge(sgl.region(j), sgl.offset(j), sgl.length(j), read, k, j);
+            if (e != null) {
+                return e;
             }
-            if (wr.localOffset < 0 || (long) wr.localOffset + wr.length > mr.length()) {
-                throw new WorkRequestException("postSend: [" + wr.localOffset + ", +" + wr.length
-                        + ") outside the local region of " + mr.length() + " bytes");
+            total += sgl.length(j);
+        }
+        if (total > Integer.MAX_VALUE) {
+            return new WorkRequestException("postSend: length " + total + " exceeds 2^31-1", k, "length");
+        }
+        if (wr.inline && (read || total > caps.maxInlineData())) {
+            return new WorkRequestException(read ? "postSend: inline: an RDMA Read cannot be inline"
+                    : "postSend: inline: " + total + " bytes exceed the QP's maxInlineData " + caps.maxInlineData(), k,
+                    "inline");
+        }
+        int w = k * SEND_WR_SIZE;
+        int written = 0;
+        for (int j = 0; j < n; j++) {
+            int len = sgl.length(j);
+            if (len == 0) {
+                continue; // zero-length entries carry nothing; siw refuses a zero-length SGE with a null lkey
             }
-            sendWr.putLong(SEND_WR_SIZE + SGE_ADDR, mr.address() + wr.localOffset);
-            sendWr.putInt(SEND_WR_SIZE + SGE_LENGTH, wr.length);
-            sendWr.putInt(SEND_WR_SIZE + SGE_LKEY, mr.lkey());
-            numSge = 1;
-        } else if (wr.length < 0) {
-            throw new WorkRequestException("postSend: negative length " + wr.length);
+            MemoryRegion mr = sgl.region(j);
+            int at = sendSge(k, written++);
+            sendWr.putLong(at + SGE_ADDR, mr.address() + sgl.offset(j));
+            sendWr.putInt(at + SGE_LENGTH, len);
+            sendWr.putInt(at + SGE_LKEY, mr.lkey());
         }
-        sendWr.putLong(0, sq.nextToken()); // the caller's wrId stays in the ring slot
-        sendWr.putInt(WR_NUM_SGE, numSge);
-        sendWr.putInt(WR_OPCODE, wr.opcode.ibvCode);
-        sendWr.putInt(WR_FLAGS, (wr.signaled ? IBV_SEND_SIGNALED : 0) | (wr.solicited ? IBV_SEND_SOLICITED : 0));
-        sendWr.putInt(WR_IMM, wr.opcode == SendOpcode.SEND_WITH_INVALIDATE ? wr.invalidateRkey : 0);
-        sendWr.putLong(WR_REMOTE_ADDR, wr.remoteAddress);
-        sendWr.putInt(WR_RKEY, wr.rkey);
-        int rc = JwarpNative.postSend(qpPtr, sendWrAddr);
-        if (rc != 0) {
-            throw new WorkRequestException("postSend: ibv_post_send on QP " + qpNum + " failed with errno " + rc);
+        sendWr.putLong(w, sq.tokenAhead(k)); // the caller's wrId stays in the ring slot
+        sendWr.putInt(w + WR_NUM_SGE, written);
+        sendWr.putInt(w + WR_OPCODE, op.ibvCode);
+        sendWr.putInt(w + WR_FLAGS, (wr.signaled ? IBV_SEND_SIGNALED : 0) | (wr.solicited ? IBV_SEND_SOLICITED : 0)
+                | (wr.fence ? IBV_SEND_FENCE : 0) | (wr.inline ? IBV_SEND_INLINE : 0));
+        sendWr.putInt(w + WR_IMM, op == SendOpcode.SEND_WITH_INVALIDATE ? wr.invalidateRkey : 0);
+        sendWr.putLong(w + WR_REMOTE_ADDR, wr.remoteAddress);
+        sendWr.putInt(w + WR_RKEY, wr.rkey);
+        return null;
+    }
+
+    /** One SGE: a region, inside it, LOCAL_WRITE when written into (receive, Read sink). */
+    private static WorkRequestException checkSge(MemoryRegion mr, long off, int len, boolean sink, int k, int j) {
+        // field names are built on the refusal path only: the accepting path allocates nothing
+        if (len < 0) {
+            return refuse(k, j, ".length", ".length " + len + " is negative");
         }
-        sq.posted(wr.wrId, wcOpcodeOf(wr.opcode));
+        if (mr == null) {
+            return len == 0 ? null : refuse(k, j, ".lkey", ": no region for " + len + " bytes");
+        }
+        if (!(mr instanceof DisniPd.DisniMr)) {
+            return refuse(k, j, ".lkey", ": not a region of the DiSNI provider");
+        }
+        if (off < 0 || off > (long) mr.length() - len) {
+            return refuse(k, j, ".addr", ": [" + off + ", +" + len + ") outside the region of " + mr.length() + " bytes");
+        }
+        if (sink && len > 0 && !mr.access().contains(Access.LOCAL_WRITE)) {
+            return refuse(k, j, ".lkey", ": a receive buffer or RDMA Read sink needs LOCAL_WRITE");
+        }
+        return null;
+    }
+
+    private static WorkRequestException refuse(int k, int j, String part, String why) {
+        String f = "sg_list[" + j + "]";
+        return new WorkRequestException(f + why, k, f + part);
+    }
+
+    /**
+     * Cuts the prepared chain after {@code n} WRs, posts it with one native call and restores the
+     * link; returns 0 or (index of the refused WR &lt;&lt; 32) | errno.
+     */
+    private long postChain(boolean send, int n) {
+        ByteBuffer b = send ? sendWr : recvWr;
+        int stride = send ? SEND_WR_SIZE : RECV_WR_SIZE;
+        long base = send ? sendWrAddr : recvWrAddr;
+        int capacity = send ? caps.maxSendWr() : caps.maxRecvWr();
+        int last = (n - 1) * stride + WR_NEXT;
+        b.putLong(last, 0L);
+        long r = send ? JwarpNative.postSendList(qpPtr, base) : JwarpNative.postRecvList(qpPtr, base);
+        b.putLong(last, n < capacity ? base + (long) n * stride : 0L);
+        postCalls++;
+        return r;
     }
 
     private static WcOpcode wcOpcodeOf(SendOpcode op) {
@@ -148,16 +291,16 @@ final class DisniQp implements QueuePair {
         }
     }
 
-    /**
-     * A successful completion of this QP: its device wr_id (a ring token) becomes the caller's
-     * wrId. A send completion retires its WR and every older unsignalled one (RFC 5040 §5.5).
-     * Returns false for a token this QP does not know (the wrId is then left as the device's).
-     */
     /** Whether WRs of either queue still await a completion (flushed ones arrive after close). */
     synchronized boolean hasOutstanding() {
         return sq.outstanding() > 0 || rq.outstanding() > 0;
     }
 
+    /**
+     * A successful completion of this QP: its device wr_id (a ring token) becomes the caller's
+     * wrId. A send completion retires its WR and every older unsignalled one (RFC 5040 §5.5).
+     * Returns false for a token this QP does not know (the wrId is then left as the device's).
+     */
     synchronized boolean completed(WorkCompletion wc, boolean send) {
         WrRing ring = send ? sq : rq;
         if (!ring.retireThrough(wc.wrId)) {
@@ -183,27 +326,85 @@ final class DisniQp implements QueuePair {
     }
 
     @Override
-    public synchronized void postRecv(long wrId, MemoryRegion mr, int offset, int length) throws WorkRequestException {
-        if (state == QpState.ERR) {
-            throw new WorkRequestException("postRecv: QP " + qpNum + " is in ERR");
+    public synchronized void postRecv(RecvRequest first) throws WorkRequestException {
+        WorkRequestException refused = null;
+        int k = 0;
+        for (RecvRequest wr = first; wr != null; wr = wr.next, k++) {
+            refused = writeRecv(wr.wrId, wr.sgl, null, 0, 0, k);
+            if (refused != null) {
+                break;
+            }
         }
-        if (mr == null || offset < 0 || length < 0 || (long) offset + length > mr.length()) {
-            throw new WorkRequestException("postRecv: [" + offset + ", +" + length + ") outside the region");
+        if (k > 0) {
+            long r = postChain(false, k);
+            int ok = r == 0 ? k : (int) (r >>> 32);
+            int i = 0;
+            for (RecvRequest wr = first; i < ok; wr = wr.next, i++) {
+                rq.posted(wr.wrId, WcOpcode.RECV);
+            }
+            if (r != 0) {
+                throw new WorkRequestException("ibv_post_recv on QP " + qpNum + " refused it with errno " + (int) r, ok,
+                        null);
+            }
         }
-        if (rq.full()) {
-            throw new WorkRequestException("postRecv: receive queue of QP " + qpNum + " is full (" + rq.capacity()
-                    + " outstanding)");
+        if (refused != null) {
+            throw refused;
         }
-        recvWr.putLong(0, rq.nextToken()); // the caller's wrId stays in the ring slot
-        recvWr.putInt(WR_NUM_SGE, length > 0 ? 1 : 0);
-        recvWr.putLong(RECV_WR_SIZE + SGE_ADDR, mr.address() + offset);
-        recvWr.putInt(RECV_WR_SIZE + SGE_LENGTH, length);
-        recvWr.putInt(RECV_WR_SIZE + SGE_LKEY, mr.lkey());
-        int rc = JwarpNative.postRecv(qpPtr, recvWrAddr);
-        if (rc != 0) {
-            throw new WorkRequestException("postRecv: ibv_post_recv on QP " + qpNum + " failed with errno " + rc);
+    }
+
+    @Override
+    public synchronized void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
+        WorkRequestException refused = writeRecv(wrId, null, mr, offset, length, 0);
+        if (refused != null) {
+            throw refused;
+        }
+        long r = postChain(false, 1);
+        if (r != 0) {
+            throw new WorkRequestException("ibv_post_recv on QP " + qpNum + " refused it with errno " + (int) r, 0, null);
         }
         rq.posted(wrId, WcOpcode.RECV);
+    }
+
+    /** Writes receive WR k (from {@code sgl}, or the single buffer when sgl is null), or returns why not. */
+    private WorkRequestException writeRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen,
+            int k) {
+        if (state == QpState.ERR) {
+            return new WorkRequestException("postRecv: QP " + qpNum + " is in ERR", k, null);
+        }
+        if (rq.outstanding() + k >= rq.capacity()) {
+            return new WorkRequestException("postRecv: receive queue of QP " + qpNum + " is full (" + rq.capacity()
+                    + " outstanding, maxRecvWr)", k, null);
+        }
+        int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
+        if (n > caps.maxRecvSge()) {
+            return new WorkRequestException("postRecv: num_sge " + n + " exceeds the QP's maxRecvSge " + caps.maxRecvSge(),
+                    k, "num_sge");
+        }
+        long total = 0;
+        int written = 0;
+        for (int j = 0; j < n; j++) {
+            MemoryRegion mr = sgl != null ? sgl.region(j) : one;
+            long off = sgl != null ? sgl.offset(j) : oneOff;
+            int len = sgl != null ? sgl.length(j) : oneLen;
+            WorkRequestException e = checkSge(mr, off, len, true, k, j);
+            if (e != null) {
+                return e;
+            }
+            total += len;
+            if (len > 0) {
+                int at = recvSge(k, written++);
+                recvWr.putLong(at + SGE_ADDR, mr.address() + off);
+                recvWr.putInt(at + SGE_LENGTH, len);
+                recvWr.putInt(at + SGE_LKEY, mr.lkey());
+            }
+        }
+        if (total > Integer.MAX_VALUE) {
+            return new WorkRequestException("postRecv: length " + total + " exceeds 2^31-1", k, "length");
+        }
+        int w = k * RECV_WR_SIZE;
+        recvWr.putLong(w, rq.tokenAhead(k)); // the caller's wrId stays in the ring slot
+        recvWr.putInt(w + WR_NUM_SGE, written);
+        return null;
     }
 
     IbvQP ibvQp() {

@@ -94,6 +94,11 @@ final class WrRing {
         return prefix | (tail & SEQ_MASK);
     }
 
+    /** The token of the WR {@code ahead} places behind the next one (a chain being prepared). */
+    long tokenAhead(int ahead) {
+        return prefix | ((tail + ahead) & SEQ_MASK);
+    }
+
     /** Whether {@code token} has this queue's tag (send or receive), whatever its generation. */
     boolean owns(long token) {
         return (token & TAG_MASK) == tag;

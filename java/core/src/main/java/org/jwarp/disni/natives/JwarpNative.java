@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -51,7 +51,19 @@ public final class JwarpNative {
     public static final int DEV_LINK_LAYER = 64;
     public static final int DEV_ACTIVE_MTU = 68;
     public static final int DEV_PORT_STATE = 72;
-    public static final int DEV_SIZE = 80;
+    /** Inline bytes a throw-away RC QP was granted (-1: could not probe). */
+    public static final int DEV_MAX_INLINE = 76;
+    public static final int DEV_MAX_SGE_RD = 80;
+    public static final int DEV_SIZE = 88;
+
+    /** Offsets of {@link #qpGranted} output (native-order ints). */
+    public static final int CAP_QP_NUM = 0;
+    public static final int CAP_MAX_SEND_WR = 4;
+    public static final int CAP_MAX_RECV_WR = 8;
+    public static final int CAP_MAX_SEND_SGE = 12;
+    public static final int CAP_MAX_RECV_SGE = 16;
+    public static final int CAP_MAX_INLINE = 20;
+    public static final int CAP_SIZE = 24;
 
     /** {@code enum ibv_transport_type}. */
     public static final int TRANSPORT_IB = 0;
@@ -139,6 +151,27 @@ public final class JwarpNative {
 
     /** {@code ibv_post_recv}; 0 or an errno value. */
     public static native int postRecv(long qp, long wr);
+
+    /**
+     * The SGEs per send and per receive WR the next DiSNI {@code _createQP} on this thread asks
+     * for (its signature carries none); good for that one creation.
+     */
+    public static native void qpRequest(int maxSendSge, int maxRecvSge);
+
+    /**
+     * What the last {@code _createQP} on this thread was granted (qp_num, then {@code struct
+     * ibv_qp_cap}) into {@code out} (direct, CAP_SIZE bytes, native order); bytes written or -1.
+     */
+    public static native int qpGranted(ByteBuffer out);
+
+    /**
+     * One {@code ibv_post_send} for the linked chain at wr: 0, or {@code (index of bad_wr << 32) | errno}
+     * (the WRs before bad_wr were posted).
+     */
+    public static native long postSendList(long qp, long wr);
+
+    /** One {@code ibv_post_recv} for the linked chain at wr, with {@link #postSendList}'s result. */
+    public static native long postRecvList(long qp, long wr);
 
     /** {@code ibv_poll_cq} into {@code struct ibv_wc[n]} at wcs; count or negative errno. */
     public static native int pollCq(long cq, int n, long wcs);

@@ -221,6 +221,26 @@ class CmNegotiationTest {
     }
 
     @Test
+    void roceRequestOfAPlainRdmaCmPeerTakesTheIbCmValues_6581_9_1() throws Exception {
+        // rdma-core's rping: no private data (the IB CM pads 56 zero bytes), IRD 1 / ORD 1 in the REQ
+        CmNegotiation.Responder r = ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 1, 1,
+                new byte[CmNegotiation.IB_REQ_PRIVATE_DATA]));
+        assertEquals(1, r.peerIrd());
+        assertEquals(1, r.peerOrd());
+        assertFalse(r.peer().peerToPeer());
+        assertArrayEquals(new byte[0], r.peerPrivateData());
+        NegotiationDecision acc = r.accept(params(1, 1, ""));
+        assertEquals(1, acc.outcome().ird());
+        assertEquals(1, acc.outcome().ord(), "an RDMA Read toward rping's IRD 1 is allowed");
+        // the REQ's values only stand in when the private data has none: a jwarp peer's win
+        CmNegotiation.Initiator i = ROCE.initiator(params(4, 2, ""));
+        CmNegotiation.Responder j = ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 7, 7,
+                pad(i.privateData(), CmNegotiation.IB_REQ_PRIVATE_DATA)));
+        assertEquals(4, j.peerIrd());
+        assertEquals(2, j.peerOrd());
+    }
+
+    @Test
     void roceRejectCarriesUlpPrivateDataAndPeerValues_6581_9_1() throws Exception {
         CmNegotiation.Initiator i = ROCE.initiator(params(4, 4, ""));
         CmNegotiation.Responder r = ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 0, 0,

@@ -1,0 +1,273 @@
+package org.jwarp.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.Connection;
+import org.jwarp.verbs.ConnectionParameters;
+import org.jwarp.verbs.ConnectionRejectedException;
+import org.jwarp.verbs.ConnectionRequest;
+import org.jwarp.verbs.Device;
+import org.jwarp.verbs.Listener;
+import org.jwarp.verbs.ProtectionDomain;
+import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.Rdma;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RdmaProvider;
+
+/**
+ * {@code jwarp server} against hostile or broken peers: a hello that asks for too much memory, an
+ * idle peer, a peer-to-peer request to a client-server server, a peer that goes away. Each request
+ * is decided at once (MPA Reject R=1 with a reason, RFC 5044 §7.1.5) and a legit client still works.
+ */
+class ServerHostilePeerTest {
+    private static final Duration AT_ONCE = Duration.ofSeconds(5); // a client left waiting times out after 10 s
+
+    /** Starts {@code jwarp server} with {@code extra} options on a free port; returns its exit future. */
+    private static CompletableFuture<Integer> server(int port, String... extra) {
+        List<String> args = new ArrayList<>(List.of("server", "--bind", "127.0.0.1", "--port", String.valueOf(port)));
+        args.addAll(List.of(extra));
+        return async(() -> JwarpCli.run(args.toArray(String[]::new)));
+    }
+
+    /** Runs {@code task} on its own thread (these tasks block; a shared pool could starve them). */
+    private static <T> CompletableFuture<T> async(java.util.function.Supplier<T> task) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(task.get());
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        }, "hostile-peer-test");
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    /** A raw connect carrying {@code hello} as private data, as a hostile peer would send it. */
+    private static Connection rawConnect(Device dev, int port, byte[] hello, boolean p2p, Duration timeout)
+            throws RdmaException {
+        ProtectionDomain pd = dev.allocateProtectionDomain();
+        CompletionQueue cq = dev.createCompletionQueue(16);
+        ConnectionParameters p = ConnectionParameters.builder().peerToPeer(p2p)
+                .rtrTypes(p2p ? Set.of(org.jwarp.ground.RtrType.READ) : Set.of()).privateData(hello).build();
+        RdmaException last = null;
+        for (int attempt = 0; attempt < 50; attempt++) {
+            try {
+                return dev.connectionManager().connect(new InetSocketAddress("127.0.0.1", port),
+                        new QueuePairConfig(pd, cq, cq, 4, 4), p, timeout);
+            } catch (ConnectionRejectedException e) {
+                throw e;
+            } catch (RdmaException e) {
+                last = e;
+                if (!String.valueOf(e.getMessage()).contains("refused")) {
+                    throw e;
+                }
+                sleep(100); // the server is still binding
+            }
+        }
+        throw last;
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static CliCapture legitClient(int port) {
+        return CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "send", "--iters", "100",
+                "--size", "256", "--json");
+    }
+
+    private static void assertRejectedAtOnce(Device dev, int port, byte[] hello, String reasonPart) {
+        long t0 = System.nanoTime();
+        ConnectionRejectedException e = assertThrows(ConnectionRejectedException.class,
+                () -> rawConnect(dev, port, hello, false, Duration.ofSeconds(10)).close());
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(ms < AT_ONCE.toMillis(), "rejected after " + ms + " ms, not at once");
+        String why = new String(e.privateData(), StandardCharsets.US_ASCII);
+        assertTrue(why.contains(reasonPart), "reject reason: '" + why + "'");
+    }
+
+    @Test
+    @DisplayName("A hello whose size x window overflows an int is rejected at once with a reason (RFC 5044 §7.1.5)")
+    void overflowingHelloRejectedAtOnce_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "2");
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            // 16 MiB x 256 = 2^32: the int product is 0
+            assertRejectedAtOnce(dev, port, new ClientCommand.Hello(16 << 20, 256).encode(), "--max-connection-memory");
+        }
+        CliCapture c = legitClient(port);
+        assertEquals(0, c.exit(), c.out() + c.err());
+        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("A hello asking for ~4 GiB of direct memory is rejected by the per-connection cap, the server lives on (RFC 5044 §7.1.5)")
+    void hugeHelloRejectedByConnectionCap_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "3");
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            // 16 MiB x 127 fits an int and passed the old checks: two 2 GiB direct buffers
+            assertRejectedAtOnce(dev, port, new ClientCommand.Hello(16 << 20, 127).encode(), "--max-connection-memory");
+            // 1 MiB x 40 = 80 MiB of buffers: above the default 64 MiB cap
+            assertRejectedAtOnce(dev, port, new ClientCommand.Hello(1 << 20, 40).encode(), "--max-connection-memory");
+        }
+        CliCapture c = legitClient(port);
+        assertEquals(0, c.exit(), c.out() + c.err());
+        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("A hello beyond the global memory cap is rejected at once while another connection holds memory (RFC 5044 §7.1.5)")
+    void globalMemoryCapRejects_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        // one connection of 256 KiB x 16 (8.5 MiB of buffers) fits 10 MiB; a second does not
+        CompletableFuture<Integer> srv = server(port, "--count", "3", "--max-memory", String.valueOf(10 << 20));
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            byte[] hello = new ClientCommand.Hello(256 << 10, 16).encode();
+            try (Connection held = rawConnect(dev, port, hello, false, Duration.ofSeconds(10))) {
+                assertTrue(held.isOpen());
+                assertRejectedAtOnce(dev, port, hello, "--max-memory");
+            }
+            // the held connection's memory returns to the budget once it ends
+            CliCapture c = null;
+            for (int i = 0; i < 50; i++) {
+                c = legitClient(port);
+                if (c.exit() == 0 || !c.err().contains("--max-memory")) {
+                    break;
+                }
+                sleep(100);
+            }
+            assertEquals(0, c.exit(), c.out() + c.err());
+        }
+        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("An idle connected peer holds only its own slot: a legit client completes its run (RFC 5044 §7.1.2)")
+    void idlePeerDoesNotStarveLegitClient_5044_7_1_2() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "2");
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            try (Connection idle = rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false,
+                    Duration.ofSeconds(10))) {
+                assertTrue(idle.isOpen());
+                CompletableFuture<CliCapture> legit = async(() -> legitClient(port));
+                CliCapture c = legit.get(8, TimeUnit.SECONDS); // the client's own timeout is 10 s
+                assertEquals(0, c.exit(), c.out() + c.err());
+                assertEquals(List.of("send"), c.strings("op"));
+                assertTrue(idle.isOpen(), "the idle peer keeps its slot");
+            }
+        }
+        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("Beyond --max-connections a request is rejected at once with a reason (RFC 5044 §7.1.5)")
+    void overConnectionLimitRejectedAtOnce_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "2", "--max-connections", "1");
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            byte[] hello = new ClientCommand.Hello(256, 16).encode();
+            try (Connection idle = rawConnect(dev, port, hello, false, Duration.ofSeconds(10))) {
+                assertTrue(idle.isOpen());
+                assertRejectedAtOnce(dev, port, hello, "--max-connections");
+            }
+            CliCapture c = null;
+            for (int i = 0; i < 50; i++) {
+                c = legitClient(port);
+                if (c.exit() == 0 || !c.err().contains("--max-connections")) {
+                    break;
+                }
+                sleep(100); // the idle connection's slot is freed once the server sees its close
+            }
+            assertEquals(0, c.exit(), c.out() + c.err());
+        }
+        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("A server without --p2p rejects a peer-to-peer request: it cannot echo A=1 (RFC 6581 §9.2)")
+    void clientServerRejectsPeerToPeer_6581_9_2() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "1");
+        CliCapture c = null;
+        for (int attempt = 0; attempt < 50; attempt++) {
+            c = CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "read", "--iters", "10",
+                    "--size", "64", "--json", "--p2p", "--rtr", "read");
+            if (!c.err().contains("refused")) {
+                break;
+            }
+            sleep(100);
+        }
+        assertNotEquals(0, c.exit(), "a client-server server accepted a peer-to-peer request: " + c.out());
+        assertTrue(c.err().contains("--p2p"), c.err());
+        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("A client whose server goes away says the server closed or reset the connection (RFC 5040 §5.3)")
+    void clientReportsServerClose_5040_5_3() throws Exception {
+        int port = ServerCommandTest.freePort();
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
+             Device dev = prov.open(InetAddress.getLoopbackAddress());
+             Listener l = dev.connectionManager().listen(new InetSocketAddress("127.0.0.1", port), 4)) {
+            ConnectionParameters params = ConnectionParameters.builder().peerToPeer(false).rtrTypes(Set.of()).build();
+            CompletableFuture<CliCapture> client = async(() -> CliCapture.run("client",
+                    "127.0.0.1", "--port", String.valueOf(port), "--op", "send", "--iters", "10000000", "--size", "64"));
+            ConnectionRequest req = l.next(Duration.ofSeconds(10));
+            AtomicInteger answered = new AtomicInteger();
+            try (ServerCommand.Responder r = ServerCommand.Responder.accept(dev, req, params, 64, 1 << 20)) {
+                r.serve(() -> {
+                    if (answered.incrementAndGet() == 50) {
+                        r.stop();
+                    }
+                });
+            } // the server goes away mid-run
+            CliCapture c = client.get(20, TimeUnit.SECONDS);
+            assertEquals(1, c.exit(), c.out() + c.err());
+            assertTrue(c.err().contains("the server closed or reset the connection"), c.err());
+            assertFalse(c.err().contains("WC{"), "raw completion in the message: " + c.err());
+        }
+    }
+
+    @Test
+    @DisplayName("A server whose client dies says why the connection ended (RFC 5044 §7.2)")
+    void serverReportsWhyConnectionEnded_5044_7_2() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<CliCapture> srv = async(() -> CliCapture.run("server", "--bind",
+                "127.0.0.1", "--port", String.valueOf(port), "--count", "1"));
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            Connection c = rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false, Duration.ofSeconds(10));
+            c.close(); // the client goes away without a message
+        }
+        CliCapture s = srv.get(20, TimeUnit.SECONDS);
+        assertEquals(0, s.exit(), s.out() + s.err());
+        String done = s.out().lines().filter(x -> x.startsWith("connection done:")).findFirst().orElse("");
+        assertTrue(done.startsWith("connection done: 0 messages answered ("), s.out());
+        assertTrue(done.contains("closed"), done);
+    }
+}
