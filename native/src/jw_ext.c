@@ -508,6 +508,29 @@ JNIEXPORT void JNICALL JN(qpRequest)(JNIEnv *env, jclass cls, jint maxSendSge, j
 	jw_qp_req.set = 1;
 }
 
+JNIEXPORT void JNICALL JN(qpRequestClear)(JNIEnv *env, jclass cls)
+{
+	(void)env;
+	(void)cls;
+	memset(&jw_qp_req, 0, sizeof(jw_qp_req));
+}
+
+/* ibv_modify_qp to IBV_QPS_ERR: outstanding WRs complete as flushed. 0 or an errno value. */
+JNIEXPORT jint JNICALL JN(qpToError)(JNIEnv *env, jclass cls, jlong qp)
+{
+	struct ibv_qp_attr attr;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (qp == 0)
+		return EINVAL;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_ERR;
+	rc = ibv_modify_qp(JW_PTR(struct ibv_qp, qp), &attr, IBV_QP_STATE);
+	return rc < 0 ? -rc : rc;
+}
+
 JNIEXPORT jint JNICALL JN(qpGranted)(JNIEnv *env, jclass cls, jobject out)
 {
 	void *base = out != NULL ? (*env)->GetDirectBufferAddress(env, out) : NULL;
@@ -524,29 +547,38 @@ JNIEXPORT jint JNICALL JN(qpGranted)(JNIEnv *env, jclass cls, jobject out)
 	return CAP_SIZE;
 }
 
-/* Position of bad in the chain starting at first (0 when it is not found there). */
+/* bad_wr is not in the posted chain (NULL or foreign): how many were posted is unknown. */
+#define JW_CHAIN_UNKNOWN ((jlong)-1)
+
+/* Position of bad in the chain starting at first, JW_CHAIN_UNKNOWN when it is not there. */
 static jlong chain_index(const void *first, const void *bad, size_t next_off)
 {
 	const char *w = first;
 	jlong i = 0;
 
+	if (bad == NULL)
+		return JW_CHAIN_UNKNOWN;
 	while (w != NULL && w != bad) {
 		memcpy(&w, w + next_off, sizeof(w));
 		i++;
 	}
-	return w == NULL ? 0 : i;
+	return w == NULL ? JW_CHAIN_UNKNOWN : i;
 }
 
+/* 0, or (index << 32) | errno; index -1 (all ones in the high word) means position unknown. */
 static jlong list_result(int rc, jlong index)
 {
 	if (rc < 0)
 		rc = -rc; /* some providers return -errno */
-	return rc == 0 ? 0 : (index << 32) | (jlong)(uint32_t)rc;
+	if (rc == 0)
+		return 0;
+	return (jlong)(((uint64_t)(uint32_t)index << 32) | (uint32_t)rc);
 }
 
 /*
  * Hot path, one ibv_post_send for a whole linked chain: 0, or (index of bad_wr << 32) | errno.
- * The WRs before bad_wr were posted, bad_wr and the ones after it were not.
+ * The WRs before bad_wr were posted, bad_wr and the ones after it were not. When the provider
+ * left bad_wr outside the chain the index is -1: the caller cannot tell what was posted.
  */
 JNIEXPORT jlong JNICALL JN(postSendList)(JNIEnv *env, jclass cls, jlong qp, jlong wr)
 {

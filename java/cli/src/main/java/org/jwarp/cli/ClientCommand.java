@@ -38,6 +38,7 @@ import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -90,16 +91,8 @@ public final class ClientCommand implements Callable<Integer> {
     String op = "send";
     @Option(names = "--window", description = "Outstanding operations in the bandwidth run (default: ${DEFAULT-VALUE}).")
     int window = 16;
-    @Option(names = "--p2p", description = "Use the RFC 6581 peer-to-peer model (the initiator sends an RTR first).")
-    boolean p2p;
-    @Option(names = "--rtr", split = ",", description = "RTR types to offer: write, read, send (default: write,read).")
-    Set<String> rtr = Set.of("write", "read");
-    @Option(names = "--ird", description = "Inbound RDMA Read depth offered (default: ${DEFAULT-VALUE}).")
-    int ird = 16;
-    @Option(names = "--ord", description = "Outbound RDMA Read depth wanted (default: ${DEFAULT-VALUE}).")
-    int ord = 16;
-    @Option(names = "--provider", description = "Provider name (default: ${DEFAULT-VALUE}).")
-    String provider = Rdma.DEFAULT_PROVIDER;
+    @Mixin
+    ConnectionOptions setup = new ConnectionOptions();
     @Option(names = "--timeout", description = "Connect timeout in ms (default: ${DEFAULT-VALUE}).")
     long timeoutMs = 10000;
     @Option(names = "--json", description = "Print one JSON object instead of text.")
@@ -128,11 +121,10 @@ public final class ClientCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--inline-size does not apply to --op read (an RDMA Read carries no "
                     + "local payload)");
         }
-        ConnectionParameters params = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(p2p)
-                .rtrTypes(p2p ? parseRtr(rtr) : Set.of()).build();
+        ConnectionParameters params = setup.builder().rtrTypes(setup.p2p ? parseRtr(setup.rtr) : Set.of()).build();
         InetSocketAddress server = new InetSocketAddress(host, port);
         InetAddress local = bind != null ? InetAddress.getByName(bind) : routeSource(server);
-        try (RdmaProvider prov = Rdma.open(provider);
+        try (RdmaProvider prov = Rdma.open(setup.provider);
              Device dev = openDevice(prov, local, device);
              Workload w = Workload.connect(dev, server, params, size, window, Duration.ofMillis(timeoutMs), ws)) {
             if (opcode == SendOpcode.RDMA_READ && sge > w.connection().queuePair().caps().maxSgeRd()) {
@@ -147,10 +139,10 @@ public final class ClientCommand implements Callable<Integer> {
             Map<String, Object> settings = Json.object();
             settings.put("window", window); // op, size and iters are in "result"
             ws.putJson(settings);
-            settings.put("provider", provider);
+            settings.put("provider", setup.provider);
             settings.put("device", dev.info().name());
             settings.put("bind", local.getHostAddress());
-            settings.put("p2p", p2p);
+            settings.put("p2p", setup.p2p);
             out.put("settings", settings);
             out.put("connection", describeJson(w.connection().info()));
             out.put("result", resultJson(op, size, iters, h, bw));
@@ -812,10 +804,7 @@ public final class ClientCommand implements Callable<Integer> {
 
         @Override
         public void close() {
-            conn.close();
-            mr.close();
-            cq.close();
-            pd.close();
+            Closing.all(conn, mr, cq, pd);
         }
     }
 

@@ -144,16 +144,11 @@ final class RpingSession implements AutoCloseable {
                     sink == null ? "" : String.format(Locale.ROOT, ", sink rkey 0x%x", sink.rkey()));
             return s;
         } catch (RdmaException | RuntimeException e) {
-            if (data != null) {
-                data.close();
+            try {
+                Closing.all(data, ctl, cq, pd);
+            } catch (RuntimeException | Error again) {
+                e.addSuppressed(again);
             }
-            if (ctl != null) {
-                ctl.close();
-            }
-            if (cq != null) {
-                cq.close();
-            }
-            pd.close();
             throw e;
         }
     }
@@ -170,7 +165,9 @@ final class RpingSession implements AutoCloseable {
     void attach(Connection c) {
         this.conn = c;
         this.qp = c.queuePair();
-        debug("connected: %s", ClientCommand.describe(c));
+        if (tracing) {
+            debug("connected: %s", ClientCommand.describe(c));
+        }
     }
 
     Connection connection() {
@@ -450,17 +447,9 @@ final class RpingSession implements AutoCloseable {
         LOG.debug("{}", line);
     }
 
+    /** Disconnects, then frees the regions, the CQ and the PD, each even when an earlier close throws. */
     @Override
     public void close() {
-        if (conn != null) {
-            conn.close();
-        }
-        if (sink != null) {
-            sink.close();
-        }
-        data.close();
-        ctl.close();
-        cq.close();
-        pd.close();
+        Closing.all(conn, sink, data, ctl, cq, pd);
     }
 }

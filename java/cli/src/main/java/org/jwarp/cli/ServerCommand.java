@@ -1,5 +1,6 @@
 package org.jwarp.cli;
 
+import java.io.PrintWriter;
 import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -39,7 +40,10 @@ import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code jwarp server}: the passive side of an rping/ib_send_lat-style test over any provider.
@@ -53,7 +57,7 @@ import picocli.CommandLine.Option;
  * or than is left of {@code --max-memory}, and a peer-to-peer request to a server without
  * {@code --p2p} (RFC 6581 §9.2) get an MPA Reject (R=1, RFC 5044 §7.1.5) with the reason at once.
  */
-@Command(name = "server", mixinStandardHelpOptions = true,
+@Command(name = "server", mixinStandardHelpOptions = true, resourceBundle = "org.jwarp.cli.ServerCommand",
         description = "Accept RDMA connections and serve a client's send/write/read test (rping-like).")
 public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--bind", description = "Local address to listen on (default: ${DEFAULT-VALUE}).")
@@ -62,16 +66,8 @@ public final class ServerCommand implements Callable<Integer> {
     int port = 7471;
     @Option(names = "--size", description = "Largest message size served when the client asks for none (default: ${DEFAULT-VALUE}).")
     int size = 65536;
-    @Option(names = "--p2p", description = "Accept in the RFC 6581 peer-to-peer model (RTR) when the client asks for it.")
-    boolean p2p;
-    @Option(names = "--rtr", split = ",", description = "Acceptable RTR types: write, read, send (default: write,read).")
-    Set<String> rtr = Set.of("write", "read");
-    @Option(names = "--ird", description = "Inbound RDMA Read depth offered (default: ${DEFAULT-VALUE}).")
-    int ird = 16;
-    @Option(names = "--ord", description = "Outbound RDMA Read depth wanted (default: ${DEFAULT-VALUE}).")
-    int ord = 16;
-    @Option(names = "--provider", description = "Provider name (default: ${DEFAULT-VALUE}).")
-    String provider = Rdma.DEFAULT_PROVIDER;
+    @Mixin
+    ConnectionOptions setup = new ConnectionOptions();
     @Option(names = "--count", description = "Serve this many connections, then exit; 0 = forever (default: ${DEFAULT-VALUE}).")
     int count = 0;
     @Option(names = "--iters", description = "Accepted for symmetry with the client; the client drives the count.")
@@ -96,24 +92,32 @@ public final class ServerCommand implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE} = 1 GiB).")
     long maxMemory = 1L << 30;
 
+    @Spec
+    CommandSpec spec;
+    /** Where the server's lines go: picocli's writers (the process streams unless a caller sets its own). */
+    private PrintWriter out;
+    private PrintWriter err;
+
     @Override
     public Integer call() throws Exception {
         if (maxConnections < 1 || maxConnectionMemory < 1 || maxMemory < 1) {
             throw new IllegalArgumentException("--max-connections, --max-connection-memory and --max-memory must be >= 1");
         }
-        ConnectionParameters params = ConnectionParameters.builder().ird(ird).ord(ord).peerToPeer(p2p)
-                .rtrTypes(ClientCommand.parseRtr(rtr)).build();
-        Limits limits = new Limits(sizeLimit, maxConnectionMemory, new MemoryBudget(maxMemory), p2p);
+        out = spec.commandLine().getOut();
+        err = spec.commandLine().getErr();
+        ConnectionParameters params = setup.builder().rtrTypes(ClientCommand.parseRtr(setup.rtr)).build();
+        Limits limits = new Limits(sizeLimit, maxConnectionMemory, new MemoryBudget(maxMemory), setup.p2p);
         Semaphore slots = new Semaphore(maxConnections);
         ExecutorService workers = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "jwarp-server-connection");
             t.setDaemon(true);
             return t;
         });
-        try (RdmaProvider prov = Rdma.open(provider);
+        try (RdmaProvider prov = Rdma.open(setup.provider);
              Device dev = prov.open(InetAddress.getByName(bind));
              Listener l = dev.connectionManager().listen(new InetSocketAddress(InetAddress.getByName(bind), port), 16)) {
-            System.out.println("jwarp server: " + prov.name() + " listening on " + l.localAddress());
+            out.println("jwarp server: " + prov.name() + " listening on " + l.localAddress());
+            out.flush();
             int served = 0;
             while (count == 0 || served < count) {
                 ConnectionRequest req;
@@ -124,7 +128,7 @@ public final class ServerCommand implements Callable<Integer> {
                 }
                 if (!slots.tryAcquire()) {
                     // not counted as served: --count is about the connections this server took on
-                    refuse(req, "server busy: " + maxConnections + " connections served at once (--max-connections)");
+                    refuse(err, req, "server busy: " + maxConnections + " connections served at once (--max-connections)");
                     continue;
                 }
                 served++;
@@ -138,7 +142,7 @@ public final class ServerCommand implements Callable<Integer> {
                     });
                 } catch (RuntimeException e) {
                     slots.release();
-                    refuse(req, "server cannot start a connection thread: " + e);
+                    refuse(err, req, "server cannot start a connection thread: " + e);
                 }
             }
             // --count reached: let the connections in progress finish before the device closes
@@ -152,28 +156,34 @@ public final class ServerCommand implements Callable<Integer> {
     /** Accepts and serves one connection on a worker thread; reports its end and the cause. */
     private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits) {
         try (Responder r = Responder.accept(dev, req, params, size, limits,
-                new WorkSettings(sge, 1, inlineSize, verify))) {
-            System.out.println("connected: " + ClientCommand.describe(r.connection()));
+                new WorkSettings(sge, 1, inlineSize, verify), err)) {
+            out.println("connected: " + ClientCommand.describe(r.connection()));
+            out.flush();
             long n = r.serve(null);
             RdmaException cause = r.connection().failure();
-            System.out.println("connection done: " + n + " messages answered"
+            out.println("connection done: " + n + " messages answered"
                     + (cause != null ? " (" + cause.getMessage() + ")" : ""));
+            out.flush();
         } catch (RdmaException e) {
-            System.err.println("jwarp server: connection from " + req.remote() + " failed: " + e.getMessage());
+            err.println("jwarp server: connection from " + req.remote() + " failed: " + e.getMessage());
+            err.flush();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            System.err.println("jwarp server: connection from " + req.remote() + " failed: " + e);
+            err.println("jwarp server: connection from " + req.remote() + " failed: " + e);
+            err.flush();
         }
     }
 
     /** Rejects {@code req} with {@code reason} as ULP private data (MPA R=1, RFC 5044 §7.1.5) and says so. */
-    static void refuse(ConnectionRequest req, String reason) {
-        System.err.println("jwarp server: rejected " + req.remote() + ": " + reason);
+    static void refuse(PrintWriter err, ConnectionRequest req, String reason) {
+        err.println("jwarp server: rejected " + req.remote() + ": " + reason);
+        err.flush();
         try {
             req.reject(reason.getBytes(StandardCharsets.US_ASCII));
         } catch (RdmaException | RuntimeException e) {
-            System.err.println("jwarp server: reject of " + req.remote() + " failed: " + e.getMessage());
+            err.println("jwarp server: reject of " + req.remote() + " failed: " + e.getMessage());
+            err.flush();
         }
     }
 
@@ -257,6 +267,8 @@ public final class ServerCommand implements Callable<Integer> {
      * an answered peer always finds a buffer (RFC 5041 §7.2: a Send without one is fatal).
      */
     static final class Responder implements AutoCloseable {
+        /** Where a refusal is said when the caller names no writer (the demo). */
+        private static final PrintWriter STDERR = new PrintWriter(System.err, true);
         private static final long KIND_RECV = 1L << 40;
         private static final long KIND_ECHO = 2L << 40;
         private static final long KIND_ACK = 3L << 40;
@@ -298,40 +310,40 @@ public final class ServerCommand implements Callable<Integer> {
         /** Accepts {@code req}, sized by the client's request header (or {@code defaultSize}). */
         static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
                                 int sizeLimit) throws RdmaException {
-            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), WorkSettings.DEFAULT);
+            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), WorkSettings.DEFAULT, STDERR);
         }
 
         static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
                                 int sizeLimit, WorkSettings settings) throws RdmaException {
-            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), settings);
+            return accept(dev, req, params, defaultSize, Limits.ofSize(sizeLimit), settings, STDERR);
         }
 
         /**
          * Accepts {@code req}, sized by the client's hello (or {@code defaultSize}) within {@code limits}.
          * Whatever the hello asks, the request is decided at once: a size, window or memory beyond the
          * limits, a peer-to-peer request the server does not serve, or a failed allocation is an MPA
-         * Reject (R=1, RFC 5044 §7.1.5) carrying the reason as private data.
+         * Reject (R=1, RFC 5044 §7.1.5) carrying the reason as private data, and said on {@code err}.
          */
         static Responder accept(Device dev, ConnectionRequest req, ConnectionParameters params, int defaultSize,
-                                Limits limits, WorkSettings settings) throws RdmaException {
+                                Limits limits, WorkSettings settings, PrintWriter err) throws RdmaException {
             ClientCommand.Hello hello = ClientCommand.Hello.decode(req.privateData());
             int bufSize = hello == null ? defaultSize : hello.bufferSize();
             int window = hello == null ? 16 : hello.window();
             if (req.peerToPeer() && !limits.peerToPeer()) {
                 // RFC 6581 §9.2: the Reply must echo A=1, so a client-server server can only reject
-                refuse(req, "peer-to-peer (RFC 6581 §9.2) is not served: start the server with --p2p");
+                refuse(err, req, "peer-to-peer (RFC 6581 §9.2) is not served: start the server with --p2p");
                 throw new RdmaException("rejected a peer-to-peer request from " + req.remote());
             }
             Sizing sz = Sizing.of(bufSize, window, limits);
             if (sz.refusal() != null) {
-                refuse(req, sz.refusal());
+                refuse(err, req, sz.refusal());
                 throw new RdmaException("rejected " + req.remote() + ": " + sz.refusal());
             }
             MemoryBudget budget = limits.budget();
             if (budget != null && !budget.reserve(sz.totalBytes())) {
                 String why = "server memory cap reached: " + sz.totalBytes() + " bytes asked, " + budget.used() + " of "
                         + budget.cap() + " in use (--max-memory)";
-                refuse(req, why);
+                refuse(err, req, why);
                 throw new RdmaException("rejected " + req.remote() + ": " + why);
             }
             boolean decided = false;
@@ -377,13 +389,13 @@ public final class ServerCommand implements Callable<Integer> {
                 String why = "server out of memory for " + sz.totalBytes() + " bytes of buffers";
                 release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes());
                 if (!decided) {
-                    refuse(req, why);
+                    refuse(err, req, why);
                 }
                 throw new RdmaException("rejected " + req.remote() + ": " + why + " (" + e.getMessage() + ")");
             } catch (RdmaException | RuntimeException e) {
                 release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes());
                 if (!decided) {
-                    refuse(req, "server setup failed: " + e.getMessage());
+                    refuse(err, req, "server setup failed: " + e.getMessage());
                 } else {
                     rejectQuietly(req, "server setup failed: " + e.getMessage());
                 }
@@ -402,19 +414,12 @@ public final class ServerCommand implements Callable<Integer> {
 
         private static void release(ProtectionDomain pd, CompletionQueue cq, MemoryRegion a, MemoryRegion b,
                                     MemoryRegion c, MemoryBudget budget, long bytes) {
-            for (MemoryRegion mr : new MemoryRegion[] {a, b, c}) {
-                if (mr != null) {
-                    mr.close();
+            try {
+                Closing.all(a, b, c, cq, pd);
+            } finally {
+                if (budget != null) {
+                    budget.release(bytes);
                 }
-            }
-            if (cq != null) {
-                cq.close();
-            }
-            if (pd != null) {
-                pd.close();
-            }
-            if (budget != null) {
-                budget.release(bytes);
             }
         }
 
@@ -580,14 +585,12 @@ public final class ServerCommand implements Callable<Integer> {
 
         @Override
         public void close() {
-            conn.close();
-            slotsMr.close();
-            echoMr.close();
-            targetMr.close();
-            cq.close();
-            pd.close();
-            if (budget != null) {
-                budget.release(reserved);
+            try {
+                Closing.all(conn, slotsMr, echoMr, targetMr, cq, pd);
+            } finally {
+                if (budget != null) {
+                    budget.release(reserved);
+                }
             }
         }
     }

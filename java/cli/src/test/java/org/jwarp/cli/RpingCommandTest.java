@@ -44,23 +44,38 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RpingCommandTest {
     static final String LOOP = "127.0.0.1";
 
-    /** One in-process run of {@code jwarp rping} with its own output. */
-    record Run(CompletableFuture<Integer> exit, StringWriter out, StringWriter err) {
+    /** How long a run may take to bind and print "listening on" on a loaded 2-core machine. */
+    static final long LISTEN_SECONDS = 30;
+
+    /**
+     * One in-process run of {@code jwarp rping} with its own output, on a thread of its own: a
+     * run blocks for its whole life, so a shared pool (the ForkJoin common pool has as few as one
+     * worker on 2 cores) could leave a client queued behind a blocked server.
+     */
+    record Run(CompletableFuture<Integer> exit, StringWriter out, StringWriter err, Thread thread) {
         static Run start(String... args) {
             StringWriter o = new StringWriter();
             StringWriter e = new StringWriter();
-            CompletableFuture<Integer> f = CompletableFuture.supplyAsync(() ->
-                    JwarpCli.run(new PrintWriter(o, true), new PrintWriter(e, true), args));
-            return new Run(f, o, e);
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    f.complete(JwarpCli.run(new PrintWriter(o, true), new PrintWriter(e, true), args));
+                } catch (Throwable x) {
+                    f.completeExceptionally(x);
+                }
+            }, "jwarp-" + String.join(" ", args));
+            t.setDaemon(true);
+            t.start();
+            return new Run(f, o, e, t);
         }
 
         int await(long seconds) throws Exception {
             return exit.get(seconds, TimeUnit.SECONDS);
         }
 
-        /** Waits for the -d line that says the server listens. */
+        /** Waits for the -d line that says the server listens; fails if it never comes. */
         Run listening() throws Exception {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(LISTEN_SECONDS);
             while (!out.toString().contains("listening on")) {
                 if (exit.isDone() || System.nanoTime() > end) {
                     throw new AssertionError("server did not listen: " + out + err);
@@ -125,21 +140,14 @@ class RpingCommandTest {
     @Test
     void persistentServerServesConcurrentClientsUntilInterrupted_5040_5() throws Exception {
         int port = freePort();
-        StringWriter o = new StringWriter();
-        StringWriter e = new StringWriter();
-        java.util.concurrent.atomic.AtomicInteger rc = new java.util.concurrent.atomic.AtomicInteger(-1);
-        Thread t = new Thread(() -> rc.set(JwarpCli.run(new PrintWriter(o, true), new PrintWriter(e, true), "rping",
-                "-s", "-P", "-a", LOOP, "-p", "" + port, "-d", "-S", "1000")), "rping-persistent");
-        t.start();
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!o.toString().contains("listening on") && System.nanoTime() < end) {
-            Thread.sleep(10);
-        }
+        Run server = Run.start("rping", "-s", "-P", "-a", LOOP, "-p", "" + port, "-d", "-S", "1000").listening();
+        StringWriter o = server.out();
+        Thread t = server.thread();
         Run a = Run.start("rping", "-c", "-a", LOOP, "-p", "" + port, "-C", "3", "-V");
         Run b = Run.start("rping", "-c", "-a", LOOP, "-p", "" + port, "-C", "5", "-V", "-S", "1000");
         assertEquals(0, a.await(30), a.transcript());
         assertEquals(0, b.await(30), b.transcript());
-        end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!(o.toString().contains("client disconnected after 3 pings")
                 && o.toString().contains("client disconnected after 5 pings")) && System.nanoTime() < end) {
             Thread.sleep(10);
@@ -148,10 +156,8 @@ class RpingCommandTest {
         assertTrue(o.toString().contains("client disconnected after 5 pings"), o.toString());
         assertTrue(t.isAlive(), "a persistent server keeps listening");
         t.interrupt();
-        t.join(5000);
-        assertTrue(!t.isAlive(), "interrupt ends the persistent server");
-        assertEquals(RpingException.EXIT_FAILED, rc.get());
-        assertTrue(e.toString().contains("jwarp rping: interrupted"), e.toString());
+        assertEquals(RpingException.EXIT_FAILED, server.await(30), "interrupt ends the persistent server");
+        assertTrue(server.err().toString().contains("jwarp rping: interrupted"), server.transcript());
     }
 
     @Test
@@ -234,7 +240,7 @@ class RpingCommandTest {
 
     Connection connectTo(int port) throws Exception {
         return dev.connectionManager().connect(new InetSocketAddress(LOOP, port), qpc(),
-                RpingCommand.connectionParameters(false), Duration.ofSeconds(10));
+                RpingCommand.connectionParameters(false), Duration.ofSeconds(30));
     }
 
     void send(Connection c, int len) throws Exception {
@@ -248,7 +254,7 @@ class RpingCommandTest {
 
     /** Waits for a receive completion and returns its length. */
     int awaitRecv() throws Exception {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < end) {
             int n = cq.await(wcs, 1, 200, TimeUnit.MILLISECONDS);
             if (n == 1 && wcs[0].opcode == org.jwarp.verbs.WcOpcode.RECV) {
@@ -270,10 +276,10 @@ class RpingCommandTest {
     @ValueSource(ints = {12, 20})
     void serverRefusesWrongLengthMessage_5041_4_4(int len) throws Exception {
         int port = freePort();
-        Run server = server(port, "--timeout", "3");
+        Run server = server(port, "--timeout", "10");
         try (Connection c = connectTo(port)) {
             send(c, len);
-            assertEquals(255, server.await(15), server.transcript());
+            assertEquals(255, server.await(30), server.transcript());
         }
         assertTrue(server.err().toString().contains("received bogus data waiting for the client's source advertisement: a "
                 + len + "-byte message; every rping message is 16 bytes"), server.transcript());
@@ -282,10 +288,10 @@ class RpingCommandTest {
     @Test
     void serverRefusesAdvertisementLargerThanItsBuffer_5040_5_2() throws Exception {
         int port = freePort();
-        Run server = server(port, "-S", "64", "--timeout", "3");
+        Run server = server(port, "-S", "64", "--timeout", "10");
         try (Connection c = connectTo(port)) {
             advertise(c, mr.address() + 2048, mr.rkey(), 65);
-            assertEquals(255, server.await(15), server.transcript());
+            assertEquals(255, server.await(30), server.transcript());
         }
         assertTrue(server.err().toString().contains("the client advertised 65 bytes of ping data; this server's buffer "
                 + "holds 1..64 (-S 64)"), server.transcript());
@@ -298,8 +304,9 @@ class RpingCommandTest {
         try (Connection c = connectTo(port)) {
             assertTrue(c.isOpen(), "connected, and never sends");
             long t0 = System.nanoTime();
-            assertEquals(255, server.await(15), server.transcript());
-            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "gave up late");
+            assertEquals(255, server.await(30), server.transcript());
+            // --timeout 1 must end the wait; the bound only says "no hang" (a loaded CI box is slow)
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(15), "gave up late");
         }
         assertTrue(server.err().toString().contains("no progress within 1000 ms waiting for the client's source "
                 + "advertisement (--timeout)"), server.transcript());
@@ -308,14 +315,14 @@ class RpingCommandTest {
     @Test
     void serverFailsWhenClientDisconnectsMidIteration_5040_5_3() throws Exception {
         int port = freePort();
-        Run server = server(port, "--timeout", "3");
+        Run server = server(port, "--timeout", "10");
         byte[] ping = "rdma-ping-0: hello\0".getBytes(StandardCharsets.US_ASCII);
         mr.buffer().put(2048, ping);
         try (Connection c = connectTo(port)) {
             advertise(c, mr.address() + 2048, mr.rkey(), ping.length);
             assertEquals(16, awaitRecv(), "go-ahead after the server's RDMA Read");
         }
-        assertEquals(255, server.await(15), server.transcript());
+        assertEquals(255, server.await(30), server.transcript());
         assertTrue(server.err().toString().contains("the client disconnected waiting for the client's sink "
                 + "advertisement after 0 pings"), server.transcript());
     }
@@ -326,24 +333,26 @@ class RpingCommandTest {
     void clientRefusesBadServer_5040_5_1(String mode) throws Exception {
         int port = freePort();
         try (Listener l = dev.connectionManager().listen(new InetSocketAddress(LOOP, port), 1)) {
-            Run client = Run.start("rping", "-c", "-a", LOOP, "-p", "" + port, "-C", "1", "-V", "--timeout", "3");
-            ConnectionRequest req = l.next(Duration.ofSeconds(10));
+            Run client = Run.start("rping", "-c", "-a", LOOP, "-p", "" + port, "-C", "1", "-V", "--timeout", "10");
+            ConnectionRequest req = l.next(Duration.ofSeconds(30));
             try (Connection c = req.accept(qpc(), RpingCommand.connectionParameters(false))) {
                 assertEquals(16, awaitRecv());
                 ByteBuffer b = mr.buffer();
                 long addr = RpingAdvert.address(b, 0);
                 int rkey = RpingAdvert.rkey(b, 0);
                 int size = (int) RpingAdvert.size(b, 0);
-                c.queuePair().postSend(new SendRequest().read(2, mr, 2048, size, addr, rkey));
+                c.queuePair().postSend(new SendRequest().read(READ_WR, mr, 2048, size, addr, rkey));
                 RpingAdvert.putGoAhead(b, 1024);
                 if (mode.equals("short-go-ahead")) {
                     send(c, 8);
-                    assertEquals(255, client.await(15), client.transcript());
+                    assertEquals(255, client.await(30), client.transcript());
                     assertTrue(client.err().toString().contains("a 8-byte message; every rping message is 16 bytes"),
                             client.transcript());
                     return;
                 }
-                Thread.sleep(200); // the read has landed by the time the go-ahead leaves (same SQ, in order)
+                // A Send is not ordered behind the Read Response data (RFC 5040 §5.5): only the
+                // Read's own completion says the ping data has landed at 2048.
+                awaitSendCompletion(READ_WR);
                 send(c, 16);
                 assertEquals(16, awaitRecvAt(64));
                 addr = RpingAdvert.address(b, 64);
@@ -351,11 +360,29 @@ class RpingCommandTest {
                 b.put(2048 + 20, (byte) (b.get(2048 + 20) ^ 1));
                 c.queuePair().postSend(new SendRequest().write(3, mr, 2048, size, addr, rkey));
                 send(c, 16);
-                assertEquals(255, client.await(15), client.transcript());
+                assertEquals(255, client.await(30), client.transcript());
                 assertTrue(client.err().toString().contains("data mismatch in ping 0 at byte 20 of 64"),
                         client.transcript());
             }
         }
+    }
+
+    static final long READ_WR = 2;
+
+    /** Waits for the send-queue completion of {@code wrId}; no message may arrive meanwhile. */
+    void awaitSendCompletion(long wrId) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (System.nanoTime() < end) {
+            int n = cq.await(wcs, 1, 200, TimeUnit.MILLISECONDS);
+            if (n == 1) {
+                assertTrue(wcs[0].isSuccess(), wcs[0].toString());
+                assertTrue(wcs[0].opcode != org.jwarp.verbs.WcOpcode.RECV, "unexpected message: " + wcs[0]);
+                if (wcs[0].wrId == wrId) {
+                    return;
+                }
+            }
+        }
+        throw new AssertionError("no completion for work request " + wrId);
     }
 
     private int awaitRecvAt(int offset) throws Exception {

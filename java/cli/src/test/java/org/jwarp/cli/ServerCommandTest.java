@@ -3,6 +3,8 @@ package org.jwarp.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.ServerSocket;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -16,9 +18,47 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** {@code jwarp server} answering {@code jwarp client} over loopback for each op and model. */
 class ServerCommandTest {
 
+    /** How long a cold server may take to bind on a loaded 2-core machine. */
+    static final long LISTEN_SECONDS = 30;
+
     static int freePort() throws Exception {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
+        }
+    }
+
+    /** A {@code jwarp server} on a thread of its own, printing to its own writers. */
+    record Server(CompletableFuture<Integer> exit, StringWriter out, StringWriter err) {
+        static Server start(String... args) {
+            StringWriter o = new StringWriter();
+            StringWriter e = new StringWriter();
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    f.complete(JwarpCli.run(new PrintWriter(o, true), new PrintWriter(e, true), args));
+                } catch (Throwable x) {
+                    f.completeExceptionally(x);
+                }
+            }, "jwarp-server-test");
+            t.setDaemon(true);
+            t.start();
+            return new Server(f, o, e);
+        }
+
+        /** Waits for the "listening on" line (the listener is bound once it is printed). */
+        Server listening() throws Exception {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(LISTEN_SECONDS);
+            while (!out.toString().contains("listening on")) {
+                if (exit.isDone() || System.nanoTime() > end) {
+                    throw new AssertionError("server did not listen: " + out + err);
+                }
+                Thread.sleep(10);
+            }
+            return this;
+        }
+
+        int await() throws Exception {
+            return exit.get(30, TimeUnit.SECONDS);
         }
     }
 
@@ -26,28 +66,21 @@ class ServerCommandTest {
     @CsvSource({"send,''", "write,''", "read,''", "send,--p2p", "write,--p2p", "read,--p2p"})
     void serverServesClient(String op, String p2p) throws Exception {
         int port = freePort();
-        CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> JwarpCli.run("server", "--bind",
-                "127.0.0.1", "--port", String.valueOf(port), "--count", "1", "--p2p"));
-        CliCapture c = null;
-        for (int attempt = 0; attempt < 50; attempt++) {
-            String[] args = p2p.isEmpty()
-                    ? new String[] {"client", "127.0.0.1", "--port", String.valueOf(port), "--op", op, "--iters", "200",
-                            "--size", "1024", "--json"}
-                    : new String[] {"client", "127.0.0.1", "--port", String.valueOf(port), "--op", op, "--iters", "200",
-                            "--size", "1024", "--json", "--p2p", "--rtr", "read"};
-            c = CliCapture.run(args);
-            if (c.exit() == 0 || !c.err().contains("refused")) {
-                break;
-            }
-            Thread.sleep(100); // server still binding
-        }
+        Server server = Server.start("server", "--bind", "127.0.0.1", "--port", String.valueOf(port), "--count", "1",
+                "--p2p").listening();
+        String[] args = p2p.isEmpty()
+                ? new String[] {"client", "127.0.0.1", "--port", String.valueOf(port), "--op", op, "--iters", "200",
+                        "--size", "1024", "--json"}
+                : new String[] {"client", "127.0.0.1", "--port", String.valueOf(port), "--op", op, "--iters", "200",
+                        "--size", "1024", "--json", "--p2p", "--rtr", "read"};
+        CliCapture c = CliCapture.run(args);
         assertEquals(0, c.exit(), c.out() + c.err());
         assertEquals(List.of(op), c.strings("op"));
         assertEquals(1024.0, c.numbers("bytes").get(0));
         assertTrue(c.numbers("p99Us").get(0) > 0);
         assertTrue(c.numbers("bandwidthMBps").get(0) > 0);
         assertEquals(p2p.isEmpty() ? List.<String>of() : List.of("read"), c.strings("rtr"));
-        assertEquals(0, server.get(20, TimeUnit.SECONDS));
+        assertEquals(0, server.await(), server.out() + "\n" + server.err());
     }
 
     @ParameterizedTest(name = "server/client --op {0} {1} --verify")
@@ -56,27 +89,19 @@ class ServerCommandTest {
     @DisplayName("SGL, chains and inline, payload verified end to end; settings echoed (RFC 5041 §5.3)")
     void scatterGatherChainsInlineVerified_5041_5_3(String op, String opts) throws Exception {
         int port = freePort();
-        CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> JwarpCli.run("server", "--bind",
-                "127.0.0.1", "--port", String.valueOf(port), "--count", "1", "--sge", "4", "--inline-size", "64",
-                "--verify"));
+        Server server = Server.start("server", "--bind", "127.0.0.1", "--port", String.valueOf(port), "--count", "1",
+                "--sge", "4", "--inline-size", "64", "--verify").listening();
         List<String> args = new java.util.ArrayList<>(List.of("client", "127.0.0.1", "--port", String.valueOf(port),
                 "--op", op, "--iters", "300", "--size", "1000", "--json", "--verify"));
         args.addAll(List.of(opts.split(",")));
-        CliCapture c = null;
-        for (int attempt = 0; attempt < 50; attempt++) {
-            c = CliCapture.run(args.toArray(new String[0]));
-            if (c.exit() == 0 || !c.err().contains("refused")) {
-                break;
-            }
-            Thread.sleep(100);
-        }
+        CliCapture c = CliCapture.run(args.toArray(new String[0]));
         assertEquals(0, c.exit(), c.out() + c.err());
         assertEquals(List.of(op), c.strings("op"));
         assertEquals(op.equals("read") ? 1.0 : 4.0, c.numbers("sge").get(0));
         assertEquals(8.0, c.numbers("postList").get(0));
         assertEquals(op.equals("read") ? 0.0 : 64.0, c.numbers("inlineSize").get(0));
         assertTrue(c.out().contains("\"verify\":true"), c.out());
-        assertEquals(0, server.get(20, TimeUnit.SECONDS));
+        assertEquals(0, server.await(), server.out() + "\n" + server.err());
     }
 
     @Test

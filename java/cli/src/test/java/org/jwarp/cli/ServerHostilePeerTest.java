@@ -38,13 +38,16 @@ import org.jwarp.verbs.RdmaProvider;
  * is decided at once (MPA Reject R=1 with a reason, RFC 5044 §7.1.5) and a legit client still works.
  */
 class ServerHostilePeerTest {
-    private static final Duration AT_ONCE = Duration.ofSeconds(5); // a client left waiting times out after 10 s
+    /** A peer left waiting gives up after this long (connect timeout of the raw peers and the legit client). */
+    private static final Duration PEER_TIMEOUT = Duration.ofSeconds(60);
+    /** "At once": well below PEER_TIMEOUT, and loose enough for a loaded 2-core CI machine. */
+    private static final Duration AT_ONCE = Duration.ofSeconds(30);
 
-    /** Starts {@code jwarp server} with {@code extra} options on a free port; returns its exit future. */
-    private static CompletableFuture<Integer> server(int port, String... extra) {
+    /** Starts {@code jwarp server} with {@code extra} options and waits until it listens; returns its exit future. */
+    private static CompletableFuture<Integer> server(int port, String... extra) throws Exception {
         List<String> args = new ArrayList<>(List.of("server", "--bind", "127.0.0.1", "--port", String.valueOf(port)));
         args.addAll(List.of(extra));
-        return async(() -> JwarpCli.run(args.toArray(String[]::new)));
+        return ServerCommandTest.Server.start(args.toArray(String[]::new)).listening().exit();
     }
 
     /** Runs {@code task} on its own thread (these tasks block; a shared pool could starve them). */
@@ -97,13 +100,13 @@ class ServerHostilePeerTest {
 
     private static CliCapture legitClient(int port) {
         return CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "send", "--iters", "100",
-                "--size", "256", "--json");
+                "--size", "256", "--json", "--timeout", String.valueOf(PEER_TIMEOUT.toMillis()));
     }
 
     private static void assertRejectedAtOnce(Device dev, int port, byte[] hello, String reasonPart) {
         long t0 = System.nanoTime();
         ConnectionRejectedException e = assertThrows(ConnectionRejectedException.class,
-                () -> rawConnect(dev, port, hello, false, Duration.ofSeconds(10)).close());
+                () -> rawConnect(dev, port, hello, false, PEER_TIMEOUT).close());
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(ms < AT_ONCE.toMillis(), "rejected after " + ms + " ms, not at once");
         String why = new String(e.privateData(), StandardCharsets.US_ASCII);
@@ -121,7 +124,7 @@ class ServerHostilePeerTest {
         }
         CliCapture c = legitClient(port);
         assertEquals(0, c.exit(), c.out() + c.err());
-        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
     }
 
     @Test
@@ -137,7 +140,7 @@ class ServerHostilePeerTest {
         }
         CliCapture c = legitClient(port);
         assertEquals(0, c.exit(), c.out() + c.err());
-        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
     }
 
     @Test
@@ -148,7 +151,7 @@ class ServerHostilePeerTest {
         CompletableFuture<Integer> srv = server(port, "--count", "3", "--max-memory", String.valueOf(10 << 20));
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             byte[] hello = new ClientCommand.Hello(256 << 10, 16).encode();
-            try (Connection held = rawConnect(dev, port, hello, false, Duration.ofSeconds(10))) {
+            try (Connection held = rawConnect(dev, port, hello, false, PEER_TIMEOUT)) {
                 assertTrue(held.isOpen());
                 assertRejectedAtOnce(dev, port, hello, "--max-memory");
             }
@@ -163,7 +166,7 @@ class ServerHostilePeerTest {
             }
             assertEquals(0, c.exit(), c.out() + c.err());
         }
-        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
     }
 
     @Test
@@ -173,16 +176,16 @@ class ServerHostilePeerTest {
         CompletableFuture<Integer> srv = server(port, "--count", "2");
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             try (Connection idle = rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false,
-                    Duration.ofSeconds(10))) {
+                    PEER_TIMEOUT)) {
                 assertTrue(idle.isOpen());
                 CompletableFuture<CliCapture> legit = async(() -> legitClient(port));
-                CliCapture c = legit.get(8, TimeUnit.SECONDS); // the client's own timeout is 10 s
+                CliCapture c = legit.get(AT_ONCE.toSeconds(), TimeUnit.SECONDS); // a starved client waits PEER_TIMEOUT
                 assertEquals(0, c.exit(), c.out() + c.err());
                 assertEquals(List.of("send"), c.strings("op"));
                 assertTrue(idle.isOpen(), "the idle peer keeps its slot");
             }
         }
-        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
     }
 
     @Test
@@ -192,7 +195,7 @@ class ServerHostilePeerTest {
         CompletableFuture<Integer> srv = server(port, "--count", "2", "--max-connections", "1");
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             byte[] hello = new ClientCommand.Hello(256, 16).encode();
-            try (Connection idle = rawConnect(dev, port, hello, false, Duration.ofSeconds(10))) {
+            try (Connection idle = rawConnect(dev, port, hello, false, PEER_TIMEOUT)) {
                 assertTrue(idle.isOpen());
                 assertRejectedAtOnce(dev, port, hello, "--max-connections");
             }
@@ -206,7 +209,7 @@ class ServerHostilePeerTest {
             }
             assertEquals(0, c.exit(), c.out() + c.err());
         }
-        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
     }
 
     @Test
@@ -225,7 +228,7 @@ class ServerHostilePeerTest {
         }
         assertNotEquals(0, c.exit(), "a client-server server accepted a peer-to-peer request: " + c.out());
         assertTrue(c.err().contains("--p2p"), c.err());
-        assertEquals(0, srv.get(20, TimeUnit.SECONDS));
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
     }
 
     @Test
@@ -238,7 +241,7 @@ class ServerHostilePeerTest {
             ConnectionParameters params = ConnectionParameters.builder().peerToPeer(false).rtrTypes(Set.of()).build();
             CompletableFuture<CliCapture> client = async(() -> CliCapture.run("client",
                     "127.0.0.1", "--port", String.valueOf(port), "--op", "send", "--iters", "10000000", "--size", "64"));
-            ConnectionRequest req = l.next(Duration.ofSeconds(10));
+            ConnectionRequest req = l.next(Duration.ofSeconds(30));
             AtomicInteger answered = new AtomicInteger();
             try (ServerCommand.Responder r = ServerCommand.Responder.accept(dev, req, params, 64, 1 << 20)) {
                 r.serve(() -> {
@@ -247,7 +250,7 @@ class ServerHostilePeerTest {
                     }
                 });
             } // the server goes away mid-run
-            CliCapture c = client.get(20, TimeUnit.SECONDS);
+            CliCapture c = client.get(60, TimeUnit.SECONDS);
             assertEquals(1, c.exit(), c.out() + c.err());
             assertTrue(c.err().contains("the server closed or reset the connection"), c.err());
             assertFalse(c.err().contains("WC{"), "raw completion in the message: " + c.err());
@@ -258,16 +261,16 @@ class ServerHostilePeerTest {
     @DisplayName("A server whose client dies says why the connection ended (RFC 5044 §7.2)")
     void serverReportsWhyConnectionEnded_5044_7_2() throws Exception {
         int port = ServerCommandTest.freePort();
-        CompletableFuture<CliCapture> srv = async(() -> CliCapture.run("server", "--bind",
-                "127.0.0.1", "--port", String.valueOf(port), "--count", "1"));
+        ServerCommandTest.Server srv = ServerCommandTest.Server.start("server", "--bind", "127.0.0.1", "--port",
+                String.valueOf(port), "--count", "1").listening();
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
-            Connection c = rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false, Duration.ofSeconds(10));
+            Connection c = rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false, PEER_TIMEOUT);
             c.close(); // the client goes away without a message
         }
-        CliCapture s = srv.get(20, TimeUnit.SECONDS);
-        assertEquals(0, s.exit(), s.out() + s.err());
-        String done = s.out().lines().filter(x -> x.startsWith("connection done:")).findFirst().orElse("");
-        assertTrue(done.startsWith("connection done: 0 messages answered ("), s.out());
+        assertEquals(0, srv.await(), srv.out() + "\n" + srv.err());
+        String out = srv.out().toString();
+        String done = out.lines().filter(x -> x.startsWith("connection done:")).findFirst().orElse("");
+        assertTrue(done.startsWith("connection done: 0 messages answered ("), out);
         assertTrue(done.contains("closed"), done);
     }
 }

@@ -78,7 +78,8 @@ public final class SoftProvider implements RdmaProvider {
 
     static DeviceInfo deviceInfo() {
         return new DeviceInfo(DEVICE_NAME, DeviceInfo.Transport.IWARP, MAX_IRD_ORD, MAX_IRD_ORD, MAX_QP_WR, MAX_CQE,
-                Integer.MAX_VALUE, MAX_SGE, MAX_SGE_RD, MAX_INLINE_DATA, DeviceInfo.PortState.ACTIVE);
+                Integer.MAX_VALUE, MAX_SGE, MAX_SGE_RD, MAX_INLINE_DATA, DeviceInfo.PortState.ACTIVE,
+                true); // MemoryRegion.bindTo: RFC 5041 §8.2 stream association
     }
 
     @Override

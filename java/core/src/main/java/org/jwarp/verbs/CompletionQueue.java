@@ -2,7 +2,19 @@ package org.jwarp.verbs;
 
 import java.util.concurrent.TimeUnit;
 
-/** A completion queue (ibv_cq): poll without blocking, or wait for completions with a timeout. */
+/**
+ * A completion queue (ibv_cq; the completions of RFC 5040 §5.5): poll without blocking, or wait for
+ * completions with a timeout.
+ *
+ * <p>Thread-safety: {@link #poll} and {@link #await} may run from several threads at once, on both
+ * providers; every completion is returned to exactly one caller, and completions of one work queue
+ * come out in their order. Soft: one awaiting thread at a time reads the streams' sockets (the
+ * leader), the others park on the CQ and are woken per completion; a close wakes them all. DiSNI:
+ * polls of one CQ are serialized; awaiting threads share its completion channel, so a thread whose
+ * wake-up another thread consumed finds the completion by its next poll, within 100 ms. Close a
+ * DiSNI CQ only once no thread awaits on it (close destroys the channel it waits on); the soft CQ
+ * may be closed under a waiter, which then returns 0 or the completions still queued.
+ */
 public interface CompletionQueue extends AutoCloseable {
     /** Number of entries this CQ was created with. */
     int capacity();

@@ -3,6 +3,12 @@ package org.jwarp.verbs;
 /**
  * An established RDMA connection with its queue pair. Closing it disconnects (graceful close of
  * the LLP stream, RFC 5040 §5.3) and flushes every outstanding work request.
+ *
+ * <p>Thread-safety: {@link #queuePair()}, {@link #info()} and {@link #isOpen()} may be called from
+ * any thread. {@link #close()} may run while other threads post to its queue pair or poll its CQs
+ * (later posts are refused, outstanding WRs complete as flushed), on both providers; a close after
+ * an earlier one returned does nothing. Two closes of one connection at the same instant are not
+ * coordinated by the DiSNI provider: close a connection from one thread.
  */
 public interface Connection extends AutoCloseable {
     QueuePair queuePair();

@@ -6,6 +6,10 @@ import java.time.Duration;
 /**
  * Connection establishment (rdma_cm): listen, and connect with {@link ConnectionParameters}. Every
  * failure is an exception; nothing waits without a timeout.
+ *
+ * <p>Thread-safety: {@link #listen} and {@link #connect} may run from several threads at once, on
+ * both providers; each connect uses its own rdma_cm id (DiSNI: the CM calls of one device are
+ * serialized on its event channel's lock, the waits are not) or its own socket (soft).
  */
 public interface ConnectionManager {
     /**

@@ -8,6 +8,10 @@ import java.net.InetSocketAddress;
  * An incoming connection request seen by a listener (RDMA_CM_EVENT_CONNECT_REQUEST): the peer's
  * offered parameters and private data. Exactly one of {@link #accept} or {@link #reject} must be
  * called; an undecided request is rejected when its listener closes or its handshake times out.
+ *
+ * <p>Thread-safety: a request is meant for the thread that took it from {@link Listener#next}; its
+ * getters may be read from any thread. The DiSNI provider serializes accept and reject on the
+ * request; decide it from one thread on either provider.
  */
 public interface ConnectionRequest {
     InetSocketAddress remote();

@@ -3,7 +3,16 @@ package org.jwarp.verbs;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 
-/** A listening rdma_cm id. Closing it rejects every pending request. */
+/**
+ * A listening rdma_cm id (the passive side of RFC 6581 §9 connection setup). Closing it rejects
+ * every pending request.
+ *
+ * <p>Thread-safety: {@link #next} may run from several threads at once, on both providers; each
+ * connection request goes to exactly one of them, and each request is accepted or rejected once.
+ * A {@code next} that is waiting when the listener is closed ends with an {@link RdmaException}
+ * (soft: within 100 ms; DiSNI: at its timeout at the latest). {@link #localAddress()} may be called
+ * from any thread.
+ */
 public interface Listener extends AutoCloseable {
     InetSocketAddress localAddress();
 

@@ -7,6 +7,13 @@ import java.util.Set;
  * A registered memory region (ibv_mr; RFC 5040 §2.1 STag). The peer addresses it with
  * {@link #rkey()} and a virtual address in [{@link #address()}, {@link #address()} + {@link #length()}).
  * Closing it deregisters and invalidates the STag at once (RFC 5041 §8.3).
+ *
+ * <p>Thread-safety: the accessors may be called from any thread (a region's address, keys, length
+ * and access never change). {@link #close()} may run while the peer or local work requests use
+ * the region: later remote access is refused, and posted WRs naming it may complete in error.
+ * {@link #bindTo} may be called from any thread, also while the region is in use; it takes effect
+ * for segments validated after it returns (a tagged segment whose STag was checked before keeps
+ * that check's outcome). Ask {@link DeviceInfo#streamBinding()} before calling it.
  */
 public interface MemoryRegion extends AutoCloseable {
     /** The registered buffer (a duplicate view; position and limit are the caller's). */
@@ -31,7 +38,8 @@ public interface MemoryRegion extends AutoCloseable {
      * {@code null} returns the region to every connection of its protection domain.
      *
      * @throws UnsupportedOperationException when the provider scopes STags to a protection domain
-     *         only (the DiSNI provider: siw has no memory windows)
+     *         only ({@link DeviceInfo#streamBinding()} is false; the DiSNI provider: siw has no
+     *         memory windows)
      * @throws IllegalArgumentException when {@code qp} is of another provider or protection domain
      */
     default void bindTo(QueuePair qp) {

@@ -6,6 +6,10 @@ import java.util.Set;
 /**
  * A protection domain (RFC 5041 §8.2, RFC 5040 §8): memory regions and queue pairs of the same PD
  * may be used together; an STag is only valid on streams of its PD.
+ *
+ * <p>Thread-safety: {@link #register} may run from several threads at once, on both providers.
+ * {@link #close()} deregisters every region of the domain; call it once, after registrations have
+ * stopped and no queue pair of the domain is in use.
  */
 public interface ProtectionDomain extends AutoCloseable {
     /**

@@ -9,5 +9,16 @@
  * follows rdma_cm: {@code responder_resources} carries the local IRD and {@code initiator_depth}
  * the local ORD (RFC 6581 §9.1). Providers implement it behind {@link org.jwarp.verbs.RdmaProvider};
  * {@link org.jwarp.verbs.Rdma} finds them.
+ *
+ * <p>Thread-safety: each interface states its own, for both providers. In short: posts to a
+ * {@link org.jwarp.verbs.QueuePair}, {@link org.jwarp.verbs.CompletionQueue#poll} and
+ * {@link org.jwarp.verbs.CompletionQueue#await}, {@link org.jwarp.verbs.ProtectionDomain#register},
+ * {@link org.jwarp.verbs.Listener#next} and the {@link org.jwarp.verbs.ConnectionManager} calls
+ * may run from several threads at once; {@code close()} of a device, protection domain or CQ comes
+ * once, after the threads using it have stopped, while a connection or memory region may be
+ * closed under use. The records ({@link org.jwarp.verbs.DeviceInfo},
+ * {@link org.jwarp.verbs.QueuePairCaps}, ...) are immutable. Work requests, scatter-gather lists
+ * and {@link org.jwarp.verbs.WorkCompletion}s are mutable and reusable: one thread uses an instance
+ * at a time.
  */
 package org.jwarp.verbs;

@@ -175,14 +175,14 @@ class AdversarialPeerTest {
     @DisplayName("RFC 5044 §4: FPDUs that keep completing are no stall, though a partial one is always pending")
     void tricklingButProgressingIsNoStall_5044_4() throws Exception {
         SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(300));
+                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(1000));
         try (SoftFixture f = new SoftFixture(cfg)) {
             f.listen(4);
             CompletableFuture<Connection> acc = acceptClientServer(f);
             try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
                 Connection c = acc.get(5, TimeUnit.SECONDS);
-                SoftMemoryRegion rb = f.region(f.pd2, 64 * 16, org.jwarp.verbs.Access.LOCAL_WRITE);
-                int n = 8;
+                SoftMemoryRegion rb = f.region(f.pd2, 64 * 24, org.jwarp.verbs.Access.LOCAL_WRITE);
+                int n = 24;
                 for (int i = 0; i < n; i++) {
                     c.queuePair().postRecv(i, rb, i * 64, 64);
                 }
@@ -193,10 +193,11 @@ class AdversarialPeerTest {
                 all = raw.take();
                 int fpdu = all.length / n;
                 // half an FPDU, then each time the rest of one and half of the next: a partial FPDU
-                // is pending for the whole 1.4 s, but one completes every 175 ms
+                // is pending for the whole 2.4 s (over twice the stall timeout), but one completes
+                // every 100 ms (a sleep may overshoot by up to ~900 ms on a loaded machine)
                 raw.peer.send(java.util.Arrays.copyOfRange(all, 0, fpdu / 2));
                 for (int i = 0; i < n; i++) {
-                    Thread.sleep(175);
+                    Thread.sleep(100);
                     int from = i * fpdu + fpdu / 2;
                     int to = Math.min(all.length, from + fpdu);
                     raw.peer.send(java.util.Arrays.copyOfRange(all, from, to));

@@ -77,6 +77,12 @@ final class SoftFixture implements AutoCloseable {
     }
 
     /** Connects with {@code ip} while a thread accepts with {@code rp}. */
+    /**
+     * Longest wait for a connection setup or a completion that must come: generous, because a
+     * loaded 2-core CI machine can stall a thread for seconds; a passing run never waits it out.
+     */
+    static final long SETUP_SECONDS = 30;
+
     Pair connect(ConnectionParameters ip, ConnectionParameters rp) throws Exception {
         return connect(ip, req -> rp);
     }
@@ -87,15 +93,15 @@ final class SoftFixture implements AutoCloseable {
         }
         CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
             try {
-                ConnectionRequest r = listener.next(Duration.ofSeconds(5));
+                ConnectionRequest r = listener.next(Duration.ofSeconds(SETUP_SECONDS));
                 return r.accept(responderQp(), decide.apply(r));
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
         });
-        Connection c = device.connectionManager().connect(address(), initiatorQp(), ip, Duration.ofSeconds(5));
+        Connection c = device.connectionManager().connect(address(), initiatorQp(), ip, Duration.ofSeconds(SETUP_SECONDS));
         try {
-            return new Pair(c, acc.get(5, TimeUnit.SECONDS));
+            return new Pair(c, acc.get(SETUP_SECONDS, TimeUnit.SECONDS));
         } catch (ExecutionException e) {
             c.close();
             throw e;
@@ -110,12 +116,12 @@ final class SoftFixture implements AutoCloseable {
         return a;
     }
 
-    /** Waits for exactly one completion (fails after 5 s). */
+    /** Waits for exactly one completion (fails after {@value #SETUP_SECONDS} s: "no hang", not a speed bound). */
     static WorkCompletion one(SoftCompletionQueue q) throws InterruptedException {
         WorkCompletion[] a = wcs(1);
-        int n = q.await(a, 1, 5, TimeUnit.SECONDS);
+        int n = q.await(a, 1, SETUP_SECONDS, TimeUnit.SECONDS);
         if (n != 1) {
-            throw new AssertionError("no completion within 5 s");
+            throw new AssertionError("no completion within " + SETUP_SECONDS + " s");
         }
         return a[0];
     }

@@ -39,7 +39,7 @@ class SoftReceivePollingTest {
     }
 
     private static void waitUntil(String what, java.util.function.BooleanSupplier cond) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > end) {
                 throw new AssertionError("timed out waiting until " + what);
@@ -242,7 +242,7 @@ class SoftReceivePollingTest {
                 try {
                     WorkCompletion[] out = SoftFixture.wcs(4);
                     waiting.countDown();
-                    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                     while (flushed.get() < 4 && System.nanoTime() < end) {
                         int n = f.cq.await(out, out.length, 10, TimeUnit.SECONDS);
                         for (int k = 0; k < n; k++) {
@@ -260,11 +260,12 @@ class SoftReceivePollingTest {
             Thread.sleep(20); // let it block on the socket
             long t0 = System.nanoTime();
             p.responder().close();
-            leader.join(5000);
+            leader.join(30_000);
             assertFalse(leader.isAlive(), "the blocked leader returned");
             assertNull(failure.get(), () -> "leader failed: " + failure.get());
             assertEquals(4, flushed.get(), "every receive flushed");
-            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "flushed promptly");
+            // "no hang": the flush follows the peer's close at once; 15 s tolerates a loaded CI machine
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(15), "flushed promptly");
             waitUntil("the stream is closed", () -> !p.initiator().isOpen());
         }
     }
@@ -289,7 +290,7 @@ class SoftReceivePollingTest {
             t.start();
             waitUntil("the awaiting thread holds the stream", () -> stream(p.initiator()).isPolled());
             p.initiator().close();
-            t.join(5000);
+            t.join(30_000);
             assertFalse(t.isAlive(), "await returned after the local close");
             assertEquals(WcStatus.WR_FLUSH_ERR, result.get(), "the posted receive flushed (RFC 5040 §6.2.2)");
             assertEquals(0, f.cq.streamCount(), "the closed stream left the CQ");
@@ -304,7 +305,7 @@ class SoftReceivePollingTest {
             u.start();
             Thread.sleep(50);
             f.cq2.close();
-            u.join(5000);
+            u.join(30_000);
             assertFalse(u.isAlive(), "await returned after the CQ closed");
         }
     }

@@ -574,6 +574,58 @@ public abstract class ProviderContractTest {
     }
 
     @Test
+    @DisplayName("A Read sink's SGEs are bounded by the QP's send SGEs too: maxSendSge + 1 are refused as num_sge before "
+            + "the device sees them (RFC 5040 §7)")
+    void readSinkBeyondSendSgesRefusedTyped_5040_7() throws Exception {
+        try (Pair p = connect(sge(SGE))) {
+            QueuePair qp = p.cc.queuePair();
+            Side c = p.client;
+            QueuePairCaps caps = qp.caps();
+            assertTrue(caps.maxSgeRd() >= 1 && caps.maxSgeRd() <= caps.maxSendSge(),
+                    "a Read WR is a send WR: its sink SGEs cannot exceed the granted send SGEs " + caps);
+            assertTrue(caps.maxSendSge() < ScatterGatherList.CAPACITY, "no list could exceed " + caps);
+            SendRequest read = new SendRequest().read(78, c.mr, 0, 8, remoteAddress(p.cc), remoteKey(p.cc));
+            for (int i = 1; i <= caps.maxSendSge(); i++) {
+                read.sgl.add(c.mr2, 64L * i, 8);
+            }
+            WorkRequestException e = assertThrows(WorkRequestException.class, () -> qp.postSend(read));
+            assertEquals("num_sge", e.field(), e.getMessage());
+            assertEquals(0, e.index(), e.getMessage());
+            assertTrue(e.getMessage().contains("maxSgeRd " + caps.maxSgeRd()), e.getMessage());
+            // refused locally: the QP still works and nothing of the Read completes
+            p.sc.queuePair().postRecv(79, p.server.mr, 0, 64);
+            qp.postSend(new SendRequest().send(80, c.mr, 0, 4));
+            assertEquals(80, p.client.next().wrId);
+            assertEquals(79, p.server.next().wrId);
+        }
+    }
+
+    @Test
+    @DisplayName("DeviceInfo.streamBinding() says whether MemoryRegion.bindTo is available; misuse stays an exception "
+            + "(RFC 5041 §8.2)")
+    void streamBindingCapabilityMatchesBindTo_5041_8_2() throws Exception {
+        try (Pair p = connect()) {
+            boolean offered = p.client.dev.info().streamBinding();
+            assertEquals("soft".equals(providerName()), offered, providerName() + ": " + p.client.dev.info());
+            MemoryRegion mr = p.client.mr;
+            if (offered) {
+                mr.bindTo(p.cc.queuePair());
+                mr.bindTo(null);
+                assertThrows(IllegalArgumentException.class, () -> mr.bindTo(p.sc.queuePair()),
+                        "a QP of another protection domain");
+            } else {
+                assertThrows(UnsupportedOperationException.class, () -> mr.bindTo(p.cc.queuePair()));
+                assertThrows(UnsupportedOperationException.class, () -> mr.bindTo(null));
+            }
+            // the region still serves the connection either way
+            p.sc.queuePair().postRecv(81, p.server.mr, 0, 16);
+            p.cc.queuePair().postSend(new SendRequest().send(82, mr, 0, 4));
+            assertEquals(82, p.client.next().wrId);
+            assertEquals(81, p.server.next().wrId);
+        }
+    }
+
+    @Test
     @DisplayName("SGE limits, bounds and access are checked at post time; nothing of a refused WR is sent (RFC 5040 §7)")
     void badSgesRefusedWithFieldAndLimit_5040_7() throws Exception {
         try (Pair p = connect(sge(SGE))) {

@@ -446,29 +446,69 @@ final class DisniDevice implements Device, ConnectionManager {
         attr.setSend_cq(scq.cq);
         attr.setRecv_cq(rcq.cq);
         ByteBuffer granted = ByteBuffer.allocateDirect(JwarpNative.CAP_SIZE).order(ByteOrder.nativeOrder());
-        // the SGE request and the granted caps travel per thread around DiSNI's _createQP
+        // the SGE request and the granted caps travel per thread around DiSNI's _createQP; the
+        // request is cleared whatever happens, so it never applies to a later creation
         IbvQP qp = dispatcher.locked(() -> {
             JwarpNative.qpRequest(c.maxSendSge(), c.maxRecvSge());
-            IbvQP created = cm.createQP(id, pd.pd, attr);
-            if (created != null && JwarpNative.qpGranted(granted) < 0) {
-                throw new IOException("qpGranted: no capabilities recorded");
+            try {
+                return cm.createQP(id, pd.pd, attr);
+            } finally {
+                JwarpNative.qpRequestClear();
             }
-            return created;
         });
         if (qp == null) {
             throw new IOException("rdma_create_qp failed");
         }
-        QueuePairCaps caps = new QueuePairCaps(granted.getInt(JwarpNative.CAP_MAX_SEND_WR),
-                granted.getInt(JwarpNative.CAP_MAX_RECV_WR), granted.getInt(JwarpNative.CAP_MAX_SEND_SGE),
-                granted.getInt(JwarpNative.CAP_MAX_RECV_SGE), Math.max(1, info.maxSgeRd()),
-                granted.getInt(JwarpNative.CAP_MAX_INLINE));
-        LOG.debug("QP {} granted {}", qp.getQp_num(), caps);
-        DisniQp q = new DisniQp(qp, caps);
-        scq.attach(q);
-        if (rcq != scq) {
-            rcq.attach(q);
+        DisniQp q = null;
+        try {
+            if (JwarpNative.qpGranted(granted) < 0) {
+                throw new IOException("qpGranted: no capabilities recorded");
+            }
+            int sendSge = granted.getInt(JwarpNative.CAP_MAX_SEND_SGE);
+            // a Read is a send WR: its sink list is bounded by the device's max_sge_rd and by the
+            // send SGEs this QP was granted, whichever is smaller
+            QueuePairCaps caps = new QueuePairCaps(granted.getInt(JwarpNative.CAP_MAX_SEND_WR),
+                    granted.getInt(JwarpNative.CAP_MAX_RECV_WR), sendSge, granted.getInt(JwarpNative.CAP_MAX_RECV_SGE),
+                    readSges(info.maxSgeRd(), sendSge), granted.getInt(JwarpNative.CAP_MAX_INLINE));
+            LOG.debug("QP {} granted {}", qp.getQp_num(), caps);
+            q = qpFactory.create(qp, caps);
+            scq.attach(q);
+            if (rcq != scq) {
+                rcq.attach(q);
+            }
+            return q;
+        } catch (IOException | RuntimeException | Error e) {
+            if (q != null) {
+                detach(q, c);
+            }
+            destroyQpQuietly(id, e);
+            throw e;
         }
-        return q;
+    }
+
+    /** SGEs per RDMA Read sink: the device's max_sge_rd, at most the QP's granted send SGEs, at least 1. */
+    static int readSges(int deviceMaxSgeRd, int grantedSendSge) {
+        return Math.max(1, Math.min(deviceMaxSgeRd, grantedSendSge));
+    }
+
+    /** Builds the Java side of a QP that rdma_create_qp made (a seam: tests make it fail). */
+    interface QpFactory {
+        DisniQp create(IbvQP qp, QueuePairCaps caps) throws IOException;
+    }
+
+    volatile QpFactory qpFactory = DisniQp::new;
+
+    /** rdma_destroy_qp of a QP this device created and no one else holds yet. */
+    void destroyQpQuietly(RdmaCmId id, Throwable cause) {
+        try {
+            int rc = dispatcher.locked(() -> cm.destroyQP(id));
+            if (rc != 0) {
+                LOG.warn("rdma_destroy_qp after a failed QP setup returned {}", rc);
+            }
+        } catch (IOException | RuntimeException d) {
+            cause.addSuppressed(d);
+            LOG.warn("rdma_destroy_qp after a failed QP setup: {}", d.toString());
+        }
     }
 
     static void detach(DisniQp qp, QueuePairConfig c) {

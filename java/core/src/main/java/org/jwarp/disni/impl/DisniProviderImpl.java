@@ -75,7 +75,8 @@ public final class DisniProviderImpl implements RdmaProvider {
                 b.getInt(JwarpNative.DEV_MAX_CQE), maxMrSize(b.getLong(JwarpNative.DEV_MAX_MR_SIZE)), b.getInt(JwarpNative.DEV_MAX_SGE),
                 b.getInt(JwarpNative.DEV_MAX_SGE_RD), b.getInt(JwarpNative.DEV_MAX_INLINE),
                 b.getInt(JwarpNative.DEV_LINK_LAYER) < 0 ? DeviceInfo.PortState.UNKNOWN
-                        : DeviceInfo.PortState.of(b.getInt(JwarpNative.DEV_PORT_STATE)));
+                        : DeviceInfo.PortState.of(b.getInt(JwarpNative.DEV_PORT_STATE)),
+                false); // STags scoped to the PD only: MemoryRegion.bindTo is not available
     }
 
     @Override

@@ -61,7 +61,7 @@ final class DisniQp implements QueuePair {
     private final long qpPtr;
     private final int qpNum;
     private final QueuePairCaps caps;
-    /** maxSendWr send WRs, then each one's SGE array of max(maxSendSge, maxSgeRd) entries. */
+    /** maxSendWr send WRs, then each one's SGE array of maxSendSge entries (maxSgeRd never exceeds it). */
     private final ByteBuffer sendWr;
     private final long sendWrAddr;
     private final int sendSges;
@@ -82,7 +82,11 @@ final class DisniQp implements QueuePair {
         this.qpNum = qp.getQp_num();
         this.caps = caps;
         int ns = caps.maxSendWr();
-        sendSges = Math.max(1, Math.max(caps.maxSendSge(), caps.maxSgeRd()));
+        if (caps.maxSgeRd() > Math.max(1, caps.maxSendSge())) {
+            throw new IllegalArgumentException("maxSgeRd " + caps.maxSgeRd() + " exceeds maxSendSge " + caps.maxSendSge()
+                    + ": a Read is a send WR");
+        }
+        sendSges = Math.max(1, caps.maxSendSge());
         sendWr = ByteBuffer.allocateDirect(ns * (SEND_WR_SIZE + sendSges * SGE_SIZE)).order(ByteOrder.nativeOrder());
         sendWrAddr = MemoryUtils.getAddress(sendWr);
         for (int i = 0; i < ns; i++) {
@@ -159,14 +163,16 @@ final class DisniQp implements QueuePair {
         }
         if (k > 0) {
             long r = postChain(true, k);
-            int ok = r == 0 ? k : (int) (r >>> 32);
+            int ok = WrRing.postedOf(r, k);
+            // position unknown: every WR of the chain is kept, so whichever reached the device
+            // maps back to its caller's wrId when it completes as flushed
+            int keep = ok == WorkRequestException.INDEX_UNKNOWN ? k : ok;
             int i = 0;
-            for (SendRequest wr = first; i < ok; wr = wr.next, i++) {
+            for (SendRequest wr = first; i < keep; wr = wr.next, i++) {
                 sq.posted(wr.wrId, wcOpcodeOf(wr.opcode));
             }
             if (r != 0) {
-                throw new WorkRequestException("ibv_post_send on QP " + qpNum + " refused it with errno " + (int) r, ok,
-                        null);
+                throw deviceRefused("ibv_post_send", r, ok, k);
             }
         }
         if (refused != null) {
@@ -283,6 +289,26 @@ final class DisniQp implements QueuePair {
         return r;
     }
 
+    /**
+     * The device refused WR {@code ok} of a chain of {@code k}. When it did not say which
+     * ({@link WorkRequestException#INDEX_UNKNOWN}), the rings cannot know what it holds: the QP is
+     * moved to ERR, so whatever it took completes as flushed (RFC 5040 §8.2) and nothing more is
+     * posted. Refusal path only: it allocates.
+     */
+    private WorkRequestException deviceRefused(String call, long r, int ok, int k) {
+        int errno = (int) r;
+        if (ok != WorkRequestException.INDEX_UNKNOWN) {
+            return new WorkRequestException(call + " on QP " + qpNum + " refused it with errno " + errno, ok, null);
+        }
+        state = QpState.ERR;
+        int rc = JwarpNative.qpToError(qpPtr);
+        return new WorkRequestException(call + " on QP " + qpNum + " failed with errno " + errno
+                + " without naming the refused WR (bad_wr outside the chain): any of the " + k
+                + " WRs may have been posted; the QP " + (rc == 0 ? "was moved to ERR, so those complete as flushed"
+                : "is unusable (moving it to ERR failed with errno " + rc + ")"), WorkRequestException.INDEX_UNKNOWN,
+                null);
+    }
+
     private static WcOpcode wcOpcodeOf(SendOpcode op) {
         switch (op) {
             case RDMA_WRITE: return WcOpcode.RDMA_WRITE;
@@ -337,14 +363,14 @@ final class DisniQp implements QueuePair {
         }
         if (k > 0) {
             long r = postChain(false, k);
-            int ok = r == 0 ? k : (int) (r >>> 32);
+            int ok = WrRing.postedOf(r, k);
+            int keep = ok == WorkRequestException.INDEX_UNKNOWN ? k : ok;
             int i = 0;
-            for (RecvRequest wr = first; i < ok; wr = wr.next, i++) {
+            for (RecvRequest wr = first; i < keep; wr = wr.next, i++) {
                 rq.posted(wr.wrId, WcOpcode.RECV);
             }
             if (r != 0) {
-                throw new WorkRequestException("ibv_post_recv on QP " + qpNum + " refused it with errno " + (int) r, ok,
-                        null);
+                throw deviceRefused("ibv_post_recv", r, ok, k);
             }
         }
         if (refused != null) {
@@ -359,10 +385,13 @@ final class DisniQp implements QueuePair {
             throw refused;
         }
         long r = postChain(false, 1);
-        if (r != 0) {
-            throw new WorkRequestException("ibv_post_recv on QP " + qpNum + " refused it with errno " + (int) r, 0, null);
+        int ok = WrRing.postedOf(r, 1);
+        if (ok != 0) {
+            rq.posted(wrId, WcOpcode.RECV); // posted, or possibly posted (then flushed below)
         }
-        rq.posted(wrId, WcOpcode.RECV);
+        if (r != 0) {
+            throw deviceRefused("ibv_post_recv", r, ok, 1);
+        }
     }
 
     /** Writes receive WR k (from {@code sgl}, or the single buffer when sgl is null), or returns why not. */

@@ -1,6 +1,7 @@
 package org.jwarp.disni.impl;
 
 import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WorkRequestException;
 
 /**
  * The outstanding work requests of one work queue (a send or a receive queue), in posting order,
@@ -155,6 +156,20 @@ final class WrRing {
 
     WcOpcode retiredOp() {
         return retiredOp;
+    }
+
+    /**
+     * How many WRs of a chain of {@code k} the device took, from a native post-list result
+     * ({@code 0}, or {@code (index of bad_wr << 32) | errno}): {@code k} on success, the index of
+     * the refused WR, or {@link WorkRequestException#INDEX_UNKNOWN} when the device did not name one
+     * inside the chain.
+     */
+    static int postedOf(long result, int k) {
+        if (result == 0) {
+            return k;
+        }
+        int index = (int) (result >>> 32);
+        return index >= 0 && index < k ? index : WorkRequestException.INDEX_UNKNOWN;
     }
 
     private int slot(long seq) {

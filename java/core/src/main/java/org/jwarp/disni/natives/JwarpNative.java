@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -55,6 +55,9 @@ public final class JwarpNative {
     public static final int DEV_MAX_INLINE = 76;
     public static final int DEV_MAX_SGE_RD = 80;
     public static final int DEV_SIZE = 88;
+
+    /** Index half of a post-list result: bad_wr was not in the chain (NULL or foreign). */
+    public static final int CHAIN_UNKNOWN = -1;
 
     /** Offsets of {@link #qpGranted} output (native-order ints). */
     public static final int CAP_QP_NUM = 0;
@@ -159,6 +162,15 @@ public final class JwarpNative {
     public static native void qpRequest(int maxSendSge, int maxRecvSge);
 
     /**
+     * Drops this thread's {@link #qpRequest}, used or not: call it in a finally around
+     * {@code createQP}, which can throw before reaching {@code _createQP}.
+     */
+    public static native void qpRequestClear();
+
+    /** {@code ibv_modify_qp} to IBV_QPS_ERR (outstanding WRs complete as flushed); 0 or an errno value. */
+    public static native int qpToError(long qp);
+
+    /**
      * What the last {@code _createQP} on this thread was granted (qp_num, then {@code struct
      * ibv_qp_cap}) into {@code out} (direct, CAP_SIZE bytes, native order); bytes written or -1.
      */
@@ -166,7 +178,8 @@ public final class JwarpNative {
 
     /**
      * One {@code ibv_post_send} for the linked chain at wr: 0, or {@code (index of bad_wr << 32) | errno}
-     * (the WRs before bad_wr were posted).
+     * (the WRs before bad_wr were posted); index {@link #CHAIN_UNKNOWN} when the provider left
+     * bad_wr outside the chain, so that what was posted is unknown.
      */
     public static native long postSendList(long qp, long wr);
 

@@ -156,4 +156,26 @@ class WrRingTest {
             assertEquals(reads, sq.readsOutstanding());
         }
     }
+
+    @Test
+    @DisplayName("RFC 5040 §8.2: a post-list result names how many WRs the device took; a bad_wr outside the chain is "
+            + "position unknown, never \"none posted\"")
+    void postListResultDecodesIndexOrUnknown_5040_8_2() {
+        assertEquals(5, WrRing.postedOf(0L, 5), "success: all of the chain");
+        assertEquals(0, WrRing.postedOf(22L, 5), "first refused (EINVAL), none posted");
+        assertEquals(3, WrRing.postedOf((3L << 32) | 12, 5), "WR 3 refused (ENOMEM), three posted");
+        long unknown = ((long) JwarpNativeIndex.UNKNOWN << 32) | 22;
+        assertEquals(org.jwarp.verbs.WorkRequestException.INDEX_UNKNOWN, WrRing.postedOf(unknown, 5),
+                "native sentinel: bad_wr NULL or foreign");
+        assertEquals(org.jwarp.verbs.WorkRequestException.INDEX_UNKNOWN, WrRing.postedOf((5L << 32) | 22, 5),
+                "an index past the chain is not a position in it");
+        assertEquals(org.jwarp.verbs.WorkRequestException.INDEX_UNKNOWN, WrRing.postedOf((7L << 32) | 22, 1));
+        assertTrue(new org.jwarp.verbs.WorkRequestException("x", org.jwarp.verbs.WorkRequestException.INDEX_UNKNOWN,
+                null).getMessage().startsWith("WR ?: "));
+    }
+
+    /** The native layer's sentinel, as a compile-time constant (no library load in this test). */
+    static final class JwarpNativeIndex {
+        static final int UNKNOWN = org.jwarp.disni.natives.JwarpNative.CHAIN_UNKNOWN;
+    }
 }
