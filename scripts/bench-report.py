@@ -226,14 +226,15 @@ def targets(lat, bw, qps, sizes):
                 res.append({"target": f"64 B {op} RTT p50 ({wait}) <= 1.10 x {r['floor']}", "value": s,
                             "met": s["median"] <= 1.10})
     big = max(sizes) if sizes else None
+    label = (f"{big // 1024} KiB" if big % 1024 == 0 else f"{big} B") if big else ""
     for op in BW_OPS:
         r = next((x for x in bw if x["op"] == op and x["crc"] and x["size"] == big), None)
         if r and r["ratio"]:
-            res.append({"target": f"{big // 1024} KiB {op} bandwidth, CRC on, >= 0.85 x TCP stream",
+            res.append({"target": f"{label} {op} bandwidth, CRC on, >= 0.85 x TCP stream",
                         "value": r["ratio"], "met": r["ratio"]["median"] >= 0.85})
     r = next((x for x in bw if x["op"] == "write-bw" and not x["crc"] and x["size"] == big), None)
     if r and r["ratio"]:
-        res.append({"target": f"{big // 1024} KiB write-bw bandwidth, CRC off, >= 0.95 x TCP stream",
+        res.append({"target": f"{label} write-bw bandwidth, CRC off, >= 0.95 x TCP stream",
                     "value": r["ratio"], "met": r["ratio"]["median"] >= 0.95})
     for r in qps:
         if r["ratio_p50"]:
