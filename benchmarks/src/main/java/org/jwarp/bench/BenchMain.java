@@ -1,160 +1,385 @@
 package org.jwarp.bench;
 
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.GarbageCollectorMXBean;
+import java.net.InetSocketAddress;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
+import org.jwarp.cli.Json;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
- * Fixed-iteration latency and bandwidth runner for places where JMH's time-based iterations are
- * too slow (the TCG guest): the same operations as {@link ProviderLatencyBenchmark} and
- * {@link ProviderBandwidthBenchmark} (RFC 5040 §4.3 Send, RDMA Write, RDMA Read), timed one by
- * one into an HdrHistogram, printed as one JSON object per line:
+ * Fixed-iteration latency and bandwidth runner with perftest's semantics (RFC 5040 §4.3 Send,
+ * RDMA Write, RDMA Read; see {@link ProviderPingPong}) and its TCP floors ({@link TcpBaseline}).
+ * One invocation is one fork: it runs every (op, size, QP count) case of one transport and wait
+ * mode, each after a warm-up that lasts until the JIT has been quiet for a while, records each
+ * operation into an HdrHistogram, writes the histogram as a {@code .hgrm} file and prints one JSON
+ * object per case (also appended to {@code --out}). {@code scripts/bench} interleaves such forks
+ * of the soft provider and of TCP and compares them per run.
  *
  * <pre>
- * java -cp benchmarks.jar org.jwarp.bench.BenchMain --provider disni --address 10.77.0.1 \
- *      --ops send,writepoll,read,bw --sizes 8,64,4096 -n 2000 --warmup 2000 --wait spin --label siw0
+ * java -cp benchmarks.jar org.jwarp.bench.BenchMain --transport soft --wait await \
+ *      --ops send,write,read --sizes 64,4096 -n 20000 --hgrm-dir target/bench/hgrm
+ * java -cp benchmarks.jar org.jwarp.bench.BenchMain --transport tcp --wait spin --ops pingpong,fetch
  * </pre>
  *
- * Latency lines carry the round trip in µs ({@code rtt_*}); perftest's ib_send_lat and
- * ib_write_lat print half a round trip, ib_read_lat a whole Read. Bandwidth lines carry MB/s
- * (10^6 bytes per second) over {@code n} Writes with {@code --window} outstanding.
+ * Latency records carry the round trip in µs ({@code rtt_*}; a Read's is post to completion);
+ * perftest's ib_send_lat and ib_write_lat print half a round trip. Bandwidth records carry MB/s
+ * (10^6 bytes per second) and messages per second.
  */
-public final class BenchMain {
-    /** The first runs keep warming up until then (JIT compilation is slow under emulation). */
-    private static long warmUntil;
+@Command(name = "BenchMain", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Latency and bandwidth with perftest's semantics for one transport and wait mode (one fork).")
+public final class BenchMain implements Callable<Integer> {
+    @Option(names = "--transport", description = "soft, disni (jwarp providers) or tcp (the floor) (default: ${DEFAULT-VALUE}).")
+    String transport = "soft";
+    @Option(names = "--address", description = "Address both ends use (default: ${DEFAULT-VALUE}).")
+    String address = "127.0.0.1";
+    @Option(names = "--ops", split = ",", description = "RDMA: send, write, read (latency), send-bw, write-bw, read-bw; "
+            + "tcp: pingpong, fetch (latency), stream (bandwidth) (default: ${DEFAULT-VALUE}).")
+    List<String> ops = List.of("send", "write", "read");
+    @Option(names = "--sizes", split = ",", description = "Message sizes in bytes (default: ${DEFAULT-VALUE}).")
+    List<Integer> sizes = List.of(64);
+    @Option(names = "--wait", description = "spin (busy-poll CQs; TCP: non-blocking busy retry) or await "
+            + "(block in CompletionQueue.await; TCP: blocking sockets) (default: ${DEFAULT-VALUE}).")
+    String wait = "spin";
+    @Option(names = {"-n", "--iters"}, description = "Latency iterations up to 4 KiB; larger sizes get n*4096/size, "
+            + "at least 200 (default: ${DEFAULT-VALUE}).")
+    int iters = 10000;
+    @Option(names = "--bw-bytes", description = "Bytes per bandwidth case (default: ${DEFAULT-VALUE}).")
+    long bwBytes = 256L << 20;
+    @Option(names = "--bw-passes", description = "Timed passes per bandwidth case; the median pass is reported (default: ${DEFAULT-VALUE}).")
+    int bwPasses = 5;
+    @Option(names = "--bw-max-msgs", description = "At most this many messages per bandwidth case (default: ${DEFAULT-VALUE}).")
+    int bwMaxMsgs = 200_000;
+    @Option(names = "--window", description = "Outstanding Writes and Sends in bandwidth cases (default: ${DEFAULT-VALUE}).")
+    int window = 32;
+    @Option(names = "--read-window", description = "Outstanding Reads in read-bw, at most ORD 16 (default: ${DEFAULT-VALUE}).")
+    int readWindow = 16;
+    @Option(names = "--signal-every", description = "Write/Read bandwidth: signal every n-th operation, like perftest's "
+            + "--cq-mod; 0 = window/4 for Writes, 1 for Reads (default: ${DEFAULT-VALUE}).")
+    int signalEvery;
+    @Option(names = "--qps", split = ",", description = "Send ping-pong over this many queue pairs, round robin (default: ${DEFAULT-VALUE}).")
+    List<Integer> qps = List.of(1);
+    @Option(names = "--crc", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "MPA CRC32c on both sides (RFC 5044 §7.1) (default: on).")
+    boolean crc = true;
+    @Option(names = "--peer", description = "HOST:RDMA_PORT:TCP_PORT of a BenchPeer JVM that runs the server half; "
+            + "without it both halves run in this JVM.")
+    String peer;
+    @Option(names = "--same-provider", description = "Both sides on one provider instance "
+            + "(default for disni; soft opens two, each with its own reactor).")
+    boolean sameProvider;
+    @Option(names = "--warmup-min", description = "Warm-up seconds at least (default: ${DEFAULT-VALUE}).")
+    double warmupMin = 1.0;
+    @Option(names = "--warmup-max", description = "Warm-up seconds at most, even if the JIT is still busy (default: ${DEFAULT-VALUE}).")
+    double warmupMax = 20.0;
+    @Option(names = "--warmup-quiet", description = "Seconds without JIT compilation that end the warm-up (default: ${DEFAULT-VALUE}).")
+    double warmupQuiet = 0.5;
+    @Option(names = "--warmup-iters", description = "Fixed warm-up operation count instead (for strace's per-message count).")
+    int warmupIters = -1;
+    @Option(names = "--hgrm-dir", description = "Write one HdrHistogram .hgrm file (µs) per latency case here.")
+    Path hgrmDir;
+    @Option(names = "--out", description = "Append the JSON lines to this file.")
+    Path out;
+    @Option(names = "--run", description = "Run number recorded in each line and file name (default: ${DEFAULT-VALUE}).")
+    int run = 1;
+    @Option(names = "--label", description = "Free label recorded in each line, e.g. the device (default: none).")
+    String label = "";
 
-    private BenchMain() {
+    private boolean spin;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new BenchMain()).execute(args));
     }
 
-    public static void main(String[] args) throws Exception {
-        Map<String, String> o = new LinkedHashMap<>();
-        o.put("provider", "soft");
-        o.put("address", "127.0.0.1");
-        o.put("ops", "send,write,read");
-        o.put("sizes", "64");
-        o.put("n", "2000");
-        o.put("warmup", "2000");
-        o.put("warmup-seconds", "0");
-        o.put("wait", "spin");
-        o.put("window", "4");
-        o.put("label", "");
-        o.put("out", "");
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("-h") || a.equals("--help")) {
-                System.out.println("options (defaults): " + o);
-                return;
-            }
-            String key = a.replaceFirst("^--?", "");
-            if (!o.containsKey(key) || i + 1 == args.length) {
-                throw new IllegalArgumentException("unknown option or missing value: " + a + "; known: " + o.keySet());
-            }
-            o.put(key, args[++i]);
-        }
-        int n = Integer.parseInt(o.get("n"));
-        int warmup = Integer.parseInt(o.get("warmup"));
-        warmUntil = System.nanoTime() + (long) (Double.parseDouble(o.get("warmup-seconds")) * 1e9);
-        int window = Integer.parseInt(o.get("window"));
-        ProviderPingPong.Wait wait = ProviderPingPong.Wait.valueOf(o.get("wait").toUpperCase(Locale.ROOT));
-        List<String> lines = new ArrayList<>();
-        for (String op : o.get("ops").split(",")) {
-            for (String s : o.get("sizes").split(",")) {
-                int size = Integer.parseInt(s.trim());
-                String line = run(o.get("provider"), o.get("address"), op.trim(), size, n, warmup, wait, window,
-                        o.get("label"));
-                System.out.println(line);
-                System.out.flush();
-                lines.add(line);
-            }
-        }
-        if (!o.get("out").isEmpty()) {
-            Files.write(Path.of(o.get("out")), lines, StandardCharsets.UTF_8);
-        }
-    }
-
-    private static String run(String provider, String address, String op, int size, int n, int warmup,
-                              ProviderPingPong.Wait wait, int window, String label) throws Exception {
-        ProviderPingPong.Peer peer = switch (op) {
-            case "send", "write" -> ProviderPingPong.Peer.ECHO;
-            case "writepoll" -> ProviderPingPong.Peer.WRITE_POLL;
-            case "read", "bw" -> ProviderPingPong.Peer.NONE;
-            default -> throw new IllegalArgumentException("ops: unknown '" + op + "' (send, write, writepoll, read, bw)");
+    @Override
+    public Integer call() throws Exception {
+        spin = switch (wait.toLowerCase(Locale.ROOT)) {
+            case "spin" -> true;
+            case "await" -> false;
+            default -> throw new CommandLine.ParameterException(new CommandLine(this), "--wait: spin or await");
         };
-        ProviderPingPong.Wait w = op.equals("writepoll") ? ProviderPingPong.Wait.SPIN : wait;
-        int depth = op.equals("bw") ? Math.max(16, 2 * window) : 16;
-        Histogram h = new Histogram(3_600_000_000_000L, 3);
-        long t0;
-        long t1;
-        long jit0;
-        long jit1;
-        try (ProviderFixture f = new ProviderFixture(provider, address, 1, size, depth);
-             ProviderPingPong p = new ProviderPingPong(f, w, peer)) {
-            for (int i = 0; i < warmup || System.nanoTime() - warmUntil < 0; i++) {
-                once(p, op, window);
-            }
-            if (op.equals("bw")) {
-                p.drainStream();
-            }
-            jit0 = jitMillis();
-            t0 = System.nanoTime();
-            for (int i = 0; i < n; i++) {
-                long s = System.nanoTime();
-                once(p, op, window);
-                h.recordValue(System.nanoTime() - s);
-            }
-            if (op.equals("bw")) {
-                p.drainStream();
-            }
-            t1 = System.nanoTime();
-            jit1 = jitMillis();
+        if (hgrmDir != null) {
+            Files.createDirectories(hgrmDir);
         }
-        StringBuilder b = new StringBuilder(256);
-        b.append("{\"provider\":\"").append(provider).append("\",\"label\":\"").append(label)
-                .append("\",\"address\":\"").append(address).append("\",\"op\":\"").append(op)
-                .append("\",\"size\":").append(size).append(",\"n\":").append(n)
-                .append(",\"wait\":\"").append(w.name().toLowerCase(Locale.ROOT)).append('"')
-                .append(",\"jit_ms_while_measuring\":").append(jit1 - jit0);
-        if (op.equals("bw")) {
-            double mbps = (double) size * n / ((t1 - t0) / 1e9) / 1e6;
-            b.append(",\"window\":").append(window).append(",\"mb_per_s\":").append(fmt(mbps));
-        } else {
-            b.append(",\"rtt_min_us\":").append(us(h.getMinValue()))
-                    .append(",\"rtt_p50_us\":").append(us(h.getValueAtPercentile(50)))
-                    .append(",\"rtt_p99_us\":").append(us(h.getValueAtPercentile(99)))
-                    .append(",\"rtt_p999_us\":").append(us(h.getValueAtPercentile(99.9)))
-                    .append(",\"rtt_max_us\":").append(us(h.getMaxValue()))
-                    .append(",\"rtt_mean_us\":").append(fmt(h.getMean() / 1000.0));
+        for (int q : qps) {
+            for (String op : ops) {
+                for (int size : sizes) {
+                    if (q > 1 && !op.equals("send")) {
+                        continue;
+                    }
+                    Map<String, Object> r;
+                    try {
+                        r = runCase(op.trim().toLowerCase(Locale.ROOT), size, q);
+                    } catch (Exception e) {
+                        // one failed case is recorded and the fork goes on with the next
+                        r = Json.object();
+                        r.put("run", run);
+                        r.put("label", label);
+                        r.put("transport", transport);
+                        r.put("op", op);
+                        r.put("size", size);
+                        r.put("wait", transport.equals("tcp") ? (spin ? "spin" : "block") : wait);
+                        r.put("qps", q);
+                        r.put("error", String.valueOf(e));
+                        failures++;
+                    }
+                    String line = Json.write(r);
+                    System.out.println(line);
+                    System.out.flush();
+                    if (out != null) {
+                        Files.writeString(out, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                                StandardOpenOption.APPEND);
+                    }
+                }
+            }
         }
-        return b.append('}').toString();
+        return failures == 0 ? 0 : 1;
     }
 
-    private static void once(ProviderPingPong p, String op, int window) throws Exception {
-        switch (op) {
-            case "send" -> p.sendRtt();
-            case "write" -> p.writeRtt();
-            case "writepoll" -> p.writePollRtt();
-            case "read" -> p.readRtt();
-            default -> p.writeStream(window);
+    private int failures;
+
+    /** Field {@code i} (1: RDMA port, 2: TCP port) of {@code --peer HOST:RDMA_PORT:TCP_PORT}. */
+    private InetSocketAddress peerAddress(int i) {
+        String[] p = peer.split(":");
+        if (p.length != 3) {
+            throw new IllegalArgumentException("--peer: HOST:RDMA_PORT:TCP_PORT, not '" + peer + "'");
         }
+        return new InetSocketAddress(p[0], Integer.parseInt(p[i]));
+    }
+
+    private int latencyIters(int size) {
+        return size <= 4096 ? iters : Math.max(200, (int) ((long) iters * 4096 / size));
+    }
+
+    private int bwMsgs(int size) {
+        return (int) Math.max(64, Math.min(bwMaxMsgs, bwBytes / Math.max(1, size)));
+    }
+
+    /** A measured operation: one latency sample, or one whole bandwidth pass returning nanoseconds. */
+    @FunctionalInterface
+    interface Step {
+        long run() throws Exception;
+    }
+
+    private Map<String, Object> runCase(String op, int size, int q) throws Exception {
+        boolean tcp = transport.equals("tcp");
+        boolean bw = op.endsWith("-bw") || op.equals("stream");
+        Map<String, Object> r = Json.object();
+        r.put("run", run);
+        r.put("label", label);
+        r.put("transport", transport);
+        r.put("op", op);
+        r.put("size", size);
+        r.put("wait", tcp ? (spin ? "spin" : "block") : wait);
+        r.put("qps", q);
+        r.put("crc", !tcp && crc);
+        r.put("load1", load1());
+        if (tcp) {
+            TcpBaseline.Mode mode = switch (op) {
+                case "pingpong" -> TcpBaseline.Mode.ECHO;
+                case "fetch" -> TcpBaseline.Mode.FETCH;
+                case "stream" -> TcpBaseline.Mode.SINK;
+                default -> throw new IllegalArgumentException("--ops for tcp: pingpong, fetch or stream, not '" + op + "'");
+            };
+            r.put("peer", peer == null ? "same JVM" : "own JVM");
+            try (TcpBaseline t = peer == null ? new TcpBaseline(size, mode, spin)
+                    : new TcpBaseline(peerAddress(2), size, mode, spin)) {
+                if (bw) {
+                    int n = bwMsgs(size);
+                    measureBandwidth(r, size, n, () -> t.stream(Math.max(1, n / 8)), () -> t.stream(n));
+                } else {
+                    Step s = mode == TcpBaseline.Mode.ECHO ? t::pingPong : t::fetch;
+                    measureLatency(r, op, size, q, s);
+                }
+            }
+            return r;
+        }
+        ProviderPingPong.Peer peerMode = switch (op) {
+            case "send" -> ProviderPingPong.Peer.ECHO;
+            case "write" -> ProviderPingPong.Peer.WRITE_POLL;
+            case "send-bw" -> ProviderPingPong.Peer.SEND_SINK;
+            case "read", "write-bw", "read-bw" -> ProviderPingPong.Peer.NONE;
+            default -> throw new IllegalArgumentException("--ops for soft/disni: send, write, read, send-bw, write-bw, "
+                    + "read-bw, not '" + op + "'");
+        };
+        int depth = bw ? 2 * window + 16 : 16;
+        boolean separate = !sameProvider && !transport.equals("disni");
+        r.put("peer", peer != null ? "own JVM" : separate ? "same JVM, own provider" : "same JVM, same provider");
+        int qpDepth = q > 1 ? 4 : depth;
+        boolean sp = spin;
+        try (ProviderFixture f = peer != null
+                ? ProviderFixture.remote(transport, address, peerAddress(1), q, size, qpDepth, crc, peerMode, sp, window)
+                : new ProviderFixture(transport, address, q, size, qpDepth, separate, crc);
+             ProviderPingPong p = new ProviderPingPong(f, spin ? ProviderPingPong.Wait.SPIN : ProviderPingPong.Wait.AWAIT,
+                     peerMode, window)) {
+            r.put("crc", f.client.conns[0].info().crc());
+            if (bw) {
+                ProviderPingPong.BwOp b = ProviderPingPong.BwOp.valueOf(op.substring(0, op.length() - 3).toUpperCase(Locale.ROOT));
+                int n = bwMsgs(size);
+                int w = b == ProviderPingPong.BwOp.READ ? Math.min(readWindow, f.ord) : window;
+                r.put("window", w);
+                measureBandwidth(r, size, n, () -> p.bandwidth(b, Math.max(1, n / 8), w, signalEvery), () -> {
+                    long t = p.bandwidth(b, n, w, signalEvery);
+                    r.put("n", p.lastCount());
+                    return t;
+                });
+            } else {
+                Step s = switch (op) {
+                    case "send" -> p::sendRtt;
+                    case "write" -> p::writeRtt;
+                    default -> p::readRtt;
+                };
+                if (op.equals("write")) {
+                    r.put("poll", "memory (last byte), both sides spin");
+                }
+                measureLatency(r, op, size, q, s);
+            }
+        }
+        return r;
+    }
+
+    private void measureLatency(Map<String, Object> r, String op, int size, int q, Step step) throws Exception {
+        int n = latencyIters(size);
+        warm(r, step, Math.max(1, Math.min(1000, n / 10)));
+        Histogram h = new Histogram(3_600_000_000_000L, 3);
+        long jit0 = jitMillis();
+        long gc0 = gcCount();
+        for (int i = 0; i < n; i++) {
+            long s = System.nanoTime();
+            step.run();
+            h.recordValue(System.nanoTime() - s);
+        }
+        long jit1 = jitMillis();
+        long gc1 = gcCount();
+        r.put("n", n);
+        r.put("jit_ms_while_measuring", jit1 - jit0);
+        r.put("gc_while_measuring", gc1 - gc0);
+        r.put("rtt_min_us", h.getMinValue() / 1e3);
+        r.put("rtt_p50_us", h.getValueAtPercentile(50) / 1e3);
+        r.put("rtt_p90_us", h.getValueAtPercentile(90) / 1e3);
+        r.put("rtt_p99_us", h.getValueAtPercentile(99) / 1e3);
+        r.put("rtt_p999_us", h.getValueAtPercentile(99.9) / 1e3);
+        r.put("rtt_max_us", h.getMaxValue() / 1e3);
+        r.put("rtt_mean_us", h.getMean() / 1e3);
+        if (hgrmDir != null) {
+            String wait = String.valueOf(r.get("wait"));
+            String name = String.format(Locale.ROOT, "%s%s-%s-%s-%dB%s%s-run%d.hgrm", label.isEmpty() ? "" : label + "-",
+                    transport, op, wait, size, q > 1 ? "-" + q + "qp" : "", Boolean.FALSE.equals(r.get("crc"))
+                            && !transport.equals("tcp") ? "-nocrc" : "", run);
+            Path file = hgrmDir.resolve(name);
+            try (PrintStream ps = new PrintStream(Files.newOutputStream(file), false, StandardCharsets.UTF_8)) {
+                h.outputPercentileDistribution(ps, 1000.0);
+            }
+            r.put("hgrm", file.toString());
+        }
+    }
+
+    private void measureBandwidth(Map<String, Object> r, int size, int n, Step warmStep, Step measure)
+            throws Exception {
+        warm(r, warmStep, 1);
+        long jit0 = jitMillis();
+        long gc0 = gcCount();
+        r.put("n", n);
+        double[] mbps = new double[bwPasses];
+        double secs = 0;
+        int count = n;
+        for (int i = 0; i < bwPasses; i++) {
+            long nanos = measure.run();
+            count = ((Number) r.get("n")).intValue();
+            secs += nanos / 1e9;
+            mbps[i] = (double) size * count / (nanos / 1e9) / 1e6;
+        }
+        r.put("jit_ms_while_measuring", jitMillis() - jit0);
+        r.put("gc_while_measuring", gcCount() - gc0);
+        r.put("passes", bwPasses);
+        r.put("seconds", secs);
+        double[] sorted = mbps.clone();
+        java.util.Arrays.sort(sorted);
+        double median = sorted[sorted.length / 2];
+        r.put("mb_per_s", median);
+        r.put("mb_per_s_min", sorted[0]);
+        r.put("mb_per_s_max", sorted[sorted.length - 1]);
+        r.put("msgs_per_s", median * 1e6 / Math.max(1, size));
+    }
+
+    /**
+     * Runs {@code step} in batches until at least {@code --warmup-min} seconds have passed and the
+     * JIT compiled nothing for {@code --warmup-quiet} seconds (or {@code --warmup-max} is reached);
+     * with {@code --warmup-iters}, exactly that many steps.
+     */
+    private void warm(Map<String, Object> r, Step step, int batch) throws Exception {
+        long t0 = System.nanoTime();
+        long ops = 0;
+        boolean quiet = true;
+        if (warmupIters >= 0) {
+            for (int i = 0; i < warmupIters; i++) {
+                step.run();
+            }
+            ops = warmupIters;
+        } else {
+            long lastJit = jitMillis();
+            long lastChange = t0;
+            long min = (long) (warmupMin * 1e9);
+            long max = (long) (warmupMax * 1e9);
+            long q = (long) (warmupQuiet * 1e9);
+            while (true) {
+                for (int i = 0; i < batch; i++) {
+                    step.run();
+                }
+                ops += batch;
+                long now = System.nanoTime();
+                long j = jitMillis();
+                if (j != lastJit) {
+                    lastJit = j;
+                    lastChange = now;
+                }
+                if (now - t0 >= min && now - lastChange >= q) {
+                    break;
+                }
+                if (now - t0 >= max) {
+                    quiet = false;
+                    break;
+                }
+            }
+        }
+        r.put("warmup_ms", (System.nanoTime() - t0) / 1_000_000);
+        r.put("warmup_ops", ops);
+        r.put("warmup_jit_quiet", quiet);
     }
 
     /** Total JIT compilation time so far; a non-zero difference means the JIT ran while we measured. */
     private static long jitMillis() {
-        java.lang.management.CompilationMXBean c = java.lang.management.ManagementFactory.getCompilationMXBean();
+        java.lang.management.CompilationMXBean c = ManagementFactory.getCompilationMXBean();
         return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() : -1;
     }
 
-    private static String us(long nanos) {
-        return fmt(nanos / 1000.0);
+    private static long gcCount() {
+        long n = 0;
+        for (GarbageCollectorMXBean b : ManagementFactory.getGarbageCollectorMXBeans()) {
+            n += Math.max(0, b.getCollectionCount());
+        }
+        return n;
     }
 
-    private static String fmt(double v) {
-        return String.format(Locale.ROOT, "%.3f", v);
+    /** The one-minute load average (Linux), or -1. */
+    private static double load1() {
+        try {
+            String s = Files.readString(Path.of("/proc/loadavg"));
+            return Double.parseDouble(s.substring(0, s.indexOf(' ')));
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 }

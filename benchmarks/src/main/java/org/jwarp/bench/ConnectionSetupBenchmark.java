@@ -60,7 +60,7 @@ public class ConnectionSetupBenchmark {
                 } catch (RdmaTimeoutException e) {
                     continue;
                 }
-                Connection c = r.accept(fixture.server.qp(4), ProviderFixture.params());
+                Connection c = r.accept(fixture.server.qp(4), ProviderFixture.params(true));
                 // Close the end accepted a few connections ago: the initiator has long finished with it.
                 if (recent[k] != null) {
                     recent[k].close();
@@ -91,7 +91,7 @@ public class ConnectionSetupBenchmark {
     @Benchmark
     public boolean connectAndClose() throws Exception {
         Connection c = fixture.device.connectionManager().connect(fixture.listener.localAddress(),
-                fixture.client.qp(4), ProviderFixture.params(), ProviderFixture.TIMEOUT);
+                fixture.client.qp(4), ProviderFixture.params(true), ProviderFixture.TIMEOUT);
         boolean open = c.isOpen();
         c.close();
         return open;

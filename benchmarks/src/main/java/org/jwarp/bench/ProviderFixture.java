@@ -24,11 +24,13 @@ import org.jwarp.verbs.RdmaProvider;
 
 /**
  * Both ends of {@code n} RDMA connections (RFC 5040 §5 RDMAP streams) over any provider, inside
- * one JVM, the way perftest runs its server and client on one device: a client side and a server
- * side, each with its own protection domain, one completion queue shared by its queue pairs, a
- * transmit/read-source region ({@code tx}, REMOTE_READ) and a receive/write-sink region
- * ({@code rx}, REMOTE_WRITE). The regions are 8-byte aligned so the last long can be polled
- * (ib_write_lat style). Everything is opened through {@link Rdma#open(String)} only, so the same
+ * one JVM: a client side and a server side, each with its own protection domain, one completion
+ * queue shared by its queue pairs, a transmit/read-source region ({@code tx}, REMOTE_READ) and a
+ * receive/write-sink region ({@code rx}, REMOTE_WRITE). The regions are 8-byte aligned and a
+ * multiple of 8 bytes long so the word holding the last byte can be read with a volatile load
+ * (ib_write_lat's polling). With {@code separate} the two sides open the provider twice: two
+ * provider instances, two devices, and for the soft provider two reactor threads, as two
+ * processes would have. Everything is opened through {@link Rdma#open(String)} only, so the same
  * fixture measures the soft and the DiSNI provider.
  */
 final class ProviderFixture implements AutoCloseable {
@@ -36,9 +38,21 @@ final class ProviderFixture implements AutoCloseable {
 
     final RdmaProvider provider;
     final Device device;
+    /** The server side's provider and device: the same objects unless opened separately. */
+    final RdmaProvider serverProvider;
+    final Device serverDevice;
+    final boolean crc;
+    /** Outbound RDMA Read depth both sides ask for (the Read window's bound). */
+    final int ord = 16;
     final Listener listener;
     final Side client;
+    /** The server side, or null when a {@link BenchPeer} JVM holds it. */
     final Side server;
+    /** The server's receive/write-sink and transmit/read-source regions as the client addresses them. */
+    final long peerRxAddr;
+    final int peerRxKey;
+    final long peerTxAddr;
+    final int peerTxKey;
     final int size;
 
     /** One side: its PD, CQ, regions and connections. */
@@ -79,18 +93,33 @@ final class ProviderFixture implements AutoCloseable {
      * {@code n} queue pairs of send/recv depth {@code depth}; regions are {@code size} bytes.
      */
     ProviderFixture(String providerName, String address, int n, int size, int depth) throws Exception {
+        this(providerName, address, n, size, depth, false, true);
+    }
+
+    /**
+     * As above; {@code separate} opens a second provider instance and device for the server side,
+     * {@code crc} is the MPA CRC both sides ask for (RFC 5044 §7.1: off only when both say so).
+     */
+    ProviderFixture(String providerName, String address, int n, int size, int depth, boolean separate, boolean crc)
+            throws Exception {
         this.size = size;
+        this.crc = crc;
         provider = Rdma.open(providerName);
+        RdmaProvider sp = null;
+        Device sd = null;
+        Device cd = null;
         Side c = null;
         Side s = null;
         Listener l = null;
         try {
             InetAddress addr = InetAddress.getByName(address);
-            device = provider.open(addr);
-            s = new Side(device, n, size, depth);
-            c = new Side(device, n, size, depth);
-            l = device.connectionManager().listen(new InetSocketAddress(addr, 0), Math.max(8, Math.min(n, 128)));
-            connectAll(device, l, c, s, n, depth);
+            cd = provider.open(addr);
+            sp = separate ? Rdma.open(providerName) : provider;
+            sd = separate ? sp.open(addr) : cd;
+            s = new Side(sd, n, size, depth);
+            c = new Side(cd, n, size, depth);
+            l = sd.connectionManager().listen(new InetSocketAddress(addr, 0), Math.max(8, Math.min(n, 128)));
+            connectAll(cd, l, c, s, n, depth, crc);
         } catch (Exception e) {
             if (c != null) {
                 c.close();
@@ -101,24 +130,99 @@ final class ProviderFixture implements AutoCloseable {
             if (l != null) {
                 l.close();
             }
+            if (sd != null && sd != cd) {
+                sd.close();
+            }
+            if (cd != null) {
+                cd.close();
+            }
+            if (sp != null && sp != provider) {
+                sp.close();
+            }
             provider.close();
             throw e;
         }
+        device = cd;
+        serverProvider = sp;
+        serverDevice = sd;
         client = c;
         server = s;
         listener = l;
+        peerRxAddr = s.rx.address();
+        peerRxKey = s.rx.rkey();
+        peerTxAddr = s.tx.address();
+        peerTxKey = s.tx.rkey();
     }
 
-    static ConnectionParameters params() {
-        return ConnectionParameters.builder().build();
+    /** The client half only; the server half runs in a {@link BenchPeer} JVM at {@code peer}. */
+    private ProviderFixture(RdmaProvider provider, Device device, Side client, int size, boolean crc,
+                            BenchPeer.Reply reply) {
+        this.provider = provider;
+        this.device = device;
+        this.serverProvider = provider;
+        this.serverDevice = device;
+        this.listener = null;
+        this.client = client;
+        this.server = null;
+        this.size = size;
+        this.crc = crc;
+        peerRxAddr = reply.rxAddr();
+        peerRxKey = reply.rxKey();
+        peerTxAddr = reply.txAddr();
+        peerTxKey = reply.txKey();
     }
 
-    private static void connectAll(Device dev, Listener l, Side c, Side s, int n, int depth) throws Exception {
+    /**
+     * Connects {@code n} queue pairs to a {@link BenchPeer} at {@code peer}; the connect private
+     * data tells it what to run ({@code mode}, wait, size, window) and where the client's receive
+     * region is, its accept private data where its regions are.
+     */
+    static ProviderFixture remote(String providerName, String address, InetSocketAddress peer, int n, int size,
+                                  int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow)
+            throws Exception {
+        RdmaProvider p = Rdma.open(providerName);
+        Device d = null;
+        Side c = null;
+        try {
+            d = p.open(InetAddress.getByName(address));
+            c = new Side(d, n, size, depth);
+            BenchPeer.Reply reply = null;
+            for (int i = 0; i < n; i++) {
+                BenchPeer.Hello h = new BenchPeer.Hello(mode, spin, size, sinkWindow, n, i, depth,
+                        c.rx.address(), c.rx.rkey());
+                ConnectionParameters cp = params(crc).toBuilder().privateData(h.encode()).build();
+                c.conns[i] = d.connectionManager().connect(peer, c.qp(depth), cp, TIMEOUT);
+                if (reply == null) {
+                    reply = BenchPeer.Reply.decode(c.conns[i].info().peerPrivateData());
+                }
+            }
+            if (reply == null) {
+                throw new IllegalArgumentException("no connection to the peer");
+            }
+            return new ProviderFixture(p, d, c, size, crc, reply);
+        } catch (Exception e) {
+            if (c != null) {
+                c.close();
+            }
+            if (d != null) {
+                d.close();
+            }
+            p.close();
+            throw e;
+        }
+    }
+
+    static ConnectionParameters params(boolean crc) {
+        return ConnectionParameters.builder().crc(crc).build();
+    }
+
+    private static void connectAll(Device dev, Listener l, Side c, Side s, int n, int depth, boolean crc)
+            throws Exception {
         CompletableFuture<Void> acceptor = CompletableFuture.runAsync(() -> {
             try {
                 for (int i = 0; i < n; i++) {
                     ConnectionRequest r = l.next(TIMEOUT);
-                    s.conns[i] = r.accept(s.qp(depth), params());
+                    s.conns[i] = r.accept(s.qp(depth), params(crc));
                 }
             } catch (Exception e) {
                 throw new IllegalStateException("accept failed: " + e, e);
@@ -126,7 +230,7 @@ final class ProviderFixture implements AutoCloseable {
         });
         try {
             for (int i = 0; i < n; i++) {
-                c.conns[i] = dev.connectionManager().connect(l.localAddress(), c.qp(depth), params(), TIMEOUT);
+                c.conns[i] = dev.connectionManager().connect(l.localAddress(), c.qp(depth), params(crc), TIMEOUT);
             }
         } finally {
             acceptor.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -134,19 +238,31 @@ final class ProviderFixture implements AutoCloseable {
         // Accept order equals connect order (one connect in flight at a time), so conns[i] pair up.
     }
 
+    /** A direct buffer of at least {@code size} bytes, 8-byte aligned, its length a multiple of 8. */
     static ByteBuffer aligned(int size) {
-        ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 8) + 16).alignedSlice(8);
-        return b.slice(0, Math.max(size, 8)).order(ByteOrder.nativeOrder());
+        int len = (Math.max(size, 8) + 7) & ~7;
+        ByteBuffer b = ByteBuffer.allocateDirect(len + 16).alignedSlice(8);
+        return b.slice(0, len).order(ByteOrder.nativeOrder());
     }
 
     @Override
     public void close() {
         try {
             client.close();
-            server.close();
-            listener.close();
+            if (server != null) {
+                server.close();
+            }
+            if (listener != null) {
+                listener.close();
+            }
+            if (serverDevice != device) {
+                serverDevice.close();
+            }
             device.close();
         } finally {
+            if (serverProvider != provider) {
+                serverProvider.close();
+            }
             provider.close();
         }
     }

@@ -20,10 +20,11 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * Round-trip latency of RDMAP operations (RFC 5040 §4.3: Send, RDMA Write, RDMA Read) through
  * the transport-neutral verbs API, for any provider: {@code -p provider=soft|disni
  * -p address=127.0.0.1|10.77.0.1}. SampleTime gives the p50/p99/p99.9 distribution.
- * Compare {@code sendRtt}/{@code writeRtt} with {@link TcpBaselineBenchmark#rtt} at the same size
- * and {@code readRtt} with ib_read_lat. {@code wait=spin} busy-polls the CQs as perftest does;
- * {@code wait=await} blocks in {@code CompletionQueue.await}, as a thread-per-connection server
- * would. {@code writePollRtt} is ib_write_lat's memory-polling scheme and always spins.
+ * Semantics are perftest's (see {@link ProviderPingPong}): {@code sendRtt} is ib_send_lat's
+ * ping-pong, {@code writeRtt} ib_write_lat's (Writes both ways, each side polls the last byte
+ * of its buffer; no Send), {@code readRtt} one Read post to completion. {@code wait=spin}
+ * busy-polls the CQs as perftest does; {@code wait=await} blocks in {@code CompletionQueue.await}.
+ * {@code scripts/bench} uses {@link BenchMain}; this stays for JMH's profilers.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)
@@ -51,10 +52,9 @@ public class ProviderLatencyBenchmark {
     public void setUp(BenchmarkParams params) throws Exception {
         String method = params.getBenchmark();
         ProviderPingPong.Peer peer = method.endsWith("readRtt") ? ProviderPingPong.Peer.NONE
-                : method.endsWith("writePollRtt") ? ProviderPingPong.Peer.WRITE_POLL : ProviderPingPong.Peer.ECHO;
-        ProviderPingPong.Wait w = method.endsWith("writePollRtt") ? ProviderPingPong.Wait.SPIN
-                : ProviderPingPong.Wait.valueOf(wait.toUpperCase(java.util.Locale.ROOT));
-        fixture = new ProviderFixture(provider, address, 1, size, 16);
+                : method.endsWith("writeRtt") ? ProviderPingPong.Peer.WRITE_POLL : ProviderPingPong.Peer.ECHO;
+        ProviderPingPong.Wait w = ProviderPingPong.Wait.valueOf(wait.toUpperCase(java.util.Locale.ROOT));
+        fixture = new ProviderFixture(provider, address, 1, size, 16, !"disni".equals(provider), true);
         ops = new ProviderPingPong(fixture, w, peer);
     }
 
@@ -72,11 +72,6 @@ public class ProviderLatencyBenchmark {
     @Benchmark
     public int writeRtt() throws Exception {
         return ops.writeRtt();
-    }
-
-    @Benchmark
-    public long writePollRtt() throws Exception {
-        return ops.writePollRtt();
     }
 
     @Benchmark

@@ -6,69 +6,94 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import org.jwarp.verbs.CompletionQueue;
-import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
 import org.jwarp.verbs.WorkCompletion;
-import org.jwarp.verbs.WorkRequestException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The measured operations, shared by the JMH benchmarks and {@link BenchMain}, over a
- * {@link ProviderFixture}. Each mirrors a perftest program (RFC 5040 §4.3 RDMA messages):
+ * {@link ProviderFixture}, with perftest's semantics (RFC 5040 §4.3 RDMA messages):
  * <ul>
- *   <li>{@link #sendRtt}: Send ping-pong into a pre-posted receive (ib_send_lat);</li>
- *   <li>{@link #writeRtt}: RDMA Write of {@code size} bytes followed by a zero-length Send that
- *       tells the peer the data is placed (RFC 5040 §5.5 ordering); the peer answers the same way;</li>
- *   <li>{@link #writePollRtt}: ib_write_lat's scheme: each side writes into the other's buffer and
- *       polls the last 8 bytes for the iteration number (needs {@link Wait#SPIN});</li>
- *   <li>{@link #readRtt}: one RDMA Read of {@code size} bytes (ib_read_lat); no peer thread work;</li>
- *   <li>{@link #writeStream}: RDMA Writes of {@code size} bytes with {@code window} outstanding
- *       (ib_write_bw); one call is one completed Write.</li>
+ *   <li>{@link #sendRtt}: Send ping-pong into a pre-posted receive; the peer echoes (ib_send_lat);</li>
+ *   <li>{@link #writeRtt}: ib_write_lat: each side RDMA-Writes {@code size} bytes into the other's
+ *       buffer and polls the last byte of its own buffer for the iteration number; no Send, no
+ *       receive completion. Memory polling is the only way to see a Write arrive, so both sides
+ *       spin on memory in either {@link Wait} mode (perftest has no event mode for it);</li>
+ *   <li>{@link #readRtt}: one RDMA Read of {@code size} bytes, post to completion (ib_read_lat);</li>
+ *   <li>{@link #bandwidth}: ib_write_bw / ib_read_bw / ib_send_bw: {@code n} operations with up to
+ *       {@code window} outstanding and every {@code window/4}-th Write or Send signaled (perftest's CQ
+ *       moderation; Reads every one by default).
+ *       Sends are flow-controlled by credits the peer returns as zero-length Sends after it has
+ *       re-posted the receives (an iWARP Send without a posted receive is fatal, RFC 5041 §7.2,
+ *       so perftest's reliance on RNR retry has no equivalent).</li>
  * </ul>
- * The server side's echo runs on its own thread. Posting and reaping reuse one
+ * The server half ({@link PeerSide}) runs on its own thread in this JVM or in a {@link BenchPeer}
+ * JVM ({@link ProviderFixture#remote}). Posting and reaping reuse one
  * {@link SendRequest} and {@link WorkCompletion} arrays: nothing is allocated per operation.
  */
 final class ProviderPingPong implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(ProviderPingPong.class);
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
     private static final long TIMEOUT_NANOS = ProviderFixture.TIMEOUT.toNanos();
+    private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
     /** How a thread waits for a completion: busy-poll (perftest's way) or block in {@code await}. */
     enum Wait { SPIN, AWAIT }
 
     /** What the server thread does. */
-    enum Peer { ECHO, WRITE_POLL, NONE }
+    enum Peer {
+        /** Echo every Send (send latency). */
+        ECHO,
+        /** Answer each Write by polling the last byte and writing back (write latency). */
+        WRITE_POLL,
+        /** Re-post receives and return credits (send bandwidth). */
+        SEND_SINK,
+        /** Nothing (read latency, write and read bandwidth). */
+        NONE
+    }
+
+    /** Bandwidth operations. */
+    enum BwOp { SEND, WRITE, READ }
 
     private final ProviderFixture f;
     private final int size;
     private final Wait wait;
-    private final Thread peer;
-    private volatile boolean running = true;
-    private volatile Throwable peerFailure;
+    /** The server half when it runs in this JVM; null when a {@link BenchPeer} JVM answers. */
+    private final PeerSide peer;
 
     private final SendRequest wr = new SendRequest();
-    private final SendRequest notify = new SendRequest();
-    private final WorkCompletion[] wcs = wcs(16);
+    private final WorkCompletion[] wcs = wcs(64);
     private final QueuePair[] qps;
     private final ByteBuffer clientRx;
     private final ByteBuffer clientTx;
+    /** Index of the last payload byte, and the aligned word that holds it. */
     private final int last;
-    private long counter;
+    private final int lastWord;
+    private final int lastShift;
+    private final int sinkWindow;
+    private byte counter;
     /** Send WR ids are unique: a provider may retire unsignaled WRs up to the signaled one's id. */
     private long seq;
-    private int outstanding;
     private int next;
 
     ProviderPingPong(ProviderFixture f, Wait wait, Peer mode) throws RdmaException {
+        this(f, wait, mode, 16);
+    }
+
+    /** {@code sinkWindow}: receives the peer keeps posted in {@link Peer#SEND_SINK} mode. */
+    ProviderPingPong(ProviderFixture f, Wait wait, Peer mode, int sinkWindow) throws RdmaException {
         this.f = f;
         this.size = f.size;
         this.wait = wait;
-        this.last = Math.max(size, 8) - 8;
+        this.sinkWindow = sinkWindow;
+        if (size < 1) {
+            throw new IllegalArgumentException("size must be at least 1 byte (the polled byte)");
+        }
+        this.last = size - 1;
+        this.lastWord = last & ~7;
+        this.lastShift = 8 * (LITTLE ? last - lastWord : 7 - (last - lastWord));
         qps = new QueuePair[f.client.conns.length];
         for (int i = 0; i < qps.length; i++) {
             qps[i] = f.client.conns[i].queuePair();
@@ -76,21 +101,27 @@ final class ProviderPingPong implements AutoCloseable {
         clientRx = f.client.rx.buffer().order(ByteOrder.nativeOrder());
         clientTx = f.client.tx.buffer().order(ByteOrder.nativeOrder());
         for (int i = 0; i < size; i++) {
-            clientTx.put(i, (byte) i);
+            clientTx.put(i, (byte) (i + 1));
         }
-        notify.send(0, null, 0, 0);
+        clientTx.put(last, (byte) 0);
+        if (f.server != null) {
+            // in-JVM server half; a peer JVM posts its receives before it accepts
+            for (int i = 0; i < f.server.conns.length; i++) {
+                PeerSide.prePost(mode, f.server.conns[i].queuePair(), i, f.server, size, sinkWindow);
+            }
+        }
         if (mode == Peer.ECHO) {
             for (int i = 0; i < qps.length; i++) {
                 qps[i].postRecv(i, f.client.rx, 0, size);
-                f.server.conns[i].queuePair().postRecv(i, f.server.rx, 0, size);
+            }
+        } else if (mode == Peer.SEND_SINK) {
+            // one receive per credit the sink can have in flight, plus slack; re-posted as taken
+            for (int i = 0; i < 6; i++) {
+                qps[0].postRecv(i, f.client.rx, 0, 8);
             }
         }
-        peer = mode == Peer.NONE ? null : new Thread(mode == Peer.ECHO ? this::echoLoop : this::writePollLoop,
-                "bench-peer");
-        if (peer != null) {
-            peer.setDaemon(true);
-            peer.start();
-        }
+        peer = f.server == null || mode == Peer.NONE ? null
+                : new PeerSide(f.server, mode, wait == Wait.SPIN, size, sinkWindow, f.client.rx.address(), f.client.rx.rkey());
     }
 
     static WorkCompletion[] wcs(int n) {
@@ -112,34 +143,33 @@ final class ProviderPingPong implements AutoCloseable {
     int sendRtt() throws Exception {
         int i = nextQp();
         qps[i].postSend(wr.send(++seq, f.client.tx, 0, size));
-        return awaitRecv(i);
+        WorkCompletion wc = drainUntil(WcOpcode.RECV);
+        int len = wc.byteLength;
+        qps[(int) wc.wrId].postRecv(wc.wrId, f.client.rx, 0, size);
+        return len;
     }
 
-    /** RDMA Write {@code size} bytes plus a zero-length Send; wait for the peer's Write + Send. */
+    /**
+     * ib_write_lat: write {@code size} bytes whose last byte is the iteration number into the
+     * peer's buffer, then spin until the peer's Write puts the same number into the last byte of
+     * ours. Every 8th Write is signaled and its completion reaped, which keeps the send queue short.
+     */
     int writeRtt() throws Exception {
-        int i = nextQp();
-        wr.write(++seq, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
-        wr.signaled = false;
-        qps[i].postSend(wr);
-        notify.wrId = ++seq;
-        qps[i].postSend(notify);
-        return awaitRecv(i);
-    }
-
-    /** ib_write_lat: write with the iteration number in the last long, poll ours for the answer. */
-    long writePollRtt() throws Exception {
-        long n = ++counter;
-        LONGS.setVolatile(clientTx, last, n);
-        wr.write(++seq, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey());
+        byte n = ++counter;
+        clientTx.put(last, n);
+        wr.write(++seq, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);
         wr.signaled = (n & 7) == 0;
         qps[0].postSend(wr);
-        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        long deadline = 0;
         int spins = 0;
-        while ((long) LONGS.getVolatile(clientRx, last) != n) {
+        while (lastByte(clientRx) != n) {
             Thread.onSpinWait();
             if ((++spins & 0xFFFF) == 0) {
                 checkPeer();
-                if (System.nanoTime() > deadline) {
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + TIMEOUT_NANOS;
+                } else if (now > deadline) {
                     throw new RdmaTimeoutException("no write from the peer for iteration " + n);
                 }
             }
@@ -150,41 +180,123 @@ final class ProviderPingPong implements AutoCloseable {
         return n;
     }
 
+    /** The last payload byte of {@code b}, read with a volatile load of its aligned word. */
+    private byte lastByte(ByteBuffer b) {
+        return (byte) ((long) LONGS.getVolatile(b, lastWord) >>> lastShift);
+    }
+
     /** One RDMA Read of {@code size} bytes from the server's tx region. */
     int readRtt() throws Exception {
         int i = nextQp();
-        qps[i].postSend(wr.read(++seq, f.client.rx, 0, size, f.server.tx.address(), f.server.tx.rkey()));
+        qps[i].postSend(wr.read(++seq, f.client.rx, 0, size, f.peerTxAddr, f.peerTxKey));
         return drainUntil(WcOpcode.RDMA_READ).byteLength;
     }
 
-    /** Keeps {@code window} Writes in flight; returns once one more Write has been posted. */
-    int writeStream(int window) throws Exception {
-        if (outstanding == window) {
-            drainUntil(WcOpcode.RDMA_WRITE);
-            outstanding--;
-        }
-        qps[0].postSend(wr.write(++seq, f.client.tx, 0, size, f.server.rx.address(), f.server.rx.rkey()));
-        outstanding++;
-        return outstanding;
+    /**
+     * {@code n} operations of {@code size} bytes with at most {@code window} outstanding on the
+     * first queue pair; returns the nanoseconds from the first post to the last completion (for
+     * Sends: to the credit that says the peer took the last one). {@code n} is rounded up to a
+     * multiple of the signaling interval; the rounded count is returned by {@link #lastCount()}.
+     */
+    long bandwidth(BwOp op, int n, int window) throws Exception {
+        return bandwidth(op, n, window, 0);
     }
 
-    /** Waits for the Writes still in flight. */
-    void drainStream() throws Exception {
-        while (outstanding > 0) {
-            drainUntil(WcOpcode.RDMA_WRITE);
-            outstanding--;
+    /** As above with every {@code signalEvery}-th operation signaled (0: window/4, perftest's --cq-mod). */
+    long bandwidth(BwOp op, int n, int window, int signalEvery) throws Exception {
+        // Sends: the sink's window (its credit interval must match ours); Reads: at most ORD outstanding
+        int w = op == BwOp.SEND ? sinkWindow : op == BwOp.READ ? Math.min(window, f.ord) : window;
+        // Reads are all signaled by default: unsignaled 1 MiB Reads 12-16 deep stalled the soft provider
+        int mod = op == BwOp.SEND ? Math.max(1, w / 4) : signalEvery > 0 ? Math.min(signalEvery, w)
+                : op == BwOp.READ ? 1 : Math.max(1, w / 4);
+        int count = (n + mod - 1) / mod * mod;
+        lastCount = count;
+        QueuePair qp = qps[0];
+        long base = seq + 1;
+        seq += count;
+        long t0 = System.nanoTime();
+        if (op == BwOp.SEND) {
+            int posted = 0;
+            int credited = 0;
+            long deadline = System.nanoTime() + TIMEOUT_NANOS;
+            while (credited < count) {
+                while (posted < count && posted - credited < w) {
+                    wr.send(base + posted, f.client.tx, 0, size);
+                    wr.signaled = posted % mod == mod - 1;
+                    qp.postSend(wr);
+                    posted++;
+                }
+                int got = waitFor(f.client.cq, wcs);
+                for (int k = 0; k < got; k++) {
+                    WorkCompletion wc = wcs[k];
+                    check(wc);
+                    if (wc.opcode == WcOpcode.RECV) {
+                        credited += mod;
+                        qp.postRecv(wc.wrId, f.client.rx, 0, 8);
+                    }
+                }
+                if (got == 0) {
+                    checkPeer();
+                    if (System.nanoTime() > deadline) {
+                        throw new RdmaTimeoutException("send bandwidth: no credit within " + ProviderFixture.TIMEOUT);
+                    }
+                } else {
+                    deadline = System.nanoTime() + TIMEOUT_NANOS;
+                }
+            }
+            long t = System.nanoTime() - t0;
+            // the last signaled Send's own completion may trail the credit
+            drainPending();
+            return t;
         }
+        WcOpcode want = op == BwOp.WRITE ? WcOpcode.RDMA_WRITE : WcOpcode.RDMA_READ;
+        int posted = 0;
+        int retired = 0;
+        while (retired < count) {
+            while (posted < count && posted - retired < w) {
+                if (op == BwOp.WRITE) {
+                    wr.write(base + posted, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);
+                } else {
+                    wr.read(base + posted, f.client.rx, 0, size, f.peerTxAddr, f.peerTxKey);
+                }
+                wr.signaled = posted % mod == mod - 1;
+                qp.postSend(wr);
+                posted++;
+            }
+            WorkCompletion wc = drainUntil(want);
+            retired = (int) (wc.wrId - base) + 1;
+        }
+        return System.nanoTime() - t0;
     }
 
-    private int awaitRecv(int i) throws Exception {
-        WorkCompletion wc = drainUntil(WcOpcode.RECV);
-        int len = wc.byteLength;
-        qps[(int) wc.wrId].postRecv(wc.wrId, f.client.rx, 0, size);
-        return len;
+    private int lastCount;
+
+    /** The operation count of the last {@link #bandwidth} call after rounding. */
+    int lastCount() {
+        return lastCount;
     }
 
     private int pending;
     private int pendingAt;
+
+    /** Completions reaped in a batch but not yet looked at are dropped (bandwidth tail). */
+    private void drainPending() throws Exception {
+        while (pendingAt < pending) {
+            check(wcs[pendingAt++]);
+        }
+        long end = System.nanoTime() + 5_000_000L;
+        while (System.nanoTime() < end && f.client.cq.poll(wcs, wcs.length) > 0) {
+            end = System.nanoTime() + 5_000_000L;
+        }
+        pending = 0;
+        pendingAt = 0;
+    }
+
+    private static void check(WorkCompletion wc) throws RdmaException {
+        if (!wc.isSuccess()) {
+            throw new RdmaException("completion failed: " + wc);
+        }
+    }
 
     /**
      * Reaps client completions until one with {@code op}; earlier ones (Send completions of the
@@ -195,9 +307,7 @@ final class ProviderPingPong implements AutoCloseable {
         while (true) {
             while (pendingAt < pending) {
                 WorkCompletion wc = wcs[pendingAt++];
-                if (!wc.isSuccess()) {
-                    throw new RdmaException("completion failed: " + wc);
-                }
+                check(wc);
                 if (wc.opcode == op) {
                     return wc;
                 }
@@ -231,105 +341,16 @@ final class ProviderPingPong implements AutoCloseable {
     }
 
     private void checkPeer() throws RdmaException {
-        Throwable t = peerFailure;
+        Throwable t = peer == null ? null : peer.failure();
         if (t != null) {
             throw new RdmaException("peer thread failed: " + t, t);
         }
     }
 
-    private void echoLoop() {
-        WorkCompletion[] out = wcs(16);
-        SendRequest reply = new SendRequest();
-        SendRequest done = new SendRequest().send(0, null, 0, 0);
-        MemoryRegion stx = f.server.tx;
-        MemoryRegion srx = f.server.rx;
-        long id = 0;
-        long craddr = f.client.rx.address();
-        int crkey = f.client.rx.rkey();
-        try {
-            while (running) {
-                int n = waitFor(f.server.cq, out);
-                for (int k = 0; k < n; k++) {
-                    WorkCompletion wc = out[k];
-                    if (!wc.isSuccess()) {
-                        if (running) {
-                            throw new RdmaException("peer completion failed: " + wc);
-                        }
-                        return;
-                    }
-                    if (wc.opcode != WcOpcode.RECV) {
-                        continue;
-                    }
-                    int idx = (int) wc.wrId;
-                    QueuePair qp = f.server.conns[idx].queuePair();
-                    qp.postRecv(idx, srx, 0, size);
-                    if (wc.byteLength == 0) {
-                        reply.write(++id, stx, 0, size, craddr, crkey);
-                        reply.signaled = false;
-                        qp.postSend(reply);
-                        done.wrId = ++id;
-                        qp.postSend(done);
-                    } else {
-                        qp.postSend(reply.send(++id, stx, 0, wc.byteLength));
-                    }
-                }
-            }
-        } catch (WorkRequestException e) {
-            if (running) {
-                fail(e);
-            }
-        } catch (Throwable t) {
-            fail(t);
-        }
-    }
-
-    private void writePollLoop() {
-        ByteBuffer rx = f.server.rx.buffer().order(ByteOrder.nativeOrder());
-        ByteBuffer tx = f.server.tx.buffer().order(ByteOrder.nativeOrder());
-        SendRequest reply = new SendRequest();
-        WorkCompletion[] out = wcs(16);
-        QueuePair qp = f.server.conns[0].queuePair();
-        long seen = 0;
-        long id = 0;
-        try {
-            while (running) {
-                long v = (long) LONGS.getVolatile(rx, last);
-                if (v == seen) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                seen = v;
-                LONGS.setVolatile(tx, last, v);
-                reply.write(++id, f.server.tx, 0, size, f.client.rx.address(), f.client.rx.rkey());
-                reply.signaled = (v & 7) == 0;
-                qp.postSend(reply);
-                if (reply.signaled) {
-                    while (running && f.server.cq.poll(out, out.length) == 0) {
-                        Thread.onSpinWait();
-                    }
-                }
-            }
-        } catch (Throwable t) {
-            if (running) {
-                fail(t);
-            }
-        }
-    }
-
-    private void fail(Throwable t) {
-        peerFailure = t;
-        LOG.error("benchmark peer thread failed", t);
-    }
-
     @Override
     public void close() {
-        running = false;
         if (peer != null) {
-            try {
-                peer.join(2000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            peer.close();
         }
     }
 }

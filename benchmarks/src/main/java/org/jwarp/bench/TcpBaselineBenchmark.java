@@ -8,6 +8,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -17,9 +18,10 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Baseline: raw NIO TCP over loopback. {@code rtt} is a ping-pong of {@code size} bytes (compare
- * with the soft provider's send/recv ping-pong); {@code stream} sends {@code size} bytes and waits
- * for an 8-byte acknowledgement (compare with a signalled RDMA Write of the same size).
+ * Baseline: raw NIO TCP over loopback, blocking. {@code rtt} is a ping-pong of {@code size} bytes
+ * (compare with the soft provider's Send or Write ping-pong); {@code stream} is a continuous
+ * stream of {@link ProviderBandwidthBenchmark#BATCH} messages per invocation (compare with
+ * {@link ProviderBandwidthBenchmark}).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)
@@ -36,8 +38,8 @@ public class TcpBaselineBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
-        echo = new TcpBaseline(size, TcpBaseline.Mode.ECHO);
-        sink = new TcpBaseline(size, TcpBaseline.Mode.SINK);
+        echo = new TcpBaseline(size, TcpBaseline.Mode.ECHO, false);
+        sink = new TcpBaseline(size, TcpBaseline.Mode.SINK, false);
     }
 
     @TearDown(Level.Trial)
@@ -52,7 +54,8 @@ public class TcpBaselineBenchmark {
     }
 
     @Benchmark
+    @OperationsPerInvocation(ProviderBandwidthBenchmark.BATCH)
     public long stream() throws IOException {
-        return sink.sendAndAck();
+        return sink.stream(ProviderBandwidthBenchmark.BATCH);
     }
 }

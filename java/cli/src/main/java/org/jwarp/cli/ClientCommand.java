@@ -1,6 +1,7 @@
 package org.jwarp.cli;
 
 import java.io.PrintStream;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -42,10 +43,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code jwarp client HOST}: the active side of an rping/ib_send_lat-style test. It connects with
- * RFC 6581 parameters, learns the server buffer's address and STag from the accept private data,
- * measures per-operation latency (HdrHistogram) and windowed bandwidth for Send, RDMA Write or
- * RDMA Read (RFC 5040 §4), and prints one line per measurement (or JSON with {@code --json}).
+ * {@code jwarp client HOST}: the active side of a perftest-style test. It connects with RFC 6581
+ * parameters, tells the server its own receive area (address and STag) in the connect private
+ * data, learns the server buffer's from the accept private data, and measures with perftest's
+ * semantics (RFC 5040 §4): send latency is a Send ping-pong round trip (ib_send_lat); write
+ * latency is a Write ping-pong round trip in which each side RDMA-Writes into the other's buffer
+ * and polls the last byte of its own, with no Send (ib_write_lat); read latency is one RDMA Read
+ * from post to completion (ib_read_lat); bandwidth keeps a window of operations outstanding
+ * (ib_*_bw). Latency goes into an HdrHistogram; one line per measurement (or JSON with
+ * {@code --json}).
  */
 @Command(name = "client", mixinStandardHelpOptions = true,
         description = "Connect to a jwarp server and measure send/write/read latency and bandwidth.",
@@ -61,6 +67,17 @@ public final class ClientCommand implements Callable<Integer> {
     static final byte CREDIT_TAG = 'B';
     /** First payload byte of a latency-phase Send: the server echoes it. */
     static final byte ECHO_TAG = 'L';
+    /**
+     * First payload byte of the Send that starts a write-latency phase ({@link #WRITE_START_LENGTH}
+     * bytes: tag, 3 zero bytes, size and iterations as big-endian ints). The server clears the
+     * last byte of its buffer, answers with a zero-length Send, then answers each Write whose last
+     * byte carries the iteration number with a Write of the same number into the client's area.
+     */
+    static final byte WRITE_TAG = 'W';
+    static final int WRITE_START_LENGTH = 12;
+    /** Round-trip text for the table headers. */
+    static final String SEMANTICS = "send: Send ping-pong RTT; write: Write ping-pong RTT, each side polls the last "
+            + "byte (ib_write_lat); read: one Read, post to completion; bw: a window outstanding";
 
     @Parameters(index = "0", description = "Server host name or address.")
     String host;
@@ -135,7 +152,7 @@ public final class ClientCommand implements Callable<Integer> {
                 System.out.println("connected: " + describe(w.connection()) + " via " + dev.info().name()
                         + " (sge " + sge + ", post-list " + postList + ", inline " + inlineSize
                         + (verify ? ", payload verified" : "") + ")");
-                System.out.println(header());
+                System.out.println(header() + "   (" + SEMANTICS + ")");
                 System.out.println(row(op, size, iters, h, bw));
             }
         }
@@ -240,17 +257,35 @@ public final class ClientCommand implements Callable<Integer> {
         m.put("p999Us", h.getValueAtPercentile(99.9) / 1e3);
         m.put("maxUs", h.getMaxValue() / 1e3);
         m.put("bandwidthMBps", bytesPerSec / 1e6);
+        m.put("messagesPerSecond", size > 0 ? bytesPerSec / size : 0.0);
+        m.put("latency", switch (op) {
+            case "send" -> "Send ping-pong round trip";
+            case "write" -> "Write ping-pong round trip, last byte polled";
+            default -> "Read post to completion";
+        });
         return m;
     }
 
-    /** Client request header in the connect private data: what the server must size. */
-    record Hello(int bufferSize, int window) {
+    /**
+     * Client request header in the connect private data: what the server must size, and the
+     * client's receive area for the server's write-latency Writes (absent in a 12-byte header).
+     */
+    record Hello(int bufferSize, int window, long address, int rkey) {
         static final byte[] MAGIC = "JWC1".getBytes(StandardCharsets.US_ASCII);
         static final int LENGTH = 12;
+        static final int LENGTH_WITH_AREA = 24;
+
+        Hello(int bufferSize, int window) {
+            this(bufferSize, window, 0, 0);
+        }
+
+        boolean hasArea() {
+            return address != 0 || rkey != 0;
+        }
 
         byte[] encode() {
-            ByteBuffer b = ByteBuffer.allocate(LENGTH).order(ByteOrder.BIG_ENDIAN);
-            b.put(MAGIC).putInt(bufferSize).putInt(window);
+            ByteBuffer b = ByteBuffer.allocate(LENGTH_WITH_AREA).order(ByteOrder.BIG_ENDIAN);
+            b.put(MAGIC).putInt(bufferSize).putInt(window).putLong(address).putInt(rkey);
             return b.array();
         }
 
@@ -264,7 +299,12 @@ public final class ClientCommand implements Callable<Integer> {
                     return null;
                 }
             }
-            return new Hello(b.getInt(), b.getInt());
+            int size = b.getInt();
+            int window = b.getInt();
+            if (pd.length < LENGTH_WITH_AREA) {
+                return new Hello(size, window);
+            }
+            return new Hello(size, window, b.getLong(), b.getInt());
         }
     }
 
@@ -385,12 +425,15 @@ public final class ClientCommand implements Callable<Integer> {
             try {
                 cq = dev.createCompletionQueue(4 * window + 16);
                 int slot = Math.max(16, bufSize);
-                mr = pd.register(ByteBuffer.allocateDirect(slot * (window + 1)), EnumSet.of(Access.LOCAL_WRITE));
+                mr = pd.register(ByteBuffer.allocateDirect(slot * (window + 1)),
+                        EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
                 ByteBuffer b = mr.buffer();
                 for (int i = 0; i < b.capacity(); i++) {
                     b.put(i, (byte) i);
                 }
-                ConnectionParameters p = params.toBuilder().privateData(new Hello(bufSize, window).encode()).build();
+                // the receive area (after the send slot) takes the server's write-latency Writes
+                Hello hello = new Hello(bufSize, window, mr.address() + slot, mr.rkey());
+                ConnectionParameters p = params.toBuilder().privateData(hello.encode()).build();
                 QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
                         .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize());
                 Connection c;
@@ -444,14 +487,27 @@ public final class ClientCommand implements Callable<Integer> {
             return conn;
         }
 
+        /** The last byte of the receive area's first {@code size} bytes (where the server's Writes land). */
+        byte receivedLastByte(int size) {
+            VarHandle.acquireFence();
+            return mr.buffer().get(slotSize() + size - 1);
+        }
+
         private int slotSize() {
             return Math.max(16, bufSize);
         }
 
-        /** Latency of {@code iters} single operations of {@code size} bytes, in nanoseconds. */
+        /**
+         * Latency of {@code iters} operations of {@code size} bytes, in nanoseconds, with perftest's
+         * semantics: a Send ping-pong round trip, a Write ping-pong round trip (each side polls the
+         * last byte of its buffer), or one Read from post to completion.
+         */
         Histogram latency(SendOpcode op, int size, int iters, Progress progress) throws RdmaException,
                 InterruptedException {
             checkSize(size);
+            if (op == SendOpcode.RDMA_WRITE) {
+                return writeLatency(size, iters, progress);
+            }
             Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
             QueuePair qp = conn.queuePair();
             String phase = name(op) + " latency";
@@ -489,6 +545,71 @@ public final class ClientCommand implements Callable<Integer> {
                 }
                 if (progress != null) {
                     progress.update(phase, i + 1, iters);
+                }
+            }
+            return h;
+        }
+
+        /**
+         * ib_write_lat: tells the server to start (a {@link #WRITE_TAG} Send, answered with a
+         * zero-length Send once it is ready), then for each iteration writes {@code size} bytes
+         * whose last byte is the iteration number into the server's buffer and spins until the
+         * server's Write puts the same number into the last byte of our receive area. No Send and
+         * no receive completion is involved in an iteration; every 8th Write (and the last) is
+         * signaled and its completion reaped, which bounds the send queue.
+         */
+        private Histogram writeLatency(int size, int iters, Progress progress) throws RdmaException,
+                InterruptedException {
+            if (size < 1) {
+                throw new IllegalArgumentException("--size: write latency needs at least 1 byte (the polled byte)");
+            }
+            Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+            QueuePair qp = conn.queuePair();
+            ByteBuffer b = mr.buffer();
+            int recvOff = slotSize();
+            int mine = recvOff + size - 1;
+            b.put(mine, (byte) 0);
+            qp.postRecv(RECV, mr, recvOff, slotSize());
+            ByteBuffer start = mr.buffer().order(ByteOrder.BIG_ENDIAN);
+            start.put(0, WRITE_TAG).put(1, (byte) 0).put(2, (byte) 0).put(3, (byte) 0).putInt(4, size).putInt(8, iters);
+            wr.send(++nextId, mr, 0, WRITE_START_LENGTH);
+            qp.postSend(wr);
+            // the start Send's completion and the server's ready Send: nothing else is outstanding
+            for (int pending = 2; pending > 0; ) {
+                pending -= reap();
+            }
+            int every = Math.max(1, Math.min(8, window));
+            for (int i = 1; i <= iters; i++) {
+                byte v = (byte) i;
+                b.put(size - 1, v);
+                long t0 = System.nanoTime();
+                fill(wr, SendOpcode.RDMA_WRITE, ++nextId, 0, size); // --sge and --inline-size apply
+                wr.signaled = i % every == 0 || i == iters;
+                postOrExplain(wr);
+                long deadline = 0;
+                int spins = 0;
+                while (true) {
+                    VarHandle.acquireFence();
+                    if (b.get(mine) == v) {
+                        break;
+                    }
+                    Thread.onSpinWait();
+                    if ((++spins & 0xFFFF) == 0) {
+                        long now = System.nanoTime();
+                        if (deadline == 0) {
+                            deadline = now + TimeUnit.MILLISECONDS.toNanos(AWAIT_MS);
+                        } else if (now > deadline) {
+                            throw new RdmaException("write latency: no Write from the server for iteration " + i
+                                    + " within " + AWAIT_MS + " ms");
+                        }
+                    }
+                }
+                h.recordValue(Math.min(System.nanoTime() - t0, h.getHighestTrackableValue()));
+                if (wr.signaled) {
+                    reap();
+                }
+                if (progress != null) {
+                    progress.update("write latency", i, iters);
                 }
             }
             return h;

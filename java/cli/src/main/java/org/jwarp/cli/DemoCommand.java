@@ -33,7 +33,8 @@ import picocli.CommandLine.Option;
  * {@code jwarp demo}, the project's first command: a listener and an initiator in one JVM on
  * loopback connect in the RFC 6581 peer-to-peer model, print both MPA frames (RFC 5044 §7.1,
  * RFC 6581 §9) decoded, the chosen RTR and the final IRD/ORD of both sides, then measure Send
- * ping-pong, RDMA Write and RDMA Read (RFC 5040 §4) latency percentiles and bandwidth.
+ * ping-pong, RDMA Write and RDMA Read (RFC 5040 §4) latency percentiles and bandwidth with
+ * perftest's semantics (see {@link ClientCommand}: write latency is ib_write_lat's Write ping-pong).
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Loopback RDMA demo: P2P connection setup, then send/write/read latency and bandwidth.")
@@ -113,7 +114,7 @@ public final class DemoCommand implements Callable<Integer> {
                 if (!json) {
                     printNegotiation(out, w.connection(), r.connection());
                     out.println();
-                    out.println(ClientCommand.header() + "   (send: ping-pong round trip; write/read: post to completion)");
+                    out.println(ClientCommand.header() + "   (" + ClientCommand.SEMANTICS + ")");
                 }
                 for (SendOpcode op : opcodes) {
                     String name = ClientCommand.name(op);

@@ -1,6 +1,7 @@
 package org.jwarp.cli;
 
 import java.io.PrintWriter;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -285,11 +286,14 @@ public final class ServerCommand implements Callable<Integer> {
         private final long reserved;
         private final WorkSettings settings;
         private final RecvRequest recv = new RecvRequest();
+        /** The client's receive area for write-latency Writes, or null (an old client). */
+        private final ClientCommand.Hello hello;
         private volatile boolean stop;
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion echoMr,
                           MemoryRegion targetMr, Connection conn, int slots, int slotSize, WorkSettings settings,
-                          MemoryBudget budget, long reserved) {
+                          MemoryBudget budget, long reserved, ClientCommand.Hello hello) {
+            this.hello = hello;
             this.settings = settings;
             this.budget = budget;
             this.reserved = reserved;
@@ -379,7 +383,7 @@ public final class ServerCommand implements Callable<Integer> {
                 decided = true;
                 Connection conn = req.accept(qpc, p);
                 return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, settings, budget,
-                        sz.totalBytes());
+                        sz.totalBytes(), hello);
             } catch (OutOfMemoryError e) {
                 // direct memory ran out despite the caps (other users of it, a small -XX:MaxDirectMemorySize)
                 String why = "server out of memory for " + sz.totalBytes() + " bytes of buffers";
@@ -483,7 +487,14 @@ public final class ServerCommand implements Callable<Integer> {
                         throw new RdmaException("server completion failed: " + wc);
                     }
                     int slot = (int) (wc.wrId & SLOT_MASK);
-                    if (wc.opcode == WcOpcode.RECV) {
+                    if (wc.opcode == WcOpcode.RECV && wc.byteLength == ClientCommand.WRITE_START_LENGTH
+                            && view.get(slot * slotSize) == ClientCommand.WRITE_TAG) {
+                        // a control message, not an answered Send: the write-latency phase
+                        int size = view.getInt(slot * slotSize + 4);
+                        int iters = view.getInt(slot * slotSize + 8);
+                        postSlot(slot);
+                        writePong(size, iters, wr);
+                    } else if (wc.opcode == WcOpcode.RECV) {
                         answered++;
                         if (settings.verify()) {
                             verify(view, slot, wc.byteLength);
@@ -510,6 +521,66 @@ public final class ServerCommand implements Callable<Integer> {
                 }
             }
             return answered;
+        }
+
+        /**
+         * The server half of ib_write_lat: clears the last byte of the target buffer, says ready
+         * with a zero-length Send, then {@code iters} times waits (spinning) until the client's
+         * Write puts the iteration number there and writes {@code size} bytes ending in the same
+         * number into the client's receive area. Every 8th Write and the last are signaled.
+         */
+        private void writePong(int size, int iters, SendRequest wr) throws RdmaException, InterruptedException {
+            if (hello == null || !hello.hasArea() || size < 1 || size > targetMr.length() || size > slotSize * slots
+                    || iters < 1) {
+                throw new RdmaException("write latency: the client sent no receive area or a bad size " + size);
+            }
+            QueuePair qp = conn.queuePair();
+            ByteBuffer target = targetMr.buffer();
+            ByteBuffer src = echoMr.buffer();
+            int last = size - 1;
+            target.put(last, (byte) 0);
+            qp.postSend(wr.send(KIND_ACK, null, 0, 0));
+            WorkCompletion[] wcs = new WorkCompletion[8];
+            for (int i = 0; i < wcs.length; i++) {
+                wcs[i] = new WorkCompletion();
+            }
+            int every = Math.max(1, Math.min(8, slots));
+            long unreaped = 1;
+            for (int i = 1; i <= iters && !stop; i++) {
+                byte v = (byte) i;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                int spins = 0;
+                while (true) {
+                    VarHandle.acquireFence();
+                    if (target.get(last) == v) {
+                        break;
+                    }
+                    Thread.onSpinWait();
+                    if ((++spins & 0xFFFF) == 0 && (System.nanoTime() > deadline || !conn.isOpen())) {
+                        throw new RdmaException("write latency: no Write from the client for iteration " + i);
+                    }
+                }
+                src.put(last, v);
+                wr.write(KIND_ECHO, echoMr, 0, size, hello.address(), hello.rkey());
+                wr.inline = size <= settings.inlineSize(); // --inline-size, as perftest inlines small Writes
+                wr.signaled = i % every == 0 || i == iters;
+                qp.postSend(wr);
+                if (wr.signaled) {
+                    unreaped++;
+                    while (unreaped > 0) {
+                        int n = cq.await(wcs, wcs.length, 200, TimeUnit.MILLISECONDS);
+                        for (int k = 0; k < n; k++) {
+                            if (!wcs[k].isSuccess()) {
+                                throw new RdmaException("write latency: completion failed: " + wcs[k]);
+                            }
+                            unreaped--;
+                        }
+                        if (n == 0 && !conn.isOpen()) {
+                            return;
+                        }
+                    }
+                }
+            }
         }
 
         @Override
