@@ -34,7 +34,7 @@ public final class SoftConnection implements Connection {
         this.stream = stream;
         this.qp = qp;
         NegotiationOutcome o = stream.outcome();
-        RtrType rtr = o.rtr() == null ? null : SoftConnectionManager.toVerbs(o.rtr());
+        RtrType rtr = o.rtr();
         this.info = new ConnectionInfo(stream.localAddress(), stream.remoteAddress(), o.ird(), o.ord(),
                 o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, o.peerToPeer(), rtr,
                 o.crc(), o.revision(), o.peerPrivateData(),

@@ -94,7 +94,7 @@ final class SoftConnectionManager implements ConnectionManager {
                 .ord(deviceCapped(ord))
                 .maxIrd(ird == EnhancedConnectionData.NO_NEGOTIATION ? ird : SoftProvider.MAX_IRD_ORD)
                 .peerToPeer(p.peerToPeer())
-                .rtrTypes(p.peerToPeer() ? fromVerbs(p.rtrTypes()) : Set.of())
+                .rtrTypes(p.peerToPeer() ? p.rtrTypes() : Set.of())
                 .enhanced(true)
                 .crc(p.crc())
                 .markers(false)
@@ -106,8 +106,7 @@ final class SoftConnectionManager implements ConnectionManager {
     }
 
     static ResponderConfig responderConfig(ConnectionParameters p) {
-        Set<org.jwarp.ground.RtrType> rtr = p.rtrTypes().isEmpty()
-                ? EnumSet.allOf(org.jwarp.ground.RtrType.class) : fromVerbs(p.rtrTypes());
+        Set<RtrType> rtr = p.rtrTypes().isEmpty() ? EnumSet.allOf(RtrType.class) : p.rtrTypes();
         return ResponderConfig.builder()
                 .maxIrd(deviceCapped(p.ird()))
                 .ord(deviceCapped(p.ord()))
@@ -126,25 +125,5 @@ final class SoftConnectionManager implements ConnectionManager {
      */
     static int deviceCapped(int v) {
         return v == EnhancedConnectionData.NO_NEGOTIATION ? v : Math.min(v, SoftProvider.MAX_IRD_ORD);
-    }
-
-    static Set<org.jwarp.ground.RtrType> fromVerbs(Set<RtrType> s) {
-        EnumSet<org.jwarp.ground.RtrType> out = EnumSet.noneOf(org.jwarp.ground.RtrType.class);
-        for (RtrType t : s) {
-            out.add(switch (t) {
-                case SEND -> org.jwarp.ground.RtrType.SEND;
-                case WRITE -> org.jwarp.ground.RtrType.WRITE;
-                case READ -> org.jwarp.ground.RtrType.READ;
-            });
-        }
-        return out;
-    }
-
-    static RtrType toVerbs(org.jwarp.ground.RtrType t) {
-        return switch (t) {
-            case SEND -> RtrType.SEND;
-            case WRITE -> RtrType.WRITE;
-            case READ -> RtrType.READ;
-        };
     }
 }

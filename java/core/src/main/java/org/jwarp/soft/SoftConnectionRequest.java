@@ -2,7 +2,6 @@ package org.jwarp.soft;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.EnumSet;
 import java.util.Set;
 
 import org.jwarp.negotiation.PeerRequest;
@@ -64,11 +63,7 @@ final class SoftConnectionRequest implements ConnectionRequest {
 
     @Override
     public Set<RtrType> offeredRtrTypes() {
-        EnumSet<RtrType> s = EnumSet.noneOf(RtrType.class);
-        for (org.jwarp.ground.RtrType t : peer.offeredRtrTypes()) {
-            s.add(SoftConnectionManager.toVerbs(t));
-        }
-        return s;
+        return RtrType.mutableCopy(peer.offeredRtrTypes());
     }
 
     @Override
