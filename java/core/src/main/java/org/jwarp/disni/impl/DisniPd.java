@@ -14,6 +14,7 @@ import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.SharedReceiveQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,11 +23,26 @@ final class DisniPd implements ProtectionDomain {
     private static final Logger LOG = LoggerFactory.getLogger(DisniPd.class);
     final IbvPd pd;
     private final RdmaVerbs verbs;
+    private final DisniDevice device;
     private volatile boolean open = true;
 
-    DisniPd(RdmaVerbs verbs, IbvPd pd) {
+    DisniPd(DisniDevice device, RdmaVerbs verbs, IbvPd pd) {
+        this.device = device;
         this.verbs = verbs;
         this.pd = pd;
+    }
+
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
+        if (!open) {
+            throw new RdmaException("protection domain is closed");
+        }
+        if (maxWr < 1 || maxSge < 1) {
+            throw new RdmaException("create SRQ: max_wr " + maxWr + " and max_sge " + maxSge + " must be >= 1");
+        }
+        DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
+        device.track(s);
+        return s;
     }
 
     @Override
@@ -51,7 +67,7 @@ final class DisniPd implements ProtectionDomain {
         try {
             call = verbs.regMr(pd, buffer, flags);
             IbvMr mr = call.execute().getMr();
-            return new DisniMr(verbs, mr, buffer, access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
+            return new DisniMr(this, verbs, mr, buffer, access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
         } catch (IOException e) {
             throw new RdmaException("ibv_reg_mr of " + buffer.capacity() + " bytes at 0x"
                     + Long.toHexString(MemoryUtils.getAddress(buffer)) + " failed: " + e.getMessage()
@@ -82,12 +98,14 @@ final class DisniPd implements ProtectionDomain {
     /** A registered region (RFC 5040 section 2.1 STag) backed by {@code ibv_mr}. */
     static final class DisniMr implements MemoryRegion {
         private final RdmaVerbs verbs;
+        final DisniPd pd;
         final IbvMr mr;
         private final ByteBuffer buffer;
         private final Set<Access> access;
         private volatile boolean open = true;
 
-        DisniMr(RdmaVerbs verbs, IbvMr mr, ByteBuffer buffer, Set<Access> access) {
+        DisniMr(DisniPd pd, RdmaVerbs verbs, IbvMr mr, ByteBuffer buffer, Set<Access> access) {
+            this.pd = pd;
             this.verbs = verbs;
             this.mr = mr;
             this.buffer = buffer;
