@@ -38,6 +38,10 @@ public interface CompletionQueue extends AutoCloseable {
      * after each event. Completions already in the CQ raise nothing (poll after arming, see
      * {@link CompletionChannel}).
      *
+     * <p>Provider difference: kernel siw never raises a solicited-only event for a receive, so on
+     * siw devices the DiSNI provider arms for every completion instead (the waiter may wake for an
+     * unsolicited Send; it never sleeps through a solicited one).
+     *
      * @throws IllegalStateException when the CQ was created without a completion channel
      */
     void requestNotify(boolean solicitedOnly) throws RdmaException;

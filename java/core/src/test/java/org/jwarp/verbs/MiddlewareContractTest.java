@@ -54,6 +54,14 @@ public abstract class MiddlewareContractTest {
     /** Whether a CQ overrun sends the QPs using the CQ to ERR (soft: yes; kernel siw/rxe: the event only). */
     protected abstract boolean overrunFailsQueuePairs();
 
+    /**
+     * Whether a solicited-only arm ignores unsolicited receives. False on kernel siw, which never
+     * raises a solicited-only event for a receive: the DiSNI provider then arms for every completion.
+     */
+    protected boolean solicitedOnlyHonoured() {
+        return true;
+    }
+
     /** Sends of the contention test (fewer under emulation). */
     protected int contentionMessages() {
         return 2000;
@@ -366,7 +374,13 @@ public abstract class MiddlewareContractTest {
             SendRequest s = new SendRequest();
             scq.requestNotify(true);
             c[0].queuePair().postSend(s.send(1, client.mr, 0, MSG));
-            assertNull(ch.next(1500, TimeUnit.MILLISECONDS), "an unsolicited Send must not raise a solicited-only event");
+            if (solicitedOnlyHonoured()) {
+                assertNull(ch.next(1500, TimeUnit.MILLISECONDS), "an unsolicited Send must not raise a solicited-only event");
+            } else {
+                // the documented fallback: the arm covers every completion, the waiter wakes
+                assertSame(scq, ch.next(30, TimeUnit.SECONDS), "fallback arm: any completion wakes the waiter");
+                scq.requestNotify(true);
+            }
             assertEquals(1, scq.poll(w, 4), "the unsolicited Send did arrive");
             assertFalse(w[0].solicited);
             s.send(2, client.mr, 0, MSG).solicited = true;
@@ -379,13 +393,15 @@ public abstract class MiddlewareContractTest {
 
     /**
      * Poll–arm–poll under CPU contention never loses a completion: a consumer that sleeps only on
-     * the channel (never longer than its 10 s timeout without an event) reaps every Send while
+     * the channel (a 5 s timeout without an event fails the test) reaps every Send while
      * spinning threads compete for the CPUs (RFC 5040 §5.5: every completion is reported).
      */
     @Test
     void pollArmPollNeverLosesCompletionUnderContention_5040_5_5() throws Exception {
         final int n = contentionMessages();
-        final int window = 32;
+        // one message in flight: each completion must be found by a poll or announced by an event,
+        // and under contention it often lands between the consumer's arming and its sleep
+        final int window = 1;
         try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
             CompletionChannel ch = server.own(server.dev.createCompletionChannel());
             CompletionQueue scq = server.own(server.dev.createCompletionQueue(128, ch));
@@ -431,9 +447,13 @@ public abstract class MiddlewareContractTest {
                         if (got > 0) {
                             continue; // armed already; the next event may be stale, which is harmless
                         }
-                        CompletionQueue e = ch.next(10, TimeUnit.SECONDS);
-                        if (e == null && drain(scq, w, sqp, server.mr) == 0 && consumed.get() < n) {
-                            lost.set("no event for 10 s with " + consumed.get() + " of " + n + " consumed");
+                        CompletionQueue e = ch.next(5, TimeUnit.SECONDS);
+                        if (e == null) {
+                            // the producer waits for this consumer, so a quiet channel means an event was lost
+                            int late = drain(scq, w, sqp, server.mr);
+                            lost.set(late > 0 ? "a completion was found only after a 5 s timeout: its event was lost ("
+                                    + consumed.get() + " of " + n + " consumed)"
+                                    : "no event and no completion for 5 s with " + consumed.get() + " of " + n + " consumed");
                             return;
                         }
                     }
@@ -540,7 +560,9 @@ public abstract class MiddlewareContractTest {
             assertTrue(f.cancel(true));
             assertThrows(CancellationException.class, f::join);
             QueuePair qp = made.get();
-            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            // well before any setup timer of the provider could end it (soft fails this setup on its
+            // own about 3 s after it began; the connect timeout is 60 s)
+            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
             while (qp.state() != QueuePair.QpState.ERR && System.nanoTime() < until) {
                 Thread.sleep(10);
             }
@@ -622,8 +644,15 @@ public abstract class MiddlewareContractTest {
                         }
                     }), i -> new QueuePairConfig(client.pd, ccq, ccq, 64, 1));
             SendRequest s = new SendRequest();
-            for (int i = 0; i < 48; i++) {
-                c[0].queuePair().postSend(s.send(i, client.mr, 0, MSG));
+            try {
+                for (int i = 0; i < 48; i++) {
+                    c[0].queuePair().postSend(s.send(i, client.mr, 0, MSG));
+                }
+            } catch (WorkRequestException bad) {
+                Thread.sleep(500);
+                throw new AssertionError("client QP refused a Send: " + bad.getMessage() + "; client open " + c[0].isOpen()
+                        + ", server open " + c[1].isOpen() + ", server QP " + c[1].queuePair().state()
+                        + ", server events " + events, bad);
             }
             AsyncEvent e = poll(events, AsyncEvent.Type.CQ_ERROR, 30_000);
             assertNotNull(e, "no CQ_ERROR after 48 receives into a CQ of " + small.capacity());

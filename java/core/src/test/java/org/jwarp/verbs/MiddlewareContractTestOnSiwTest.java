@@ -36,6 +36,11 @@ class MiddlewareContractTestOnSiwTest extends MiddlewareContractTest {
     }
 
     @Override
+    protected boolean solicitedOnlyHonoured() {
+        return false; // siw_rqe_complete notifies without the Solicited Event flag
+    }
+
+    @Override
     protected int contentionMessages() {
         return 300; // the guest runs under emulation
     }

@@ -57,6 +57,13 @@ final class DisniCq implements CompletionQueue {
     private volatile boolean open = true;
     /** The consumer's completion channel this CQ was created on, or null (then {@link #channel} is its own). */
     final DisniChannel shared;
+    /**
+     * Kernel siw (6.1) never raises a solicited-only event for a receive (siw_rqe_complete notifies
+     * as for any signalled completion, without the Solicited Event flag), so a solicited-only arm
+     * would sleep through a Send with SE: on such a device the arm covers every completion (a
+     * spurious wake-up is harmless, a missed one is not).
+     */
+    volatile boolean solicitedUnreported;
 
     DisniCq(RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
         this(verbs, channel, cq, capacity, null);
@@ -89,7 +96,7 @@ final class DisniCq implements CompletionQueue {
         if (!open) {
             throw new org.jwarp.verbs.RdmaException("requestNotify: completion queue is closed");
         }
-        int rc = JwarpNative.reqNotifyCq(cqPtr, solicitedOnly);
+        int rc = JwarpNative.reqNotifyCq(cqPtr, solicitedOnly && !solicitedUnreported);
         if (rc != 0) {
             throw new org.jwarp.verbs.RdmaException("ibv_req_notify_cq failed with errno " + rc);
         }

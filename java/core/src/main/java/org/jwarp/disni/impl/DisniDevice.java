@@ -173,6 +173,7 @@ final class DisniDevice implements Device, ConnectionManager {
                 throw new IOException("ibv_create_cq failed");
             }
             DisniCq c = new DisniCq(verbs, ch.channel, cq, entries, ch);
+            c.solicitedUnreported = info.name().startsWith("siw");
             ch.add(c);
             children.add(c);
             return c;
@@ -234,6 +235,7 @@ final class DisniDevice implements Device, ConnectionManager {
         } else if (type == AsyncCodes.SRQ_LIMIT_REACHED) {
             for (AutoCloseable c : children) {
                 if (c instanceof DisniSrq srq && srq.srqPtr == srqPtr) {
+                    srq.limitReached();
                     events.raise(new org.jwarp.verbs.AsyncEvent(org.jwarp.verbs.AsyncEvent.Type.SRQ_LIMIT_REACHED, -1,
                             null, null, srq, "IBV_EVENT_SRQ_LIMIT_REACHED"));
                     return;
@@ -362,8 +364,12 @@ final class DisniDevice implements Device, ConnectionManager {
             }
             final DisniQp q = qp;
             long idp = CmDispatcher.ptr(id);
-            if (!connectWithin(id, idp, ird, ord, params, pd, deadline, remote)) {
+            int w = connectWithin(id, idp, ird, ord, params, pd, deadline, remote);
+            if (w != CONNECT_RETURNED) {
                 abandoned = true; // the helper thread destroys the id once rdma_connect returns
+                if (w == CONNECT_INTERRUPTED) {
+                    throw new RdmaException("connect to " + remote + ": interrupted (cancelled) during rdma_connect");
+                }
                 throw new RdmaTimeoutException("connect to " + remote + ": rdma_connect did not return within the timeout");
             }
             CmEvent ev = dispatcher.await(id, deadline, "connect to " + remote);
@@ -425,7 +431,11 @@ final class DisniDevice implements Device, ConnectionManager {
      * (about 130 s of SYN retries towards a silent address). Returns false on timeout; the
      * helper then destroys the id itself when the call returns.
      */
-    private boolean connectWithin(RdmaCmId id, long idp, int ird, int ord, ConnectionParameters params, byte[] pd,
+    static final int CONNECT_RETURNED = 0;
+    static final int CONNECT_TIMED_OUT = 1;
+    static final int CONNECT_INTERRUPTED = 2;
+
+    private int connectWithin(RdmaCmId id, long idp, int ird, int ord, ConnectionParameters params, byte[] pd,
             long deadline, InetSocketAddress remote) throws RdmaException {
         java.util.concurrent.CompletableFuture<Void> f = new java.util.concurrent.CompletableFuture<>();
         java.util.concurrent.atomic.AtomicBoolean gaveUp = new java.util.concurrent.atomic.AtomicBoolean();
@@ -446,29 +456,38 @@ final class DisniDevice implements Device, ConnectionManager {
         t.start();
         try {
             f.get(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
-            return true;
+            return CONNECT_RETURNED;
         } catch (java.util.concurrent.TimeoutException e) {
             synchronized (gaveUp) {
                 if (!f.isDone()) {
                     gaveUp.set(true);
-                    return false;
+                    return CONNECT_TIMED_OUT;
                 }
             }
-            return f.isCompletedExceptionally() ? failConnect(f, remote) : true;
+            return failConnect(f, remote);
         } catch (java.util.concurrent.ExecutionException e) {
             Throwable c = e.getCause();
             throw new RdmaException("connect to " + remote + ": " + c.getMessage(), c);
         } catch (InterruptedException e) {
+            // a cancel: rdma_connect may still block in the kernel (siw connects TCP inside it), and
+            // destroying the id now would wait for it under the channel lock, stalling every CM call
+            // of the device; the helper thread destroys the id once rdma_connect returns
             Thread.currentThread().interrupt();
-            throw new RdmaException("connect to " + remote + ": interrupted");
+            synchronized (gaveUp) {
+                if (!f.isDone()) {
+                    gaveUp.set(true);
+                    return CONNECT_INTERRUPTED;
+                }
+            }
+            return failConnect(f, remote);
         }
     }
 
-    private static boolean failConnect(java.util.concurrent.CompletableFuture<Void> f, InetSocketAddress remote)
+    private static int failConnect(java.util.concurrent.CompletableFuture<Void> f, InetSocketAddress remote)
             throws RdmaException {
         try {
             f.join();
-            return true;
+            return CONNECT_RETURNED;
         } catch (java.util.concurrent.CompletionException e) {
             Throwable c = e.getCause();
             throw new RdmaException("connect to " + remote + ": " + c.getMessage(), c);

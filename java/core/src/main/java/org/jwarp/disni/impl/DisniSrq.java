@@ -58,6 +58,8 @@ final class DisniSrq implements SharedReceiveQueue {
     private final int[] chainSlots;
     private long seq;
     private volatile boolean open = true;
+    /** The armed limit as this side knows it (some providers do not report it back through ibv_query_srq). */
+    private volatile int armedLimit;
 
     DisniSrq(DisniDevice device, DisniPd pd, int maxWr, int maxSge) throws RdmaException {
         this.device = device;
@@ -121,12 +123,18 @@ final class DisniSrq implements SharedReceiveQueue {
         if (rc != 0) {
             throw new RdmaException("ibv_modify_srq(IBV_SRQ_LIMIT " + limit + ") failed with errno " + rc);
         }
+        armedLimit = limit;
     }
 
+    /** The armed limit; 0 once IBV_EVENT_SRQ_LIMIT_REACHED arrived (the device disarms it). */
     @Override
     public int limit() {
-        int l = JwarpNative.srqLimit(srqPtr);
-        return Math.max(0, l);
+        return armedLimit;
+    }
+
+    /** The device raised the limit event: it disarmed the limit. */
+    void limitReached() {
+        armedLimit = 0;
     }
 
     @Override
