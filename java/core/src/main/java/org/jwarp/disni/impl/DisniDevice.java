@@ -117,7 +117,7 @@ final class DisniDevice implements Device, ConnectionManager {
             if (pd == null) {
                 throw new RdmaException("ibv_alloc_pd failed");
             }
-            DisniPd p = new DisniPd(verbs, pd);
+            DisniPd p = new DisniPd(verbs, pd, info.maxMrSize());
             children.add(p);
             return p;
         } catch (IOException e) {
