@@ -1,6 +1,6 @@
 /*
  * jwarp libdisni: shared receive queues, completion events on a shared completion channel and
- * device async events (org.jwarp.disni.natives.JwarpNative, extension version 5).
+ * device async events (org.jwarp.disni.natives.JwarpNative, extension version 6).
  *
  *  - ibv_create_srq / ibv_post_srq_recv / ibv_modify_srq (IBV_SRQ_LIMIT) / ibv_destroy_srq, and
  *    the SRQ a QP created on this thread is attached to (around DiSNI's _createQP);

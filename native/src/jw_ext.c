@@ -6,13 +6,16 @@
  *  - the data of the last CM event of an id (status, IRD/ORD, private data), recorded by
  *    _getCmEvent before it acknowledged the event;
  *  - device and port limits (max_qp_rd_atom, max_qp_init_rd_atom, transport, link layer);
- *  - allocation-free post/poll entry points that return the verbs error code.
+ *  - allocation-free post/poll entry points that return the verbs error code;
+ *  - regions of any length (ibv_reg_mr takes a size_t; DiSNI's regMr an int): anonymous memory
+ *    mapped here, registered by address and 64-bit length, and Java windows onto it.
  *
  * Layouts of the output buffers are fixed; the Java flyweights name the same offsets.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "jw_common.h"
 
 #define JN(name) Java_org_jwarp_disni_natives_JwarpNative_##name
@@ -637,4 +640,86 @@ JNIEXPORT jint JNICALL JN(pollCq)(JNIEnv *env, jclass cls, jlong cq, jint n, jlo
 	if (cq == 0 || wcs == 0 || n < 0)
 		return -EINVAL;
 	return ibv_poll_cq(JW_PTR(struct ibv_cq, cq), n, JW_PTR(struct ibv_wc, wcs));
+}
+
+/* Region memory: anonymous private pages, zeroed by the kernel, owned by the Java region object. */
+JNIEXPORT jlong JNICALL JN(mapRegion)(JNIEnv *env, jclass cls, jlong length)
+{
+	void *p;
+
+	(void)cls;
+	if (length <= 0) {
+		jw_throw_io(env, "mmap: length must be positive", EINVAL);
+		return 0;
+	}
+	p = mmap(NULL, (size_t)length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		jw_throw_io(env, "mmap", errno);
+		return 0;
+	}
+	return JW_JLONG(p);
+}
+
+/* 0 or the errno of munmap. */
+JNIEXPORT jint JNICALL JN(unmapRegion)(JNIEnv *env, jclass cls, jlong addr, jlong length)
+{
+	(void)env;
+	(void)cls;
+	if (addr == 0 || length <= 0)
+		return EINVAL;
+	return munmap(JW_PTR(void, addr), (size_t)length) == 0 ? 0 : errno;
+}
+
+/*
+ * ibv_reg_mr of [addr, addr + length) with a 64-bit length; writes lkey (offset 0) and rkey
+ * (offset 4) into out (direct, >= 8 bytes, native order) and returns the struct ibv_mr pointer.
+ */
+JNIEXPORT jlong JNICALL JN(regMr)(JNIEnv *env, jclass cls, jlong pd, jlong addr, jlong length, jint access,
+				  jobject out)
+{
+	void *base = out != NULL ? (*env)->GetDirectBufferAddress(env, out) : NULL;
+	struct ibv_mr *mr;
+	uint32_t v;
+
+	(void)cls;
+	if (base == NULL || (*env)->GetDirectBufferCapacity(env, out) < 8) {
+		jw_throw_msg(env, "java/lang/IllegalArgumentException", "regMr needs a direct buffer of 8 bytes");
+		return 0;
+	}
+	if (pd == 0 || addr == 0 || length <= 0) {
+		jw_throw_io(env, "ibv_reg_mr: invalid argument", EINVAL);
+		return 0;
+	}
+	errno = 0;
+	mr = ibv_reg_mr(JW_PTR(struct ibv_pd, pd), JW_PTR(void, addr), (size_t)length, access);
+	if (mr == NULL) {
+		jw_throw_io(env, "ibv_reg_mr", errno != 0 ? errno : ENOMEM);
+		return 0;
+	}
+	v = mr->lkey;
+	memcpy(base, &v, sizeof(v));
+	v = mr->rkey;
+	memcpy((char *)base + 4, &v, sizeof(v));
+	return JW_JLONG(mr);
+}
+
+/* 0 or the error of ibv_dereg_mr. */
+JNIEXPORT jint JNICALL JN(deregMr)(JNIEnv *env, jclass cls, jlong mr)
+{
+	(void)env;
+	(void)cls;
+	if (mr == 0)
+		return EINVAL;
+	return ibv_dereg_mr(JW_PTR(struct ibv_mr, mr));
+}
+
+/* A direct ByteBuffer over [addr, addr + length) (no copy; valid while the mapping lives). */
+JNIEXPORT jobject JNICALL JN(window)(JNIEnv *env, jclass cls, jlong addr, jint length)
+{
+	(void)cls;
+	if (addr == 0 || length < 0) {
+		jw_throw_msg(env, "java/lang/IllegalArgumentException", "window: null address or negative length");
+		return NULL;
+	}
+	return (*env)->NewDirectByteBuffer(env, JW_PTR(void, addr), (jlong)length);
 }

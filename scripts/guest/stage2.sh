@@ -41,14 +41,40 @@ ulimit -n 65536 || true
 [ -f "/lib/modules/$KVER/modules.dep" ] || fail_setup "module tree for $KVER not mounted (from $MODDIR)"
 
 # One modprobe and one ip/rdma batch each: every program start reads over 9p.
-# rdma_cm does not resolve loopback addresses to siw, so each soft device sits
-# on its own dummy interface with an address that exists only in the guest.
+# One node: rdma_cm does not resolve loopback addresses to siw, so each soft
+# device sits on its own dummy interface with an address that exists only in
+# the guest. Two nodes: each device has its own virtio-net link to the peer,
+# found by the MAC the host gave it (52:54:00:80:00:0N siw, :81: rxe).
 echo "options dummy numdummies=0" > /run/modprobe.d/jwarp-guest.conf
-mods=(virtio_rng ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm dummy)
+mods=(virtio_rng ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm)
+if [ "${NODES:-1}" = 2 ]; then mods+=(virtio_net); else mods+=(dummy); fi
 [ "$WANT_SIW" = 1 ] && mods+=(siw)
 [ "$WANT_RXE" = 1 ] && mods+=(rdma_rxe)
 modprobe -a "${mods[@]}" || fail_setup "cannot load modules: ${mods[*]}"
-ip -batch - <<'IP' || fail_setup "cannot create dummy0/dummy1"
+if [ "${NODES:-1}" = 2 ]; then
+  echo "jwarp-node$NODE" > /proc/sys/kernel/hostname
+  siw_if= rxe_if=
+  for n in /sys/class/net/*; do
+    case $(< "$n/address") in
+      52:54:00:80:00:0$NODE) siw_if=${n##*/} ;;
+      52:54:00:81:00:0$NODE) rxe_if=${n##*/} ;;
+    esac
+  done
+  [ -n "$siw_if" ] && [ -n "$rxe_if" ] || fail_setup "the two virtio-net links did not appear ($(ls /sys/class/net))"
+  echo "SIW_IF=$siw_if RXE_IF=$rxe_if" > "$X/netdevs"
+  ip -batch - <<IP || fail_setup "cannot configure $siw_if/$rxe_if"
+link set lo up
+link set $siw_if mtu $MTU
+address add 10.80.0.$NODE/24 dev $siw_if
+link set $siw_if up
+link set $rxe_if mtu $MTU
+address add 10.81.0.$NODE/24 dev $rxe_if
+link set $rxe_if up
+IP
+  echo "export JWARP_SIW_NETDEV=$siw_if JWARP_RXE_NETDEV=$rxe_if" >> "$X/env.sh"
+else
+  siw_if=dummy0 rxe_if=dummy1
+  ip -batch - <<'IP' || fail_setup "cannot create dummy0/dummy1"
 link set lo up
 link add dummy0 type dummy
 address add 10.77.0.1/24 dev dummy0
@@ -57,9 +83,10 @@ link add dummy1 type dummy
 address add 10.78.0.1/24 dev dummy1
 link set dummy1 up
 IP
+fi
 links=()
-[ "$WANT_SIW" = 1 ] && links+=("link add siw0 type siw netdev dummy0")
-[ "$WANT_RXE" = 1 ] && links+=("link add rxe0 type rxe netdev dummy1")
+[ "$WANT_SIW" = 1 ] && links+=("link add siw0 type siw netdev $siw_if")
+[ "$WANT_RXE" = 1 ] && links+=("link add rxe0 type rxe netdev $rxe_if")
 if [ ${#links[@]} -gt 0 ]; then
   printf '%s\n' "${links[@]}" | rdma -b - || fail_setup "cannot create the RDMA links"
 fi
@@ -76,6 +103,19 @@ done
 set +x
 mark t_ready
 
+# Two nodes: the command starts once the peer answers on both links (it boots at the same time).
+if [ "${NODES:-1}" = 2 ]; then
+  peer=$((3 - NODE))
+  for a in 10.80.0.$peer 10.81.0.$peer; do
+    ok=
+    for _ in $(seq 1 300); do
+      if busybox ping -c 1 -W 1 "$a" > /dev/null 2>&1; then ok=1; break; fi
+    done
+    [ -n "$ok" ] || fail_setup "the peer $a did not answer ping within 300 s"
+  done
+  mark t_link
+fi
+
 # What the command runs against, for reports (stderr of the command).
 prefix() { local l; while IFS= read -r l; do echo "[siw-guest]   $l"; done; }
 {
@@ -85,7 +125,12 @@ prefix() { local l; while IFS= read -r l; do echo "[siw-guest]   $l"; done; }
   rdma link show 2>&1 | prefix
   echo "[siw-guest] ibv_devices:"
   ibv_devices 2>&1 | prefix
-  echo "[siw-guest] addresses: siw0 10.77.0.1 (dummy0), rxe0 10.78.0.1 (dummy1)"
+  if [ "${NODES:-1}" = 2 ]; then
+    echo "[siw-guest] node $NODE of 2: siw0 10.80.0.$NODE ($siw_if), rxe0 10.81.0.$NODE ($rxe_if), MTU $MTU;" \
+         "peer 10.80.0.$peer / 10.81.0.$peer answers ping"
+  else
+    echo "[siw-guest] addresses: siw0 10.77.0.1 (dummy0), rxe0 10.78.0.1 (dummy1)"
+  fi
 } >> "$X/stderr" 2>&1
 
 echo "running the command in $CMD_CWD"
@@ -98,4 +143,9 @@ rc=$?
 mark t_done
 echo "command exit status $rc"
 echo "$rc" > "$X/rc.tmp" && mv "$X/rc.tmp" "$X/rc"
+# Two nodes: node 2 stays up as node 1's peer after its own command succeeded; the host stops it.
+if [ "${NODES:-1}" = 2 ] && [ "$NODE" = 2 ] && [ "$rc" = 0 ]; then
+  sync
+  while :; do sleep 3600; done
+fi
 power_off

@@ -365,7 +365,7 @@ public final class ServerCommand implements Callable<Integer> {
                 for (int i = 0; i < t.capacity(); i++) {
                     t.put(i, WorkSettings.targetByte(i)); // what a client's --verify Read expects
                 }
-                byte[] pdata = ClientCommand.RemoteBuffer.encode(target.address(), target.rkey(), target.length());
+                byte[] pdata = ClientCommand.RemoteBuffer.encode(target.address(), target.rkey(), Math.toIntExact(target.length()));
                 ConnectionParameters p = params.toBuilder().privateData(pdata)
                         .peerToPeer(params.peerToPeer() && req.peerToPeer()).build();
                 if (!p.peerToPeer()) {

@@ -47,7 +47,12 @@ class ServerCommandTest {
 
         /** Waits for the "listening on" line (the listener is bound once it is printed). */
         Server listening() throws Exception {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(LISTEN_SECONDS);
+            return listening(LISTEN_SECONDS);
+        }
+
+        /** As {@link #listening()}, waiting up to {@code seconds} (a cold JVM under emulation is slow). */
+        Server listening(long seconds) throws Exception {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             while (!out.toString().contains("listening on")) {
                 if (exit.isDone() || System.nanoTime() > end) {
                     throw new AssertionError("server did not listen: " + out + err);
@@ -58,7 +63,11 @@ class ServerCommandTest {
         }
 
         int await() throws Exception {
-            return exit.get(30, TimeUnit.SECONDS);
+            return await(30);
+        }
+
+        int await(long seconds) throws Exception {
+            return exit.get(seconds, TimeUnit.SECONDS);
         }
     }
 

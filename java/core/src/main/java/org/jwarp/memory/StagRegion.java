@@ -19,7 +19,7 @@ public final class StagRegion {
     private final StagDomain pd;
     private final ByteBuffer buffer;
     private final int offset;
-    private final int length;
+    private final long length;
     private final long baseTo;
     private final int access;
     private volatile boolean valid = true;
@@ -53,7 +53,8 @@ public final class StagRegion {
         return offset;
     }
 
-    public int length() {
+    /** Bytes addressable by tagged offsets from {@link #baseTo()}; a long, as TOs are 64-bit (RFC 5041 §4.1). */
+    public long length() {
         return length;
     }
 

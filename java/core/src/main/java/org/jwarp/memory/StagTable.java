@@ -141,6 +141,7 @@ public final class StagTable {
         if (Long.compareUnsigned(to, base) < 0) {
             return BASE_BOUNDS;
         }
+        // all unsigned 64-bit: TOs near and beyond 2^63 are legal offsets (RFC 5041 §4.1)
         long end = to + length;
         if (Long.compareUnsigned(end, to) < 0) {
             return TO_WRAP;

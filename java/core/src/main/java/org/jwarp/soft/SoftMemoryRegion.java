@@ -75,7 +75,7 @@ public final class SoftMemoryRegion implements MemoryRegion {
     }
 
     @Override
-    public int length() {
+    public long length() {
         return mr.length();
     }
 

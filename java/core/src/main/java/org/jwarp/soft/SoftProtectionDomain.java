@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jwarp.memory.StagDomain;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RegionSizeException;
 
 /**
  * A protection domain of the embedded provider (RFC 5041 §8.2): wraps the wire
@@ -60,6 +61,24 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
         SoftMemoryRegion r = new SoftMemoryRegion(this, mr, buffer, access);
         regions.add(r);
         return r;
+    }
+
+    /**
+     * Allocates a direct buffer of {@code length} bytes and registers it. The embedded provider's
+     * regions are single direct buffers, so its limit ({@link SoftProvider#MAX_MR_SIZE}, reported as
+     * {@link org.jwarp.verbs.DeviceInfo#maxMrSize()}) is what one {@link ByteBuffer} holds; a longer
+     * region is refused with a {@link RegionSizeException} before anything is allocated.
+     */
+    @Override
+    public SoftMemoryRegion allocate(long length, Set<Access> access) throws RdmaException {
+        if (length <= 0) {
+            throw new IllegalArgumentException("length: a region needs at least one byte, got " + length);
+        }
+        if (length > SoftProvider.MAX_MR_SIZE) {
+            throw new RegionSizeException(length, SoftProvider.MAX_MR_SIZE,
+                    "the soft provider backs a region by one direct ByteBuffer");
+        }
+        return register(ByteBuffer.allocateDirect((int) length), access);
     }
 
     @Override

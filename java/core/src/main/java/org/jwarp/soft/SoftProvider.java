@@ -31,6 +31,11 @@ public final class SoftProvider implements RdmaProvider {
     public static final int MAX_SGE_RD = 1;
     /** Largest inline payload a QP may ask for (siw grants 80 bytes; the soft provider copies into per-slot buffers). */
     public static final int MAX_INLINE_DATA = 256;
+    /**
+     * Largest region (max_mr_size): a region is one direct {@link java.nio.ByteBuffer}, so at most
+     * {@link Integer#MAX_VALUE} bytes; {@link SoftProtectionDomain#allocate} refuses more.
+     */
+    public static final long MAX_MR_SIZE = Integer.MAX_VALUE;
 
     private static final AtomicInteger INSTANCE = new AtomicInteger();
 
@@ -78,7 +83,7 @@ public final class SoftProvider implements RdmaProvider {
 
     static DeviceInfo deviceInfo() {
         return new DeviceInfo(DEVICE_NAME, DeviceInfo.Transport.IWARP, MAX_IRD_ORD, MAX_IRD_ORD, MAX_QP_WR, MAX_CQE,
-                Integer.MAX_VALUE, MAX_SGE, MAX_SGE_RD, MAX_INLINE_DATA, DeviceInfo.PortState.ACTIVE,
+                MAX_MR_SIZE, MAX_SGE, MAX_SGE_RD, MAX_INLINE_DATA, DeviceInfo.PortState.ACTIVE,
                 true); // MemoryRegion.bindTo: RFC 5041 §8.2 stream association
     }
 

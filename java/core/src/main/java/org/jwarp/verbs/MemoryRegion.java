@@ -16,13 +16,39 @@ import java.util.Set;
  * that check's outcome). Ask {@link DeviceInfo#streamBinding()} before calling it.
  */
 public interface MemoryRegion extends AutoCloseable {
-    /** The registered buffer (a duplicate view; position and limit are the caller's). */
+    /**
+     * The registered buffer (a duplicate view; position and limit are the caller's).
+     *
+     * @throws IllegalStateException when the region is longer than a {@link ByteBuffer} can be
+     *         ({@link Integer#MAX_VALUE} bytes): use {@link #buffer(long, int)} windows then
+     */
     ByteBuffer buffer();
+
+    /**
+     * A view of {@code length} bytes of the region from byte {@code offset} (tagged offset
+     * {@link #address()} + {@code offset}), for regions of any length, also those over 2 GiB
+     * ({@link ProtectionDomain#allocate}). The view shares the region's memory; it is only valid
+     * while the region is open. Setup-time access: it may allocate.
+     *
+     * @throws IndexOutOfBoundsException when {@code [offset, offset + length)} is not inside the region
+     */
+    default ByteBuffer buffer(long offset, int length) {
+        if (offset < 0 || length < 0 || offset > length() - length) {
+            throw new IndexOutOfBoundsException("window [" + offset + ", +" + length + ") outside the region of "
+                    + length() + " bytes");
+        }
+        return buffer().slice((int) offset, length);
+    }
 
     /** Base virtual address the peer uses for tagged access (tagged offset of byte 0). */
     long address();
 
-    int length();
+    /**
+     * Bytes in the region. A long: regions over 2 GiB exist where the device allows them
+     * ({@link DeviceInfo#maxMrSize()}, {@link ProtectionDomain#allocate}); tagged offsets are 64-bit
+     * (RFC 5041 §4.1, §7.1).
+     */
+    long length();
 
     int lkey();
 

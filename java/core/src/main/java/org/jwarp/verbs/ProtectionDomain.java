@@ -21,6 +21,20 @@ public interface ProtectionDomain extends AutoCloseable {
     MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws RdmaException;
 
     /**
+     * Allocates {@code length} bytes of zeroed memory that the region owns, and registers them: the
+     * way to regions over 2 GiB, which no single {@link ByteBuffer} can hold. The memory is
+     * addressed by tagged offsets {@code [address(), address() + length)} (64-bit, RFC 5041 §4.1,
+     * §7.1) and reached from Java through {@link MemoryRegion#buffer(long, int)} windows; closing
+     * the region deregisters it and frees the memory.
+     *
+     * @throws RegionSizeException      when {@code length} exceeds what the provider can register
+     *                                  ({@link DeviceInfo#maxMrSize()}); nothing is allocated
+     * @throws IllegalArgumentException when {@code length} is not positive
+     * @throws RdmaException            when the memory cannot be allocated or registered (memlock limit)
+     */
+    MemoryRegion allocate(long length, Set<Access> access) throws RdmaException;
+
+    /**
      * A shared receive queue ({@code ibv_create_srq}) of up to {@code maxWr} buffers of up to
      * {@code maxSge} SGEs each; the provider may grant more ({@link SharedReceiveQueue#capacity()}).
      *

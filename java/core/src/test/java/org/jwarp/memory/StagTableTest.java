@@ -71,4 +71,35 @@ class StagTableTest {
         }
         assertThrows(IllegalStateException.class, () -> table.register(pd, mem, 0, 1, 0, 0));
     }
+
+    @Test
+    @DisplayName("RFC 5041 §7.1: base and bounds in unsigned 64-bit arithmetic across 2^63")
+    void taggedOffsetsAcross2To63_5041_7_1() {
+        long base = Long.MAX_VALUE - 99; // the region spans TO 2^63 - 100 .. 2^63 + 99
+        StagRegion mr = table.register(pd, mem, 0, 200, base, StagAccess.REMOTE_WRITE);
+        int w = StagAccess.REMOTE_WRITE;
+        assertEquals(StagTable.OK, table.check(mr.stag(), pd, Long.MAX_VALUE - 10, 50, w), "across 2^63");
+        assertEquals(StagTable.OK, table.check(mr.stag(), pd, Long.MIN_VALUE, 100, w), "from 2^63 to the end");
+        assertEquals(StagTable.OK, table.check(mr.stag(), pd, base + 150, 50, w));
+        assertEquals(StagTable.BASE_BOUNDS, table.check(mr.stag(), pd, base + 151, 50, w), "one past the end");
+        assertEquals(StagTable.BASE_BOUNDS, table.check(mr.stag(), pd, Long.MIN_VALUE + 100, 1, w));
+        assertEquals(StagTable.BASE_BOUNDS, table.check(mr.stag(), pd, base - 1, 1, w), "below the base");
+        assertEquals(StagTable.BASE_BOUNDS, table.check(mr.stag(), pd, 0, 1, w), "TO 0 is below a base near 2^63");
+        assertEquals(Long.MIN_VALUE + 7 - base, mr.indexOf(Long.MIN_VALUE + 7));
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.1 check 5: TO + length that wraps 2^64 is refused; base + length may not wrap")
+    void taggedOffsetWrapAtTop_5041_7_1() {
+        long base = -200L; // 2^64 - 200: the region's last byte is TO 2^64 - 1
+        StagRegion mr = table.register(pd, mem, 0, 200, base, StagAccess.REMOTE_READ);
+        int r = StagAccess.REMOTE_READ;
+        assertEquals(StagTable.OK, table.check(mr.stag(), pd, -100L, 99, r));
+        assertEquals(StagTable.OK, table.check(mr.stag(), pd, base, 199, r));
+        assertEquals(StagTable.TO_WRAP, table.check(mr.stag(), pd, -100L, 100, r), "TO + length = 2^64 wraps");
+        assertEquals(StagTable.TO_WRAP, table.check(mr.stag(), pd, -50L, 100, r));
+        assertEquals(StagTable.TO_WRAP, table.check(mr.stag(), pd, -1L, Integer.MAX_VALUE, r));
+        assertThrows(IllegalArgumentException.class, () -> table.register(pd, mem, 0, 201, base, 0),
+                "a region whose base + length wraps 2^64 cannot be registered");
+    }
 }

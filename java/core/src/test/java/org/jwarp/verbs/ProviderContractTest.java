@@ -911,4 +911,90 @@ public abstract class ProviderContractTest {
             assertTrue(caps.maxSgeRd() >= 1 && caps.maxSgeRd() <= p.client.dev.info().maxSgeRd(), caps.toString());
         }
     }
+
+    /** 2 GiB + 4 KiB: longer than any ByteBuffer, so tagged offsets past 2^31 from the base exist. */
+    static final long LARGE = (2L << 30) + 4096;
+    /** An offset into {@link #LARGE} beyond 2 GiB (beyond what an int offset can name). */
+    static final long BEYOND = (2L << 30) + 512;
+
+    static byte pattern(long at, int salt) {
+        return (byte) (at * 31 + salt + (at >>> 8));
+    }
+
+    @Test
+    @DisplayName("A region over 2 GiB: Write, Read and a Send at offsets beyond 2 GiB, bytes verified, or a typed "
+            + "refusal at the device's max_mr_size (RFC 5041 §4.1, §7.1)")
+    void regionOver2GiBWriteReadBeyond2GiB_5041_7_1() throws Exception {
+        EnumSet<Access> all = EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ);
+        try (Pair p = connect()) {
+            long max = p.server.dev.info().maxMrSize();
+            System.out.println(providerName() + " max_mr_size " + max);
+            // an allocated region of any size is reached through windows
+            try (MemoryRegion small = p.server.pd.allocate(8192, all)) {
+                assertEquals(8192, small.length());
+                small.buffer(4096, 16).put(0, (byte) 0x5a);
+                assertEquals(0x5a, small.buffer().get(4096));
+                assertThrows(IndexOutOfBoundsException.class, () -> small.buffer(8190, 3));
+            }
+            if (max < LARGE) {
+                RegionSizeException e = assertThrows(RegionSizeException.class, () -> p.server.pd.allocate(LARGE, all));
+                assertEquals(LARGE, e.requested());
+                assertEquals(max, e.limit());
+                return;
+            }
+            try (MemoryRegion big = p.server.pd.allocate(LARGE, all)) {
+                assertEquals(LARGE, big.length());
+                assertThrows(IllegalStateException.class, big::buffer, "no ByteBuffer holds 2 GiB + 4 KiB");
+                assertThrows(IndexOutOfBoundsException.class, () -> big.buffer(LARGE - 10, 11));
+                int n = 2048; // BEYOND + n stays inside the region
+                // RDMA Write from the client into the big region beyond 2 GiB (RFC 5040 §5.1)
+                for (int i = 0; i < n; i++) {
+                    p.client.buf.put(i, pattern(i, 1));
+                }
+                p.cc.queuePair().postSend(new SendRequest().write(1, p.client.mr, 0, n, big.address() + BEYOND, big.rkey()));
+                WorkCompletion w = p.client.next();
+                assertEquals(WcStatus.SUCCESS, w.status, w.toString());
+                // a Send after the Write: its arrival proves the Write was placed
+                p.sc.queuePair().postRecv(9, p.server.mr, 0, 16);
+                p.cc.queuePair().postSend(new SendRequest().send(2, p.client.mr, 0, 1));
+                assertEquals(WcStatus.SUCCESS, p.client.next().status);
+                assertEquals(WcOpcode.RECV, p.server.next().opcode);
+                ByteBuffer at = big.buffer(BEYOND, n);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(pattern(i, 1), at.get(i), "written byte " + i + " at region offset " + (BEYOND + i));
+                }
+                assertEquals(0, big.buffer(BEYOND - 1, 1).get(0), "the byte before the Write is untouched");
+                assertEquals(0, big.buffer(BEYOND + n, 1).get(0), "the byte after the Write is untouched");
+
+                // RDMA Read of the region's last bytes into the client (RFC 5040 §5.2)
+                long tail = LARGE - n;
+                ByteBuffer src = big.buffer(tail, n);
+                for (int i = 0; i < n; i++) {
+                    src.put(i, pattern(tail + i, 2));
+                }
+                p.cc.queuePair().postSend(new SendRequest().read(3, p.client.mr, 8192, n, big.address() + tail, big.rkey()));
+                WorkCompletion r = p.client.next();
+                assertEquals(WcStatus.SUCCESS, r.status, r.toString());
+                assertEquals(WcOpcode.RDMA_READ, r.opcode);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(pattern(tail + i, 2), p.client.buf.get(8192 + i), "read byte " + i);
+                }
+
+                // a Send whose local SGE lies beyond 2 GiB of the big region
+                p.cc.queuePair().postRecv(10, p.client.mr, 16384, 64);
+                p.sc.queuePair().postSend(new SendRequest().send(4, big, BEYOND + 100, 64));
+                assertEquals(WcStatus.SUCCESS, p.server.next().status);
+                WorkCompletion rv = p.client.next();
+                assertEquals(WcOpcode.RECV, rv.opcode);
+                assertEquals(64, rv.byteLength);
+                for (int i = 0; i < 64; i++) {
+                    assertEquals(pattern(100 + i, 1), p.client.buf.get(16384 + i), "sent byte " + i);
+                }
+                // a local SGE past the end of the big region is refused at post time, naming the field
+                WorkRequestException e = assertThrows(WorkRequestException.class,
+                        () -> p.sc.queuePair().postSend(new SendRequest().send(5, big, LARGE - 8, 16)));
+                assertEquals("sg_list[0].addr", e.field(), e.getMessage());
+            }
+        }
+    }
 }

@@ -118,7 +118,7 @@ final class DisniDevice implements Device, ConnectionManager {
             if (pd == null) {
                 throw new RdmaException("ibv_alloc_pd failed");
             }
-            DisniPd p = new DisniPd(this, verbs, pd);
+            DisniPd p = new DisniPd(this, verbs, pd, info.maxMrSize());
             children.add(p);
             return p;
         } catch (IOException e) {

@@ -8,12 +8,15 @@ import com.ibm.disni.verbs.SVCDeregMr;
 import com.ibm.disni.verbs.SVCRegMr;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.EnumSet;
 import java.util.Set;
+import org.jwarp.disni.natives.JwarpNative;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RegionSizeException;
 import org.jwarp.verbs.SharedReceiveQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,26 +26,17 @@ final class DisniPd implements ProtectionDomain {
     private static final Logger LOG = LoggerFactory.getLogger(DisniPd.class);
     final IbvPd pd;
     private final RdmaVerbs verbs;
-    private final DisniDevice device;
     private volatile boolean open = true;
 
-    DisniPd(DisniDevice device, RdmaVerbs verbs, IbvPd pd) {
+    private final long maxMrSize;
+
+    private final DisniDevice device;
+
+    DisniPd(DisniDevice device, RdmaVerbs verbs, IbvPd pd, long maxMrSize) {
         this.device = device;
         this.verbs = verbs;
         this.pd = pd;
-    }
-
-    @Override
-    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
-        if (!open) {
-            throw new RdmaException("protection domain is closed");
-        }
-        if (maxWr < 1 || maxSge < 1) {
-            throw new RdmaException("create SRQ: max_wr " + maxWr + " and max_sge " + maxSge + " must be >= 1");
-        }
-        DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
-        device.track(s);
-        return s;
+        this.maxMrSize = maxMrSize;
     }
 
     @Override
@@ -67,7 +61,8 @@ final class DisniPd implements ProtectionDomain {
         try {
             call = verbs.regMr(pd, buffer, flags);
             IbvMr mr = call.execute().getMr();
-            return new DisniMr(this, verbs, mr, buffer, access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
+            return new DisniMr(this, mr.getAddr(), mr.getLength(), mr.getLkey(), mr.getRkey(), access, buffer,
+                    () -> deregister(mr));
         } catch (IOException e) {
             throw new RdmaException("ibv_reg_mr of " + buffer.capacity() + " bytes at 0x"
                     + Long.toHexString(MemoryUtils.getAddress(buffer)) + " failed: " + e.getMessage()
@@ -77,6 +72,33 @@ final class DisniPd implements ProtectionDomain {
                 call.free();
             }
         }
+    }
+
+    private void deregister(IbvMr mr) {
+        SVCDeregMr call = null;
+        try {
+            call = verbs.deregMr(mr);
+            call.execute();
+        } catch (IOException e) {
+            LOG.warn("ibv_dereg_mr: {}", e.toString());
+        } finally {
+            if (call != null) {
+                call.free();
+            }
+        }
+    }
+
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
+        if (!open) {
+            throw new RdmaException("protection domain is closed");
+        }
+        if (maxWr < 1 || maxSge < 1) {
+            throw new RdmaException("create SRQ: max_wr " + maxWr + " and max_sge " + maxSge + " must be >= 1");
+        }
+        DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
+        device.track(s);
+        return s;
     }
 
     @Override
@@ -95,46 +117,139 @@ final class DisniPd implements ProtectionDomain {
         }
     }
 
-    /** A registered region (RFC 5040 section 2.1 STag) backed by {@code ibv_mr}. */
+    /**
+     * A region of any length (RFC 5041 section 4.1: 64-bit tagged offsets): memory mapped by the
+     * native library and registered by address and 64-bit length, since DiSNI's regMr takes an int.
+     * Any failure after the mapping unmaps it again; nothing leaks.
+     */
+    @Override
+    public MemoryRegion allocate(long length, Set<Access> access) throws RdmaException {
+        if (length <= 0) {
+            throw new IllegalArgumentException("length: a region needs at least one byte, got " + length);
+        }
+        if (!open) {
+            throw new RdmaException("protection domain is closed");
+        }
+        if (length > maxMrSize) {
+            throw new RegionSizeException(length, maxMrSize, "the device's ibv_device_attr.max_mr_size");
+        }
+        int flags = 0;
+        for (Access a : access) {
+            flags |= a.ibvFlag;
+        }
+        if ((flags & Access.REMOTE_WRITE.ibvFlag) != 0) {
+            flags |= Access.LOCAL_WRITE.ibvFlag;
+        }
+        long addr;
+        try {
+            addr = JwarpNative.mapRegion(length);
+        } catch (IOException e) {
+            throw new RdmaException("allocating a region of " + length + " bytes: " + e.getMessage(), e);
+        }
+        ByteBuffer keys = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+        long mrPtr;
+        try {
+            mrPtr = JwarpNative.regMr(CmDispatcher.ptr(pd), addr, length, flags, keys);
+        } catch (IOException | RuntimeException e) {
+            int rc = JwarpNative.unmapRegion(addr, length);
+            if (rc != 0) {
+                LOG.warn("munmap of a region whose registration failed: errno {}", rc);
+            }
+            throw new RdmaException("ibv_reg_mr of " + length + " bytes at 0x" + Long.toHexString(addr) + " failed: "
+                    + e.getMessage() + " (is the memlock limit high enough? ulimit -l)", e);
+        }
+        return new DisniMr(this, addr, length, keys.getInt(0), keys.getInt(4), access, null, () -> {
+            int rc = JwarpNative.deregMr(mrPtr);
+            if (rc != 0) {
+                LOG.warn("ibv_dereg_mr of a region of {} bytes returned {}; its memory stays mapped", length, rc);
+                return;
+            }
+            rc = JwarpNative.unmapRegion(addr, length);
+            if (rc != 0) {
+                LOG.warn("munmap of a region of {} bytes: errno {}", length, rc);
+            }
+        });
+    }
+
+    /**
+     * A registered region (RFC 5040 section 2.1 STag) backed by {@code ibv_mr}: a caller's direct
+     * buffer registered through DiSNI, or memory of {@link #allocate} registered by the native library.
+     */
     static final class DisniMr implements MemoryRegion {
-        private final RdmaVerbs verbs;
-        final DisniPd pd;
-        final IbvMr mr;
+        private final long address;
+        private final long length;
+        private final int lkey;
+        private final int rkey;
+        /** The caller's buffer, or null for memory this region owns (reached through windows). */
         private final ByteBuffer buffer;
         private final Set<Access> access;
+        private final Runnable release;
         private volatile boolean open = true;
 
-        DisniMr(DisniPd pd, RdmaVerbs verbs, IbvMr mr, ByteBuffer buffer, Set<Access> access) {
+        /** The protection domain the region was registered in. */
+        final DisniPd pd;
+
+        DisniMr(DisniPd pd, long address, long length, int lkey, int rkey, Set<Access> access, ByteBuffer buffer,
+                Runnable release) {
             this.pd = pd;
-            this.verbs = verbs;
-            this.mr = mr;
+            this.address = address;
+            this.length = length;
+            this.lkey = lkey;
+            this.rkey = rkey;
             this.buffer = buffer;
-            this.access = access;
+            this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
+            this.release = release;
         }
 
         @Override
         public ByteBuffer buffer() {
-            return buffer.duplicate().clear();
+            if (buffer != null) {
+                return buffer.duplicate().clear();
+            }
+            if (length > Integer.MAX_VALUE) {
+                throw new IllegalStateException("region of " + length + " bytes is longer than a ByteBuffer; "
+                        + "use buffer(offset, length) windows");
+            }
+            return window(0, (int) length);
+        }
+
+        @Override
+        public ByteBuffer buffer(long offset, int len) {
+            if (offset < 0 || len < 0 || offset > length - len) {
+                throw new IndexOutOfBoundsException("window [" + offset + ", +" + len + ") outside the region of "
+                        + length + " bytes");
+            }
+            if (buffer != null) {
+                return buffer.duplicate().clear().slice((int) offset, len);
+            }
+            return window(offset, len);
+        }
+
+        private ByteBuffer window(long offset, int len) {
+            if (!open) {
+                throw new IllegalStateException("region closed: its memory is unmapped");
+            }
+            return JwarpNative.window(address + offset, len);
         }
 
         @Override
         public long address() {
-            return mr.getAddr();
+            return address;
         }
 
         @Override
-        public int length() {
-            return mr.getLength();
+        public long length() {
+            return length;
         }
 
         @Override
         public int lkey() {
-            return mr.getLkey();
+            return lkey;
         }
 
         @Override
         public int rkey() {
-            return mr.getRkey();
+            return rkey;
         }
 
         @Override
@@ -147,22 +262,12 @@ final class DisniPd implements ProtectionDomain {
         }
 
         @Override
-        public void close() {
+        public synchronized void close() {
             if (!open) {
                 return;
             }
             open = false;
-            SVCDeregMr call = null;
-            try {
-                call = verbs.deregMr(mr);
-                call.execute();
-            } catch (IOException e) {
-                LOG.warn("ibv_dereg_mr: {}", e.toString());
-            } finally {
-                if (call != null) {
-                    call.free();
-                }
-            }
+            release.run();
         }
     }
 }

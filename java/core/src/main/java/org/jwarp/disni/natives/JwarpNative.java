@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 5;
+    public static final int VERSION = 6;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -189,7 +189,29 @@ public final class JwarpNative {
     /** {@code ibv_poll_cq} into {@code struct ibv_wc[n]} at wcs; count or negative errno. */
     public static native int pollCq(long cq, int n, long wcs);
 
-    // ---- version 5: shared receive queues, completion channels, async events ----
+    /**
+     * Maps {@code length} bytes of zeroed anonymous memory (mmap) for a region of any length;
+     * returns its address. Free it with {@link #unmapRegion}.
+     */
+    public static native long mapRegion(long length) throws IOException;
+
+    /** Unmaps what {@link #mapRegion} returned; 0 or the errno of munmap. */
+    public static native int unmapRegion(long addr, long length);
+
+    /**
+     * {@code ibv_reg_mr} of {@code [addr, addr + length)} with a 64-bit length; writes lkey (offset 0)
+     * and rkey (offset 4) into {@code out} (direct, 8 bytes, native order) and returns the
+     * {@code struct ibv_mr} pointer.
+     */
+    public static native long regMr(long pd, long addr, long length, int access, ByteBuffer out) throws IOException;
+
+    /** {@code ibv_dereg_mr}; 0 or its error code. */
+    public static native int deregMr(long mr);
+
+    /** A direct buffer over {@code [addr, addr + length)}, sharing the memory (no copy). */
+    public static native ByteBuffer window(long addr, int length);
+
+    // ---- version 6: shared receive queues, completion channels, async events ----
 
     /** Offsets of {@link #srqCreate} output (native-order ints). */
     public static final int SRQ_MAX_WR = 0;
