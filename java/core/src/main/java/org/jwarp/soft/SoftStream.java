@@ -1208,6 +1208,16 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         }
     }
 
+    /** A fatal local condition outside the stream (a CQ overrun), run on the reactor: tear down and flush. */
+    void failFatal(RdmaException cause) {
+        lockIo();
+        try {
+            teardown(cause, false);
+        } finally {
+            io.unlock();
+        }
+    }
+
     /** Local close by the ULP (reactor thread): graceful, a short linger for queued FPDUs. */
     void closeByUser() {
         lockIo();

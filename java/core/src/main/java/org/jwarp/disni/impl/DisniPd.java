@@ -18,6 +18,7 @@ import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RegionSizeException;
+import org.jwarp.verbs.SharedReceiveQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +33,10 @@ final class DisniPd implements ProtectionDomain {
     /** Regions of this domain still open: {@link #close()} releases them (an allocated region's memory too). */
     private final Set<DisniMr> regions = ConcurrentHashMap.newKeySet();
 
-    DisniPd(RdmaVerbs verbs, IbvPd pd, long maxMrSize) {
+    private final DisniDevice device;
+
+    DisniPd(DisniDevice device, RdmaVerbs verbs, IbvPd pd, long maxMrSize) {
+        this.device = device;
         this.verbs = verbs;
         this.pd = pd;
         this.maxMrSize = maxMrSize;
@@ -88,6 +92,19 @@ final class DisniPd implements ProtectionDomain {
     }
 
     /** Deregisters every region still open (and frees allocated memory), then deallocates the domain. */
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
+        if (!open) {
+            throw new RdmaException("protection domain is closed");
+        }
+        if (maxWr < 1 || maxSge < 1) {
+            throw new RdmaException("create SRQ: max_wr " + maxWr + " and max_sge " + maxSge + " must be >= 1");
+        }
+        DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
+        device.track(s);
+        return s;
+    }
+
     @Override
     public void close() {
         if (!open) {
@@ -183,10 +200,14 @@ final class DisniPd implements ProtectionDomain {
         private final ByteBuffer buffer;
         private final Set<Access> access;
         private final Runnable release;
-        private final DisniPd owner;
         private volatile boolean open = true;
 
-        DisniMr(DisniPd owner, long address, long length, int lkey, int rkey, Set<Access> access, ByteBuffer buffer, Runnable release) {
+        /** The protection domain the region was registered in. */
+        final DisniPd pd;
+
+        DisniMr(DisniPd pd, long address, long length, int lkey, int rkey, Set<Access> access, ByteBuffer buffer,
+                Runnable release) {
+            this.pd = pd;
             this.address = address;
             this.length = length;
             this.lkey = lkey;
@@ -194,7 +215,6 @@ final class DisniPd implements ProtectionDomain {
             this.buffer = buffer;
             this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
             this.release = release;
-            this.owner = owner;
         }
 
         @Override
@@ -263,7 +283,7 @@ final class DisniPd implements ProtectionDomain {
                 return;
             }
             open = false;
-            owner.regions.remove(this);
+            pd.regions.remove(this);
             release.run();
         }
     }
