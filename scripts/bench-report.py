@@ -437,6 +437,9 @@ def main(argv):
                                                 "guest": guest, "targets": tg}, indent=2))
     made = ["summary.json", "results.md"] + plots(d, lat, guest)
     print(f"wrote {', '.join(str(d / m) for m in made)}", file=sys.stderr)
+    if errs:
+        print(f"bench-report: {len(errs)} case(s) FAILED (see results.md)", file=sys.stderr)
+        return 1
     return 0
 
 

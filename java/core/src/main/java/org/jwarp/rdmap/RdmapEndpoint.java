@@ -254,7 +254,7 @@ public final class RdmapEndpoint {
         if (state != State.RTS) {
             return false;
         }
-        if (irqCount > 0) {
+        if (irqCount > 0 && !sqMessageBegun()) {
             return true;
         }
         if (sqNext == sqTail) {
@@ -550,7 +550,10 @@ public final class RdmapEndpoint {
             if (state != State.RTS) {
                 break;
             }
-            if (irqCount > 0) {
+            // One tagged message at a time on the wire: a Read Response does not start between the
+            // segments of a Send or Write already begun (the peer's DDP counts a tagged message's
+            // bytes until its Last flag, RFC 5041 §5.2; siw keeps one tagged receive context).
+            if (irqCount > 0 && !sqMessageBegun()) {
                 if (!emitReadResponse(dst)) {
                     break;
                 }
@@ -565,6 +568,11 @@ public final class RdmapEndpoint {
             break;
         }
         return dst.position() - start;
+    }
+
+    /** The SQ head entry has segments on the wire and more to go. */
+    private boolean sqMessageBegun() {
+        return sqNext != sqTail && sqProgress[sqNext & sqMask] > 0;
     }
 
     private boolean emitSq(ByteBuffer dst) {

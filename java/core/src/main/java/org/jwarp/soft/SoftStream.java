@@ -982,7 +982,16 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
             int want = pending ? ops | SelectionKey.OP_WRITE : ops & ~SelectionKey.OP_WRITE;
             if (want != ops) {
                 key.interestOps(want);
+                if (pending && !reactor.inReactorThread()) {
+                    reactor.wake(); // the selector applies the new interest when it (re)enters select
+                }
             }
+        }
+        if (!pending && phase == Phase.ESTABLISHED && data.hasPendingOutput()) {
+            // The one place OP_WRITE is dropped is also the one place that sees the engine still
+            // holding output (a pump stopped at a full socket that drained since): it asks for
+            // another pump, so "output pending, nothing staged, nobody pumping" cannot arise.
+            outputLeft();
         }
         if (!pending && phase == Phase.CLOSING) {
             finishClose();

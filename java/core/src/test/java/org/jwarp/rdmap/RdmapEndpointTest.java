@@ -469,4 +469,45 @@ class RdmapEndpointTest {
         noOrd.a.postReadRtr();
         assertTrue(noOrd.a.hasPendingOutput());
     }
+
+    @Test
+    @DisplayName("RFC 5040 §5.2: a Read Response does not start between the segments of a Write already on the wire")
+    void readResponseWaitsForWriteInProgress_5040_5_2() {
+        RdmapPair p = new RdmapPair(s1000);
+        ByteBuffer memA = ByteBuffer.allocateDirect(20_000);
+        StagRegion sinkOfWrite = p.stags.register(p.pdA, memA, 0, 20_000, 0x10_0000, StagAccess.REMOTE_WRITE);
+        ByteBuffer readSink = ByteBuffer.allocateDirect(5000);
+        StagRegion readSinkMr = p.stags.register(p.pdA, readSink, 0, 5000, 0x9000, StagAccess.LOCAL_WRITE);
+        ByteBuffer src = ByteBuffer.allocateDirect(5000);
+        src.put(0, pattern(5000, 5));
+        StagRegion srcMr = p.stags.register(p.pdB, src, 0, 5000, 0x2000, StagAccess.REMOTE_READ);
+        byte[] msg = pattern(10_000, 3);
+        p.b.postWrite(8, direct(msg), 0, msg.length, sinkOfWrite.stag(), 0x10_0000, true);
+        // B puts the first two segments of its Write on the wire, then A's Read Request arrives
+        ByteBuffer small = ByteBuffer.allocateDirect(2 * p.b.maxFpduWireLength());
+        int n = p.b.transmit(small);
+        byte[] first = new byte[n];
+        small.get(0, first);
+        p.bToA.writeBytes(first);
+        p.deliver(p.a, first);
+        p.a.postRead(3, readSinkMr.stag(), 0x9000, 4000, srcMr.stag(), 0x2000, true);
+        p.pump();
+        assertTrue(p.evA.localErrors.isEmpty(), "A refused B's stream: " + p.evA.localErrors);
+        assertArrayEquals(msg, read(memA, 0, msg.length));
+        assertArrayEquals(read(src, 0, 4000), read(readSink, 0, 4000));
+        // on the wire from B: every Write segment (0x40 opcode) before the first Read Response one
+        List<ByteBuffer> segs = ulpdus(p.bToA.toByteArray());
+        int lastWrite = -1;
+        int firstResponse = Integer.MAX_VALUE;
+        for (int k = 0; k < segs.size(); k++) {
+            int op = RdmapOpcode.opcode(segs.get(k).get(1) & 0xFF);
+            if (op == RdmapOpcode.WRITE) {
+                lastWrite = k;
+            } else if (op == RdmapOpcode.READ_RESPONSE) {
+                firstResponse = Math.min(firstResponse, k);
+            }
+        }
+        assertTrue(lastWrite >= 0 && firstResponse > lastWrite, "segments interleaved: last Write segment "
+                + lastWrite + ", first Read Response segment " + firstResponse);
+    }
 }
