@@ -229,6 +229,101 @@ public abstract class MiddlewareContractTest {
         }
     }
 
+    /**
+     * A receive completion of a shared buffer still in the CQ when its queue pair closes maps back
+     * to the caller's wrId and frees the buffer's place in the SRQ: rounds of connect, Send, close
+     * the receiving connection before polling, never leak SRQ capacity (RFC 5041 §5.1 untagged
+     * buffers; the completion channel tells that the completion exists without polling it).
+     */
+    @Test
+    void srqCompletionAfterQpClosedKeepsWrIdAndFreesBuffer_5041_5_1() throws Exception {
+        final int cap = 4;
+        try (End server = new End(cap * MSG); End client = new End(MSG)) {
+            CompletionChannel ch = server.own(server.dev.createCompletionChannel());
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(16, ch));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
+            SharedReceiveQueue srq = server.own(server.pd.createSharedReceiveQueue(cap, 1));
+            int slots = srq.capacity();
+            for (int i = 0; i < slots; i++) {
+                srq.postRecv(1000 + i, server.mr, (long) (i % cap) * MSG, MSG);
+            }
+            WorkCompletion[] w = wcs(8);
+            SendRequest s = new SendRequest();
+            long next = 1000;
+            for (int round = 0; round < slots + 2; round++) {
+                scq.requestNotify(false);
+                Connection[] c = connectMany(server, client, 1,
+                        i -> new QueuePairConfig(server.pd, scq, scq, 4, 1).withSrq(srq),
+                        i -> new QueuePairConfig(client.pd, ccq, ccq, 4, 1));
+                c[0].queuePair().postSend(s.send(round, client.mr, 0, MSG));
+                assertSame(scq, ch.next(30, TimeUnit.SECONDS), "round " + round + ": no receive completion event");
+                c[1].close(); // the receive completion is not polled yet
+                int n = scq.poll(w, w.length);
+                assertEquals(1, n, "round " + round + ": one receive completion");
+                assertTrue(w[0].isSuccess(), w[0].toString());
+                assertEquals(WcOpcode.RECV, w[0].opcode);
+                assertEquals(next, w[0].wrId, "round " + round + ": the caller's wrId, not the provider's token");
+                assertEquals(slots - 1, srq.posted(), "round " + round + ": the consumed buffer left the SRQ");
+                srq.postRecv(next + slots, server.mr, (long) ((next + slots) % cap) * MSG, MSG);
+                next++;
+                c[0].close();
+                while (ccq.poll(w, w.length) > 0) {
+                    // the client's send completion
+                }
+            }
+        }
+    }
+
+    /**
+     * Arming a closed SRQ or CQ is a typed error, never a call on a destroyed object; arming while
+     * another thread closes either ends in success or that error (RFC 5041 §5.1, RFC 5040 §5.5).
+     */
+    @Test
+    void armAfterOrDuringCloseIsTypedError_5041_5_1() throws Exception {
+        try (End e = new End(4096)) {
+            SharedReceiveQueue srq = e.pd.createSharedReceiveQueue(8, 1);
+            srq.close();
+            assertThrows(RdmaException.class, () -> srq.armLimit(1));
+            CompletionChannel ch = e.own(e.dev.createCompletionChannel());
+            for (int round = 0; round < 50; round++) {
+                CompletionQueue cq = e.dev.createCompletionQueue(4, ch);
+                SharedReceiveQueue q = e.pd.createSharedReceiveQueue(8, 1);
+                AtomicReference<Throwable> bad = new AtomicReference<>();
+                java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                Thread t = new Thread(() -> {
+                    go.countDown();
+                    for (int i = 0; i < 200; i++) {
+                        try {
+                            cq.requestNotify(false);
+                        } catch (RdmaException closed) {
+                            // typed: fine
+                        } catch (Throwable x) {
+                            bad.compareAndSet(null, x);
+                        }
+                        try {
+                            q.armLimit(1 + (i & 3));
+                        } catch (RdmaException closed) {
+                            // typed: fine
+                        } catch (Throwable x) {
+                            bad.compareAndSet(null, x);
+                        }
+                    }
+                });
+                t.start();
+                go.await();
+                cq.close();
+                q.close();
+                t.join(10_000);
+                assertNull(bad.get(), "round " + round + ": " + bad.get());
+            }
+            assertThrows(RdmaException.class, () -> {
+                CompletionQueue cq = e.dev.createCompletionQueue(4, ch);
+                cq.close();
+                cq.requestNotify(false);
+            });
+        }
+    }
+
     /** An SRQ of another protection domain is refused at QP creation (RFC 5041 §8.2). */
     @Test
     void srqOfAnotherPdRefused_5041_8_2() throws Exception {
