@@ -38,6 +38,8 @@ final class DisniCq implements CompletionQueue {
     private static final int BATCH = 32;
 
     private final RdmaVerbs verbs;
+    /** Finds the SRQ of a receive token whose QP is gone; null in unit tests without a device. */
+    private final DisniDevice device;
     final IbvCompChannel channel;
     final IbvCQ cq;
     private final long cqPtr;
@@ -65,11 +67,13 @@ final class DisniCq implements CompletionQueue {
      */
     volatile boolean solicitedUnreported;
 
-    DisniCq(RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
-        this(verbs, channel, cq, capacity, null);
+    DisniCq(DisniDevice device, RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
+        this(device, verbs, channel, cq, capacity, null);
     }
 
-    DisniCq(RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity, DisniChannel shared) throws IOException {
+    DisniCq(DisniDevice device, RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity, DisniChannel shared)
+            throws IOException {
+        this.device = device;
         this.shared = shared;
         this.verbs = verbs;
         this.channel = channel;
@@ -88,8 +92,9 @@ final class DisniCq implements CompletionQueue {
         return qps.get(qpNum);
     }
 
+    /** Serialized with {@link #close()}: never arms a destroyed CQ. */
     @Override
-    public void requestNotify(boolean solicitedOnly) throws org.jwarp.verbs.RdmaException {
+    public synchronized void requestNotify(boolean solicitedOnly) throws org.jwarp.verbs.RdmaException {
         if (shared == null) {
             throw new IllegalStateException("requestNotify: this CQ was created without a completion channel");
         }
@@ -200,6 +205,10 @@ final class DisniCq implements CompletionQueue {
     /**
      * Hands a completion to the QP whose WR token it carries: live QPs with its qp_num first, then
      * closed ones still draining (their tokens differ by generation even when the number is reused).
+     * A receive into a shared receive queue belongs to the SRQ, not to the QP's rings: a closed QP
+     * never stays draining for it, so a token tagged as an SRQ's that no QP took goes to the
+     * device's SRQ of that generation, which retires its slot (else the app would see the token and
+     * the SRQ would lose the buffer's place for good).
      */
     private boolean dispatch(WorkCompletion wc, boolean success, boolean send) {
         DisniQp live = qps.get(wc.qpNum);
@@ -210,6 +219,10 @@ final class DisniCq implements CompletionQueue {
             if (q.qpNum() == wc.qpNum && (success ? q.completed(wc, send) : q.completedOnError(wc))) {
                 return true;
             }
+        }
+        if (!send && (wc.wrId & DisniSrq.TAG_MASK) == DisniSrq.TAG && device != null) {
+            DisniSrq srq = device.srqOwning(wc.wrId);
+            return srq != null && srq.completed(wc);
         }
         return false;
     }
@@ -238,10 +251,15 @@ final class DisniCq implements CompletionQueue {
             if (n > 0) {
                 return n;
             }
-            try {
-                arm.execute();
-            } catch (IOException e) {
-                throw new IllegalStateException("ibv_req_notify_cq failed: " + e.getMessage(), e);
+            synchronized (this) { // not after close() freed the arm and destroyed the CQ
+                if (!open) {
+                    throw new IllegalStateException("completion queue is closed");
+                }
+                try {
+                    arm.execute();
+                } catch (IOException e) {
+                    throw new IllegalStateException("ibv_req_notify_cq failed: " + e.getMessage(), e);
+                }
             }
             n = poll(out, max); // a completion that raced the arming
             if (n > 0) {

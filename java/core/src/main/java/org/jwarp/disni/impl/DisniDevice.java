@@ -139,7 +139,7 @@ final class DisniDevice implements Device, ConnectionManager {
             if (cq == null) {
                 throw new IOException("ibv_create_cq failed");
             }
-            DisniCq c = new DisniCq(verbs, ch, cq, entries);
+            DisniCq c = new DisniCq(this, verbs, ch, cq, entries);
             children.add(c);
             return c;
         } catch (IOException e) {
@@ -172,7 +172,7 @@ final class DisniDevice implements Device, ConnectionManager {
             if (cq == null) {
                 throw new IOException("ibv_create_cq failed");
             }
-            DisniCq c = new DisniCq(verbs, ch.channel, cq, entries, ch);
+            DisniCq c = new DisniCq(this, verbs, ch.channel, cq, entries, ch);
             c.solicitedUnreported = info.name().startsWith("siw");
             ch.add(c);
             children.add(c);
@@ -659,6 +659,16 @@ final class DisniDevice implements Device, ConnectionManager {
                 cq.detach(qp);
             }
         }
+    }
+
+    /** The open SRQ of this device whose token generation {@code token} carries, or null (off the hot path). */
+    DisniSrq srqOwning(long token) {
+        for (AutoCloseable c : children) {
+            if (c instanceof DisniSrq s && s.owns(token)) {
+                return s;
+            }
+        }
+        return null;
     }
 
     void track(AutoCloseable child) {
