@@ -83,6 +83,9 @@ public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
         if (l < 0 || l >= capacity) {
             throw new RdmaException("srq_limit " + l + " outside 0.." + (capacity - 1) + " (max_wr " + capacity + ")");
         }
+        if (closed) {
+            throw new RdmaException("armLimit: shared receive queue is closed");
+        }
         limit = l;
     }
 

@@ -114,16 +114,26 @@ final class DisniSrq implements SharedReceiveQueue {
         return capacity - freeTop;
     }
 
+    /**
+     * Serialized with {@link #close()} (never modifies a destroyed SRQ). The limit is recorded
+     * before the device is told, so an SRQ_LIMIT_REACHED raised right after arming (which resets it
+     * to 0) is not overwritten; a refused arm restores the previous value.
+     */
     @Override
-    public void armLimit(int limit) throws RdmaException {
+    public synchronized void armLimit(int limit) throws RdmaException {
         if (limit < 0 || limit >= capacity) {
             throw new RdmaException("srq_limit " + limit + " outside 0.." + (capacity - 1) + " (max_wr " + capacity + ")");
         }
+        if (!open) {
+            throw new RdmaException("armLimit: shared receive queue is closed");
+        }
+        int before = armedLimit;
+        armedLimit = limit;
         int rc = JwarpNative.srqArm(srqPtr, limit);
         if (rc != 0) {
+            armedLimit = before;
             throw new RdmaException("ibv_modify_srq(IBV_SRQ_LIMIT " + limit + ") failed with errno " + rc);
         }
-        armedLimit = limit;
     }
 
     /** The armed limit; 0 once IBV_EVENT_SRQ_LIMIT_REACHED arrived (the device disarms it). */
