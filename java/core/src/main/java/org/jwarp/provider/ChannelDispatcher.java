@@ -15,6 +15,10 @@ import org.slf4j.LoggerFactory;
  * to return before it takes the next event, so a handler never overlaps itself. The task handed to
  * the executor is preallocated: no allocation per event.
  *
+ * <p>A channel keeps its dispatchers in a {@link Listeners} set and closes them when it closes
+ * (and so when its device closes): the thread never outlives its channel, even when the listen
+ * handle is never closed. Should a channel's {@code next} fail, the thread stops too.
+ *
  * <p>Thread-safe; {@link #close()} stops the thread within about 100 ms.
  */
 public final class ChannelDispatcher implements AutoCloseable {
@@ -27,8 +31,49 @@ public final class ChannelDispatcher implements AutoCloseable {
     private volatile CompletionQueue current;
     private volatile boolean closed;
     private final Thread thread;
+    private final Listeners owner;
+
+    /**
+     * The dispatchers of one channel: {@link #listen} starts one unless the channel is closed,
+     * {@link #closeAll} (from the channel's close) stops every one still running.
+     */
+    public static final class Listeners {
+        private final java.util.concurrent.CopyOnWriteArrayList<ChannelDispatcher> running =
+                new java.util.concurrent.CopyOnWriteArrayList<>();
+        private boolean closed;
+
+        /** Starts a dispatcher for {@code channel}; refused once the channel closed. */
+        public synchronized ChannelDispatcher listen(CompletionChannel channel, CompletionChannel.CompletionHandler handler,
+                Executor executor) {
+            if (closed) {
+                throw new IllegalStateException("listen: the completion channel is closed");
+            }
+            ChannelDispatcher d = new ChannelDispatcher(channel, handler, executor, this);
+            running.add(d);
+            return d;
+        }
+
+        /** Stops every dispatcher (all are told first, then each is waited for). */
+        public void closeAll() {
+            synchronized (this) {
+                closed = true;
+            }
+            for (ChannelDispatcher d : running) {
+                d.closed = true;
+            }
+            for (ChannelDispatcher d : running) {
+                d.close();
+            }
+        }
+    }
 
     public ChannelDispatcher(CompletionChannel channel, CompletionChannel.CompletionHandler handler, Executor executor) {
+        this(channel, handler, executor, null);
+    }
+
+    private ChannelDispatcher(CompletionChannel channel, CompletionChannel.CompletionHandler handler, Executor executor,
+            Listeners owner) {
+        this.owner = owner;
         this.channel = java.util.Objects.requireNonNull(channel, "channel");
         this.handler = java.util.Objects.requireNonNull(handler, "handler");
         this.executor = java.util.Objects.requireNonNull(executor, "executor");
@@ -78,6 +123,9 @@ public final class ChannelDispatcher implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        if (owner != null) {
+            owner.running.remove(this);
+        }
         if (thread != Thread.currentThread()) {
             try {
                 thread.join(1000);

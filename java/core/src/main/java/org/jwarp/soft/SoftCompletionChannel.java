@@ -59,8 +59,10 @@ final class SoftCompletionChannel implements CompletionChannel {
 
     @Override
     public AutoCloseable listen(CompletionHandler handler, Executor executor) {
-        return new ChannelDispatcher(this, handler, executor);
+        return listeners.listen(this, handler, executor);
     }
+
+    private final ChannelDispatcher.Listeners listeners = new ChannelDispatcher.Listeners();
 
     @Override
     public long events() {
@@ -71,6 +73,7 @@ final class SoftCompletionChannel implements CompletionChannel {
 
     @Override
     public void close() {
+        listeners.closeAll();
         synchronized (lock) {
             closed = true;
             pending.clear();

@@ -763,6 +763,53 @@ public abstract class MiddlewareContractTest {
         }
     }
 
+    static java.util.Set<Thread> channelThreads() {
+        java.util.Set<Thread> s = new java.util.HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("jwarp-comp-channel") && t.isAlive()) {
+                s.add(t);
+            }
+        }
+        return s;
+    }
+
+    static void assertEndsWithin(java.util.Set<Thread> threads, long ms, String what) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        for (Thread t : threads) {
+            t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
+            assertFalse(t.isAlive(), what + ": the listener thread still runs " + ms + " ms later");
+        }
+    }
+
+    /**
+     * A listener's thread ends when its channel closes, and when the device closes the channel,
+     * though the listen handle was never closed: no thread left spinning on a dead channel
+     * (RFC 5040 §5.5 completion notification).
+     */
+    @Test
+    void listenerThreadEndsWithChannelOrDevice_5040_5_5() throws Exception {
+        try (End e = new End(4096)) {
+            java.util.Set<Thread> before = channelThreads();
+            CompletionChannel ch = e.dev.createCompletionChannel();
+            AutoCloseable handle = ch.listen(cq -> { }, Runnable::run);
+            java.util.Set<Thread> mine = channelThreads();
+            mine.removeAll(before);
+            assertEquals(1, mine.size(), "one listener thread");
+            ch.close();
+            assertEndsWithin(mine, 2000, "channel closed");
+            handle.close();
+        }
+        End e = new End(4096);
+        java.util.Set<Thread> before = channelThreads();
+        CompletionChannel ch = e.dev.createCompletionChannel();
+        ch.listen(cq -> { }, Runnable::run);
+        java.util.Set<Thread> mine = channelThreads();
+        mine.removeAll(before);
+        assertEquals(1, mine.size(), "one listener thread");
+        e.close();
+        assertEndsWithin(mine, 3000, "device closed");
+    }
+
     /** Posting to a CQ without a channel cannot be armed: a clear error, not a silent no-op. */
     @Test
     void requestNotifyWithoutChannelRefused_5040_5_5() throws Exception {

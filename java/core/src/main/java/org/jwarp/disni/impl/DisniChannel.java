@@ -101,8 +101,10 @@ final class DisniChannel implements CompletionChannel {
 
     @Override
     public AutoCloseable listen(CompletionHandler handler, Executor executor) {
-        return new ChannelDispatcher(this, handler, executor);
+        return listeners.listen(this, handler, executor);
     }
+
+    private final ChannelDispatcher.Listeners listeners = new ChannelDispatcher.Listeners();
 
     @Override
     public long events() {
@@ -115,6 +117,7 @@ final class DisniChannel implements CompletionChannel {
             return;
         }
         open = false;
+        listeners.closeAll();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         while (inside.get() > 0 && System.nanoTime() - until < 0) {
             java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L); // a waiter leaves within one slice
