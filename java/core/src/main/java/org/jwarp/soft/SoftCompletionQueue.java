@@ -203,7 +203,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
         try {
             ByteBuffer rx = rxBuffer();
             for (SoftStream s : ss) {
-                s.pollReceive(rx, false, false);
+                s.receiver.pollReceive(rx, false, false);
             }
         } finally {
             leader.unlock();
@@ -223,7 +223,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
     /** Before parking or returning empty-handed: the reactor reads every stream again. No CQ lock held. */
     private static void release(SoftStream[] ss) {
         for (SoftStream s : ss) {
-            s.releasePoll();
+            s.receiver.releasePoll();
         }
     }
 
@@ -296,9 +296,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
             ByteBuffer rx = rxBuffer();
             while (pollable(ss)) {
                 boolean blocking = System.nanoTime() - spinEnd >= 0;
-                int worst = SoftStream.POLL_HELD;
+                int worst = StreamReceive.POLL_HELD;
                 for (SoftStream s : ss) {
-                    worst = Math.min(worst, s.pollReceive(rx, true, blocking));
+                    worst = Math.min(worst, s.receiver.pollReceive(rx, true, blocking));
                 }
                 if (tail != head || closed) {
                     keep = true;
@@ -311,9 +311,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
-                if (!blocking || worst == SoftStream.POLL_BUSY) {
+                if (!blocking || worst == StreamReceive.POLL_BUSY) {
                     Thread.onSpinWait(); // spinning, or a stream's lock was busy: look again
-                } else if (worst == SoftStream.POLL_NO || !block(ss, deadline - now)) {
+                } else if (worst == StreamReceive.POLL_NO || !block(ss, deadline - now)) {
                     return; // a stream stays with the reactor (or no selector): park, its completions notify
                 }
                 ss = streams;
@@ -328,7 +328,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 }
             } else {
                 for (SoftStream s : ss) {
-                    s.touchPoll(); // a pass that meant to block may have held it: the lease runs from now
+                    s.receiver.touchPoll(); // a pass that meant to block may have held it: the lease runs from now
                 }
             }
         }
@@ -354,7 +354,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
         } finally {
             leaderBlocked = false;
             for (SoftStream s : ss) {
-                s.touchPoll();
+                s.receiver.touchPoll();
             }
         }
         return true;

@@ -78,7 +78,7 @@ final class SoftDataPath implements RdmapListener {
         this.rtr = outcome.rtr();
         if (!initiator && rtr != null) {
             acceptRtr.add(rtr);
-            MpaFrame reply = stream.sentReply();
+            MpaFrame reply = stream.setup.sentReply();
             EnhancedConnectionData ed = reply != null ? reply.enhancedData() : null;
             if (ed != null && ed.peerToPeer()) {
                 addIf(ed.sendRtr(), RtrType.SEND);
@@ -245,7 +245,7 @@ final class SoftDataPath implements RdmapListener {
         ByteBuffer tx = stream.txBuffer();
         for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
             if (tx.remaining() < ep.maxFpduWireLength()) {
-                stream.flushQuietly();
+                stream.sender.flushQuietly();
                 if (tx.remaining() < ep.maxFpduWireLength() || stopped) {
                     break; // socket full: OP_WRITE resumes
                 }
@@ -258,10 +258,10 @@ final class SoftDataPath implements RdmapListener {
             }
         }
         if (!stopped && tx.position() > 0) {
-            stream.flushQuietly(); // leaves OP_WRITE set while bytes remain
+            stream.sender.flushQuietly(); // leaves OP_WRITE set while bytes remain
         }
         if (!stopped && ep.hasPendingOutput() && tx.remaining() >= ep.maxFpduWireLength()) {
-            stream.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
+            stream.sender.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
     }
@@ -378,25 +378,25 @@ final class SoftDataPath implements RdmapListener {
         if (stopped) {
             return;
         }
-        if (stream.inlineTransmit()) {
+        if (stream.sender.inlineTransmit()) {
             if (peerTerm != null || localTerm != null) {
-                stream.deferToReactor(); // teardown and TERM transmission stay on the reactor
+                stream.sender.deferToReactor(); // teardown and TERM transmission stay on the reactor
             }
             return;
         }
         if (peerTerm != null) {
-            stream.teardown(peerTermException(), false);
+            stream.closer.teardown(peerTermException(), false);
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.TERMINATE) {
             ByteBuffer tx = stream.txBuffer();
             ep.transmit(tx);
             if (ep.state() == RdmapEndpoint.State.ERROR) {
-                stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
+                stream.closer.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
             } else {
-                stream.flushQuietly();
-                stream.kick();
+                stream.sender.flushQuietly();
+                stream.sender.kick();
             }
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.ERROR) {
-            stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
+            stream.closer.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
         }
     }
 
@@ -501,7 +501,7 @@ final class SoftDataPath implements RdmapListener {
         if (fenced) {
             fenced = false;
             stream.firstFpduArrived();
-            stream.kick();
+            stream.sender.kick();
         }
     }
 

@@ -266,7 +266,7 @@ public final class SoftQueuePair implements QueuePair {
             s = stream;
         }
         if (posted > 0 && s != null) {
-            s.kick();
+            s.sender.kick();
         }
         if (refused != null) {
             throw refused;
@@ -407,7 +407,7 @@ public final class SoftQueuePair implements QueuePair {
             s = stream;
         }
         if (posted > 0 && s != null) {
-            s.kick();
+            s.sender.kick();
         }
         if (refused != null) {
             throw refused;
@@ -429,7 +429,7 @@ public final class SoftQueuePair implements QueuePair {
             throw refused;
         }
         if (s != null) {
-            s.kick();
+            s.sender.kick();
         }
     }
 
