@@ -14,6 +14,7 @@
  *   -n BYTES    size of each data area (default 8192)
  *   -W          "basic": wait for the peer's INFO before sending ours (for peers that can post
  *               receive buffers only once connected)
+ *   -B          "basic": first exchange one Send of N bytes each way (bulk, verified), see below
  *   -t SECS     give up after SECS (default 60)
  *
  * Every line it prints starts with "siw_peer: " and is key=value, for the Java tests to parse.
@@ -28,6 +29,10 @@
  *   3. RDMA Write pattern 4 into the peer's write area, then Send WROTE
  *   4. wait for CHECK (the peer wrote pattern 2 before it); verify the own write area
  *   5. Send RESULT{status}; wait for the peer's RESULT; disconnect
+ * With -B the buffer has 2 more areas, [4] bulk sink and [5] bulk source (pattern 5 on this side,
+ * 6 on the Java side), and a receive of N bytes into [4] is posted before the message receives: the
+ * peer's first Send is the bulk one. Step 0 (before INFO): Send [5] and wait for the peer's bulk
+ * Send (with -W the other way round), verify pattern 6, print check=send_from_peer.
  * Script "idle": post receives, Send INFO, then report every completion and CM event until the
  * connection dies (used for the TERM cases). Script "none": only connection setup.
  */
@@ -53,7 +58,7 @@
 #define MAGIC 0x4a574950u /* "JWIP" */
 
 enum msg_type { MSG_INFO = 1, MSG_WROTE = 2, MSG_CHECK = 3, MSG_RESULT = 4 };
-enum { WR_SEND = 1, WR_READ = 2, WR_WRITE = 3, WR_RECV_BASE = 100 };
+enum { WR_SEND = 1, WR_READ = 2, WR_WRITE = 3, WR_BULK_SEND = 5, WR_BULK_RECV = 60, WR_RECV_BASE = 100 };
 
 static struct {
     int server;
@@ -68,6 +73,7 @@ static struct {
     size_t area;
     int timeout;
     int wait_first;
+    int bulk;
 } opt = { .script = "basic", .resp_res = -1, .init_depth = -1, .pdata_len = -1, .area = 8192, .timeout = 60 };
 
 static struct rdma_event_channel *ech;
@@ -78,6 +84,8 @@ static struct ibv_mr *mr, *msg_mr;
 static uint8_t *buf, *msgs; /* msgs: NUM_RECV receive slots + 1 send slot */
 static time_t deadline;
 static int disconnected, wc_errors;
+static int bulk_got;
+static uint32_t bulk_len;
 
 /* received messages, in arrival order */
 static uint8_t inbox[64][MSG_LEN];
@@ -213,7 +221,7 @@ static void post_recv(int slot)
 static void setup_resources(struct ibv_context *verbs)
 {
     struct ibv_qp_init_attr qa;
-    size_t len = 4 * opt.area;
+    size_t len = (opt.bulk ? 6 : 4) * opt.area;
     CHECK_PTR(pd, ibv_alloc_pd(verbs));
     CHECK_PTR(cq, ibv_create_cq(verbs, 64, NULL, NULL, 0));
     CHECK_PTR(buf, calloc(1, len));
@@ -223,13 +231,20 @@ static void setup_resources(struct ibv_context *verbs)
     CHECK_PTR(msg_mr, ibv_reg_mr(pd, msgs, (NUM_RECV + 1) * MSG_LEN, IBV_ACCESS_LOCAL_WRITE));
     fill(buf, 1, opt.area);
     fill(buf + 3 * opt.area, 4, opt.area);
+    if (opt.bulk)
+        fill(buf + 5 * opt.area, 5, opt.area);
     memset(&qa, 0, sizeof qa);
     qa.send_cq = qa.recv_cq = cq;
     qa.qp_type = IBV_QPT_RC;
     qa.cap.max_send_wr = 16;
-    qa.cap.max_recv_wr = NUM_RECV;
+    qa.cap.max_recv_wr = NUM_RECV + 1;
     qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
     CHECK_RC(rdma_create_qp(id, pd, &qa));
+    if (opt.bulk) {
+        struct ibv_sge sge = { .addr = (uintptr_t)(buf + 4 * opt.area), .length = (uint32_t)opt.area, .lkey = mr->lkey };
+        struct ibv_recv_wr wr = { .wr_id = WR_BULK_RECV, .sg_list = &sge, .num_sge = 1 }, *bad;
+        CHECK_RC(ibv_post_recv(id->qp, &wr, &bad));
+    }
     for (int i = 0; i < NUM_RECV; i++)
         post_recv(i);
     out("mr rkey=0x%08x addr=0x%llx area=%zu", mr->rkey, (unsigned long long)(uintptr_t)buf, opt.area);
@@ -262,7 +277,11 @@ static void progress(void)
                 wc[i].opcode, wc[i].status, ibv_wc_status_str(wc[i].status), wc[i].vendor_err);
             continue;
         }
-        if (wc[i].wr_id >= WR_RECV_BASE) {
+        if (wc[i].wr_id == WR_BULK_RECV) {
+            out("wc opcode=RECV status=success byte_len=%u bulk=1", wc[i].byte_len);
+            bulk_len = wc[i].byte_len;
+            bulk_got = 1;
+        } else if (wc[i].wr_id >= WR_RECV_BASE) {
             int slot = (int)(wc[i].wr_id - WR_RECV_BASE);
             uint8_t *m = msgs + slot * MSG_LEN;
             out("wc opcode=RECV status=success byte_len=%u type=%u", wc[i].byte_len, get32(m + 4));
@@ -362,9 +381,35 @@ static void rdma_op(int wr_id, enum ibv_wr_opcode op, uint8_t *local, uint32_t r
     wait_wr(wr_id);
 }
 
+static void send_bulk(void)
+{
+    struct ibv_sge sge = { .addr = (uintptr_t)(buf + 5 * opt.area), .length = (uint32_t)opt.area, .lkey = mr->lkey };
+    struct ibv_send_wr wr = { .wr_id = WR_BULK_SEND, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+                              .send_flags = IBV_SEND_SIGNALED }, *bad;
+    CHECK_RC(ibv_post_send(id->qp, &wr, &bad));
+    wait_wr(WR_BULK_SEND);
+}
+
+/* -B: one Send of the area each way; returns 1 when the peer's data or length is wrong. */
+static int bulk_exchange(void)
+{
+    if (!opt.wait_first)
+        send_bulk();
+    while (!bulk_got) {
+        fail_if_dead("the peer's bulk Send");
+        check_deadline();
+        progress();
+    }
+    if (opt.wait_first)
+        send_bulk();
+    long bad = bulk_len == opt.area ? verify(buf + 4 * opt.area, 6, opt.area) : 0;
+    out("check=send_from_peer bytes=%u %s first_bad=%ld", bulk_len, bad < 0 ? "ok" : "MISMATCH", bad);
+    return bad >= 0;
+}
+
 static int script_basic(void)
 {
-    int failures = 0;
+    int failures = opt.bulk ? bulk_exchange() : 0;
     if (!opt.wait_first)
         send_msg(MSG_INFO, 0);
     const uint8_t *info = wait_msg(MSG_INFO);
@@ -414,7 +459,7 @@ static int script_idle(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: siw_peer server|client -a ADDR -p PORT [-s basic|idle|none] [-r IRD] [-i ORD]\n"
-                    "                [-d HEX] [-j HEX] [-n BYTES] [-t SECS] [-W]\n");
+                    "                [-d HEX] [-j HEX] [-n BYTES] [-t SECS] [-W] [-B]\n");
     exit(2);
 }
 
@@ -432,7 +477,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "client"))
         usage();
     optind = 2;
-    while ((c = getopt(argc, argv, "a:p:s:r:i:d:j:n:t:W")) != -1) {
+    while ((c = getopt(argc, argv, "a:p:s:r:i:d:j:n:t:WB")) != -1) {
         switch (c) {
         case 'a': opt.addr = optarg; break;
         case 'p': opt.port = optarg; break;
@@ -444,6 +489,7 @@ int main(int argc, char **argv)
         case 'n': opt.area = (size_t)atol(optarg); break;
         case 't': opt.timeout = atoi(optarg); break;
         case 'W': opt.wait_first = 1; break;
+        case 'B': opt.bulk = 1; break;
         default: usage();
         }
     }

@@ -18,7 +18,7 @@
 /* Version the Java side (NativeDispatcher.JVERBS_VERSION) insists on. */
 #define JW_DISNI_JNI_VERSION 32
 /* Version of our own extension (org.jwarp.disni.natives.JwarpNative). */
-#define JW_EXT_VERSION 5
+#define JW_EXT_VERSION 6
 
 /* IOException subclass with the errno as an int (org.jwarp.disni.NativeErrnoException). */
 #define JW_ERRNO_EXCEPTION "org/jwarp/disni/NativeErrnoException"
@@ -62,6 +62,7 @@ struct jw_qp_req {
 	int set;
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
+	struct ibv_srq *srq;        /* attach to this SRQ (JwarpNative.qpRequestSrq), or NULL */
 };
 extern __thread struct jw_qp_req jw_qp_req;
 extern __thread struct ibv_qp_cap jw_qp_granted;

@@ -93,6 +93,7 @@ JNIEXPORT jlong JNICALL ND(createQP)(JNIEnv *env, jobject self, jlong cmId, jlon
 
 	(void)self;
 	jw_qp_req.set = 0; /* a request is good for the next creation on this thread only */
+	jw_qp_req.srq = NULL;
 	if (id == NULL || pdPtr == 0 || sendCq == 0 || recvCq == 0) {
 		jw_throw_io(env, "rdma_create_qp: null handle", EINVAL);
 		return -1;
@@ -114,6 +115,12 @@ JNIEXPORT jlong JNICALL ND(createQP)(JNIEnv *env, jobject self, jlong cmId, jlon
 	attr.cap.max_send_wr = (uint32_t)maxSendWr;
 	attr.cap.max_recv_wr = (uint32_t)maxRecvWr;
 	attr.cap.max_inline_data = (uint32_t)maxInline;
+	if (req.set && req.srq != NULL) {
+		/* receives come from the SRQ: the QP's own receive queue is not used */
+		attr.srq = req.srq;
+		attr.cap.max_recv_wr = 0;
+		attr.cap.max_recv_sge = 0;
+	}
 	memset(&jw_qp_granted, 0, sizeof(jw_qp_granted));
 	jw_qp_granted_num = 0;
 	if (rdma_create_qp(id, JW_PTR(struct ibv_pd, pdPtr), &attr) != 0) {

@@ -508,6 +508,7 @@ JNIEXPORT void JNICALL JN(qpRequest)(JNIEnv *env, jclass cls, jint maxSendSge, j
 	(void)cls;
 	jw_qp_req.max_send_sge = maxSendSge > 0 ? (uint32_t)maxSendSge : 1;
 	jw_qp_req.max_recv_sge = maxRecvSge > 0 ? (uint32_t)maxRecvSge : 1;
+	jw_qp_req.srq = NULL; /* qpRequestSrq, if wanted, comes after this call */
 	jw_qp_req.set = 1;
 }
 

@@ -27,6 +27,8 @@ import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.CompletionChannel;
+import org.jwarp.verbs.SharedReceiveQueue;
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
@@ -61,6 +63,8 @@ import picocli.CommandLine.Parameters;
                 "  --post-list N      yes   yes    yes   (WRs per post call in the bandwidth run)",
                 "  --inline-size N    yes   yes    no",
                 "  --verify           yes   yes    yes   (send: echoed bytes; write: read back; read: server pattern)",
+                "  --srq              yes   yes    yes   (receives from a shared receive queue)",
+                "  --events           yes   yes    yes   (sleep on a completion channel)",
                 "  --bind/--device    yes   yes    yes"})
 public final class ClientCommand implements Callable<Integer> {
     /** First payload byte of a bandwidth-phase Send: the server answers with a zero-length credit. */
@@ -105,6 +109,12 @@ public final class ClientCommand implements Callable<Integer> {
     int inlineSize;
     @Option(names = "--verify", description = "Check payload bytes end to end; a mismatch fails the run.")
     boolean verify;
+    @Option(names = "--srq", description = "Take the receive buffers from a shared receive queue (ibv_srq) "
+            + "instead of the QP's own receive queue.")
+    boolean srq;
+    @Option(names = "--events", description = "Sleep on a completion channel (poll, arm, poll, sleep) instead of "
+            + "the CQ's await.")
+    boolean events;
     @Option(names = "--bind", description = "Local address whose device is used (default: the source address the kernel routes from to HOST).")
     String bind;
     @Option(names = "--device", description = "Device name the bound address must belong to (see `jwarp devices`).")
@@ -116,7 +126,7 @@ public final class ClientCommand implements Callable<Integer> {
         if (size < 0 || iters < 1 || window < 1) {
             throw new IllegalArgumentException("--size >= 0, --iters >= 1 and --window >= 1 required");
         }
-        WorkSettings ws = new WorkSettings(sge, postList, inlineSize, verify);
+        WorkSettings ws = new WorkSettings(sge, postList, inlineSize, verify, srq, events);
         if (opcode == SendOpcode.RDMA_READ && inlineSize > 0) {
             throw new IllegalArgumentException("--inline-size does not apply to --op read (an RDMA Read carries no "
                     + "local payload)");
@@ -381,6 +391,10 @@ public final class ClientCommand implements Callable<Integer> {
 
         private final ProtectionDomain pd;
         private final CompletionQueue cq;
+        /** --events: the channel the CQ signals, else null. */
+        private CompletionChannel channel;
+        /** --srq: where receives are posted, else null (the QP's own receive queue). */
+        private SharedReceiveQueue srq;
         private final MemoryRegion mr;
         private final Connection conn;
         private final RemoteBuffer remote;
@@ -421,9 +435,13 @@ public final class ClientCommand implements Callable<Integer> {
                                 int window, Duration timeout, WorkSettings settings) throws RdmaException {
             ProtectionDomain pd = dev.allocateProtectionDomain();
             CompletionQueue cq = null;
+            CompletionChannel ch = null;
+            SharedReceiveQueue sq = null;
             MemoryRegion mr = null;
             try {
-                cq = dev.createCompletionQueue(4 * window + 16);
+                ch = settings.events() ? dev.createCompletionChannel() : null;
+                cq = dev.createCompletionQueue(4 * window + 16, ch);
+                sq = settings.srq() ? pd.createSharedReceiveQueue(window + 4, settings.sge()) : null;
                 int slot = Math.max(16, bufSize);
                 mr = pd.register(ByteBuffer.allocateDirect(slot * (window + 1)),
                         EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -435,7 +453,7 @@ public final class ClientCommand implements Callable<Integer> {
                 Hello hello = new Hello(bufSize, window, mr.address() + slot, mr.rkey());
                 ConnectionParameters p = params.toBuilder().privateData(hello.encode()).build();
                 QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
-                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize());
+                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize()).withSrq(sq);
                 Connection c;
                 try {
                     c = dev.connectionManager().connect(server, qpc, p, timeout);
@@ -454,14 +472,12 @@ public final class ClientCommand implements Callable<Integer> {
                     c.close();
                     throw e;
                 }
-                return new Workload(pd, cq, mr, c, rb, bufSize, window, settings);
+                Workload w = new Workload(pd, cq, mr, c, rb, bufSize, window, settings);
+                w.channel = ch;
+                w.srq = sq;
+                return w;
             } catch (RdmaException | RuntimeException e) {
-                if (mr != null) {
-                    mr.close();
-                }
-                if (cq != null) {
-                    cq.close();
-                }
+                Closing.all(mr, sq, cq, ch);
                 pd.close();
                 throw e;
             }
@@ -513,7 +529,7 @@ public final class ClientCommand implements Callable<Integer> {
             String phase = name(op) + " latency";
             int recvOff = slotSize();
             if (op == SendOpcode.SEND) {
-                qp.postRecv(RECV, mr, recvOff, slotSize());
+                postRecv(qp, RECV, mr, recvOff, slotSize());
                 if (size > 0) {
                     mr.buffer().put(0, ECHO_TAG);
                 }
@@ -534,7 +550,7 @@ public final class ClientCommand implements Callable<Integer> {
                                 verify("echoed Send", recvOff, 0, size, false);
                             }
                             if (i + 1 < iters) {
-                                qp.postRecv(RECV, mr, recvOff, slotSize());
+                                postRecv(qp, RECV, mr, recvOff, slotSize());
                             }
                         }
                     }
@@ -569,7 +585,7 @@ public final class ClientCommand implements Callable<Integer> {
             int recvOff = slotSize();
             int mine = recvOff + size - 1;
             b.put(mine, (byte) 0);
-            qp.postRecv(RECV, mr, recvOff, slotSize());
+            postRecv(qp, RECV, mr, recvOff, slotSize());
             ByteBuffer start = mr.buffer().order(ByteOrder.BIG_ENDIAN);
             start.put(0, WRITE_TAG).put(1, (byte) 0).put(2, (byte) 0).put(3, (byte) 0).putInt(4, size).putInt(8, iters);
             wr.send(++nextId, mr, 0, WRITE_START_LENGTH);
@@ -633,7 +649,7 @@ public final class ClientCommand implements Callable<Integer> {
                 }
                 mr.buffer().put(0, CREDIT_TAG);
                 for (int i = 0; i < w; i++) {
-                    qp.postRecv(RECV, mr, recvOff, 16);
+                    postRecv(qp, RECV, mr, recvOff, 16);
                 }
             }
             int posted = 0;
@@ -661,7 +677,7 @@ public final class ClientCommand implements Callable<Integer> {
                         credits++;
                         done++;
                         if (posted < iters) {
-                            qp.postRecv(RECV, mr, recvOff, 16);
+                            postRecv(qp, RECV, mr, recvOff, 16);
                         }
                     } else {
                         outstanding--;
@@ -775,7 +791,7 @@ public final class ClientCommand implements Callable<Integer> {
         }
 
         private int reap() throws RdmaException, InterruptedException {
-            int n = cq.await(wcs, wcs.length, AWAIT_MS, TimeUnit.MILLISECONDS);
+            int n = CompletionWait.await(cq, channel, wcs, wcs.length, AWAIT_MS);
             if (n == 0) {
                 throw new RdmaException("no completion within " + AWAIT_MS + " ms on " + conn.queuePair());
             }
@@ -802,9 +818,18 @@ public final class ClientCommand implements Callable<Integer> {
             return new RdmaException("work request failed: " + wc);
         }
 
+        /** A receive buffer to the shared receive queue (--srq) or to the QP. */
+        private void postRecv(QueuePair qp, long id, MemoryRegion m, long off, int len) throws RdmaException {
+            if (srq != null) {
+                srq.postRecv(id, m, off, len);
+            } else {
+                qp.postRecv(id, m, off, len);
+            }
+        }
+
         @Override
         public void close() {
-            Closing.all(conn, mr, cq, pd);
+            Closing.all(conn, mr, srq, cq, channel, pd);
         }
     }
 

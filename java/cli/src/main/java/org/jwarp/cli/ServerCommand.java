@@ -28,6 +28,8 @@ import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.CompletionChannel;
+import org.jwarp.verbs.SharedReceiveQueue;
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
@@ -80,6 +82,12 @@ public final class ServerCommand implements Callable<Integer> {
     int inlineSize;
     @Option(names = "--verify", description = "Check every received Send against the client's byte pattern; a mismatch ends the connection.")
     boolean verify;
+    @Option(names = "--srq", description = "Take each connection's receive buffers from a shared receive queue "
+            + "(ibv_srq) instead of the QP's own receive queue.")
+    boolean srq;
+    @Option(names = "--events", description = "Sleep on a completion channel (poll, arm, poll, sleep) instead of "
+            + "the CQ's await.")
+    boolean events;
     @Option(names = "--size-limit", description = "Largest buffer a client may request, bytes (default: ${DEFAULT-VALUE}).")
     int sizeLimit = 16 << 20;
     @Option(names = "--max-connections", description = "Connections served at once; a request beyond them is "
@@ -156,7 +164,7 @@ public final class ServerCommand implements Callable<Integer> {
     /** Accepts and serves one connection on a worker thread; reports its end and the cause. */
     private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits) {
         try (Responder r = Responder.accept(dev, req, params, size, limits,
-                new WorkSettings(sge, 1, inlineSize, verify), err)) {
+                new WorkSettings(sge, 1, inlineSize, verify, srq, events), err)) {
             out.println("connected: " + ClientCommand.describe(r.connection()));
             out.flush();
             long n = r.serve(null);
@@ -276,6 +284,10 @@ public final class ServerCommand implements Callable<Integer> {
 
         private final ProtectionDomain pd;
         private final CompletionQueue cq;
+        /** --events: the channel the CQ signals, else null. */
+        private final CompletionChannel channel;
+        /** --srq: where the receive slots are posted, else null (the QP's own receive queue). */
+        private final SharedReceiveQueue srq;
         private final MemoryRegion slotsMr;
         private final MemoryRegion echoMr;
         private final MemoryRegion targetMr;
@@ -290,9 +302,12 @@ public final class ServerCommand implements Callable<Integer> {
         private final ClientCommand.Hello hello;
         private volatile boolean stop;
 
-        private Responder(ProtectionDomain pd, CompletionQueue cq, MemoryRegion slotsMr, MemoryRegion echoMr,
+        private Responder(ProtectionDomain pd, CompletionQueue cq, CompletionChannel channel, SharedReceiveQueue srq,
+                          MemoryRegion slotsMr, MemoryRegion echoMr,
                           MemoryRegion targetMr, Connection conn, int slots, int slotSize, WorkSettings settings,
                           MemoryBudget budget, long reserved, ClientCommand.Hello hello) {
+            this.channel = channel;
+            this.srq = srq;
             this.hello = hello;
             this.settings = settings;
             this.budget = budget;
@@ -349,6 +364,8 @@ public final class ServerCommand implements Callable<Integer> {
             boolean decided = false;
             ProtectionDomain pd = null;
             CompletionQueue cq = null;
+            CompletionChannel ch = null;
+            SharedReceiveQueue srq = null;
             MemoryRegion slotsMr = null;
             MemoryRegion echo = null;
             MemoryRegion target = null;
@@ -356,7 +373,8 @@ public final class ServerCommand implements Callable<Integer> {
                 int slotSize = sz.slotSize();
                 int slotBytes = slotSize * window; // Sizing bounded it by Integer.MAX_VALUE
                 pd = dev.allocateProtectionDomain();
-                cq = dev.createCompletionQueue(4 * window + 16);
+                ch = settings.events() ? dev.createCompletionChannel() : null;
+                cq = dev.createCompletionQueue(4 * window + 16, ch);
                 slotsMr = pd.register(ByteBuffer.allocateDirect(slotBytes), EnumSet.of(Access.LOCAL_WRITE));
                 echo = pd.register(ByteBuffer.allocateDirect(slotBytes), EnumSet.of(Access.LOCAL_WRITE));
                 target = pd.register(ByteBuffer.allocateDirect(sz.targetSize()),
@@ -375,25 +393,35 @@ public final class ServerCommand implements Callable<Integer> {
                 MemoryRegion slots = slotsMr;
                 RecvRequest rr = new RecvRequest();
                 QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4)
-                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize()).withBeforeConnect(qp -> {
-                            for (int i = 0; i < window; i++) {
-                                qp.postRecv(slotRequest(rr, settings, slots, i, slotSize));
-                            }
-                        });
+                        .withSge(settings.sge(), settings.sge()).withInline(settings.inlineSize());
+                if (settings.srq()) {
+                    // --srq: the slots wait in a shared receive queue, posted before the Reply too
+                    srq = pd.createSharedReceiveQueue(window + 4, settings.sge());
+                    for (int i = 0; i < window; i++) {
+                        srq.postRecv(slotRequest(rr, settings, slots, i, slotSize));
+                    }
+                    qpc = qpc.withSrq(srq);
+                } else {
+                    qpc = qpc.withBeforeConnect(qp -> {
+                        for (int i = 0; i < window; i++) {
+                            qp.postRecv(slotRequest(rr, settings, slots, i, slotSize));
+                        }
+                    });
+                }
                 decided = true;
                 Connection conn = req.accept(qpc, p);
-                return new Responder(pd, cq, slotsMr, echo, target, conn, window, slotSize, settings, budget,
+                return new Responder(pd, cq, ch, srq, slotsMr, echo, target, conn, window, slotSize, settings, budget,
                         sz.totalBytes(), hello);
             } catch (OutOfMemoryError e) {
                 // direct memory ran out despite the caps (other users of it, a small -XX:MaxDirectMemorySize)
                 String why = "server out of memory for " + sz.totalBytes() + " bytes of buffers";
-                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes());
+                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes(), srq, ch);
                 if (!decided) {
                     refuse(err, req, why);
                 }
                 throw new RdmaException("rejected " + req.remote() + ": " + why + " (" + e.getMessage() + ")");
             } catch (RdmaException | RuntimeException e) {
-                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes());
+                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes(), srq, ch);
                 if (!decided) {
                     refuse(err, req, "server setup failed: " + e.getMessage());
                 } else {
@@ -413,9 +441,10 @@ public final class ServerCommand implements Callable<Integer> {
         }
 
         private static void release(ProtectionDomain pd, CompletionQueue cq, MemoryRegion a, MemoryRegion b,
-                                    MemoryRegion c, MemoryBudget budget, long bytes) {
+                                    MemoryRegion c, MemoryBudget budget, long bytes, SharedReceiveQueue srq,
+                                    CompletionChannel ch) {
             try {
-                Closing.all(a, b, c, cq, pd);
+                Closing.all(a, b, c, srq, cq, ch, pd);
             } finally {
                 if (budget != null) {
                     budget.release(bytes);
@@ -428,7 +457,11 @@ public final class ServerCommand implements Callable<Integer> {
         }
 
         private void postSlot(int i) throws RdmaException {
-            conn.queuePair().postRecv(slotRequest(recv, settings, slotsMr, i, slotSize));
+            if (srq != null) {
+                srq.postRecv(slotRequest(recv, settings, slotsMr, i, slotSize));
+            } else {
+                conn.queuePair().postRecv(slotRequest(recv, settings, slotsMr, i, slotSize));
+            }
         }
 
         /** Receive slot i, scattered over {@code --sge} contiguous pieces (RFC 5041 §5.3). */
@@ -477,7 +510,7 @@ public final class ServerCommand implements Callable<Integer> {
             ByteBuffer echoView = echoMr.buffer();
             long answered = 0;
             while (!stop) {
-                int n = cq.await(wcs, wcs.length, 200, TimeUnit.MILLISECONDS);
+                int n = CompletionWait.await(cq, channel, wcs, wcs.length, 200);
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = wcs[k];
                     if (wc.status == WcStatus.WR_FLUSH_ERR) {
@@ -568,7 +601,7 @@ public final class ServerCommand implements Callable<Integer> {
                 if (wr.signaled) {
                     unreaped++;
                     while (unreaped > 0) {
-                        int n = cq.await(wcs, wcs.length, 200, TimeUnit.MILLISECONDS);
+                        int n = CompletionWait.await(cq, channel, wcs, wcs.length, 200);
                         for (int k = 0; k < n; k++) {
                             if (!wcs[k].isSuccess()) {
                                 throw new RdmaException("write latency: completion failed: " + wcs[k]);
@@ -586,7 +619,7 @@ public final class ServerCommand implements Callable<Integer> {
         @Override
         public void close() {
             try {
-                Closing.all(conn, slotsMr, echoMr, targetMr, cq, pd);
+                Closing.all(conn, slotsMr, echoMr, targetMr, srq, cq, channel, pd);
             } finally {
                 if (budget != null) {
                     budget.release(reserved);

@@ -11,9 +11,17 @@ import java.util.Map;
  * @param postList   WRs posted per call in the bandwidth run (≥ 1)
  * @param inlineSize inline bytes asked for; messages up to it are posted inline (0: none)
  * @param verify     check the payload bytes and fail on the first mismatch
+ * @param srq        receive buffers come from a shared receive queue (RFC 5041 §4.4 buffers shared
+ *                   by the QP through {@code ibv_srq}) instead of the QP's own receive queue
+ * @param events     wait for completions by sleeping on a completion channel (poll, arm, poll,
+ *                   sleep) instead of the CQ's own await
  */
-record WorkSettings(int sge, int postList, int inlineSize, boolean verify) {
+record WorkSettings(int sge, int postList, int inlineSize, boolean verify, boolean srq, boolean events) {
     static final WorkSettings DEFAULT = new WorkSettings(1, 1, 0, false);
+
+    WorkSettings(int sge, int postList, int inlineSize, boolean verify) {
+        this(sge, postList, inlineSize, verify, false, false);
+    }
 
     WorkSettings {
         if (sge < 1 || postList < 1 || inlineSize < 0) {
@@ -31,5 +39,7 @@ record WorkSettings(int sge, int postList, int inlineSize, boolean verify) {
         m.put("postList", postList);
         m.put("inlineSize", inlineSize);
         m.put("verify", verify);
+        m.put("srq", srq);
+        m.put("events", events);
     }
 }

@@ -827,7 +827,13 @@ public final class RdmapEndpoint {
             int op = RdmapOpcode.opcode(rsvdUlp);
             switch (qn) {
                 case RdmapOpcode.QN_SEND:
-                    return RdmapOpcode.isSend(op) ? null : TermCode.RDMAP_UNEXPECTED_OPCODE;
+                    if (!RdmapOpcode.isSend(op)) {
+                        return TermCode.RDMAP_UNEXPECTED_OPCODE;
+                    }
+                    if (ddp.postedCount(RdmapOpcode.QN_SEND) == 0) {
+                        listener.onReceiveNeeded(); // a shared receive queue supplies the buffer now
+                    }
+                    return null;
                 case RdmapOpcode.QN_READ_REQUEST:
                     if (op != RdmapOpcode.READ_REQUEST) {
                         return TermCode.RDMAP_UNEXPECTED_OPCODE;

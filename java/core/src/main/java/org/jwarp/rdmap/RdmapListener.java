@@ -35,6 +35,15 @@ public interface RdmapListener {
     default void onFirstFpdu() {
     }
 
+    /**
+     * An untagged Send segment arrived and no receive buffer is posted on the Send queue (a
+     * new message over the in-order LLP). The listener may post one now with
+     * {@link RdmapEndpoint#postReceive} (a shared receive queue hands out its next buffer here); if
+     * it does not, the segment fails with RFC 5041 §7.2 error 2/2 as before.
+     */
+    default void onReceiveNeeded() {
+    }
+
     /** A work request left outstanding when {@link RdmapEndpoint#flush()} was called. */
     default void onFlushed(long wrId, boolean receiveQueue) {
     }

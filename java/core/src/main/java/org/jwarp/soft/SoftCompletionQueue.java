@@ -9,7 +9,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
+import org.jwarp.verbs.AsyncEvent;
+import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.WcOpcode;
 import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
@@ -21,8 +24,16 @@ import org.slf4j.LoggerFactory;
  * RDMAC/ibv_cq). A fixed ring of preallocated {@link WorkCompletion} slots: the reactor thread
  * fills a slot in place, consumers copy it out, so neither side allocates.
  *
- * <p>A full CQ is an overrun (ibv IBV_EVENT_CQ_ERR): the completion is dropped, counted in
- * {@link #overruns()} and logged; size CQs for the sum of the queue depths that use them.
+ * <p>A full CQ is an overrun (ibv IBV_EVENT_CQ_ERR), never silent: the completion is dropped and
+ * counted in {@link #overruns()}, the device raises {@link AsyncEvent.Type#CQ_ERROR}, and every
+ * queue pair using the CQ goes to ERR and flushes (its stream is torn down on its reactor), so no
+ * consumer waits for a completion that was lost. Kernel siw differs: it raises the CQ event only
+ * and leaves its QPs as they are. Size CQs for the sum of the queue depths that use them.
+ *
+ * <p>Notification ({@link #requestNotify}, {@code ibv_req_notify_cq}): arming and adding a
+ * completion both happen under the CQ lock, so a completion is either in the ring before the
+ * arming (found by the poll that follows it) or raises the event on the CQ's
+ * {@link SoftCompletionChannel}.
  *
  * <h2>Receive polling (leader/follower)</h2>
  * Without it every received message costs two thread hand-offs: the reactor wakes from select,
@@ -88,7 +99,21 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private final long spinNanos;
     private final int maxPollStreams;
 
+    /** Arming: {@link #ARM_NONE}, {@link #ARM_ANY} or {@link #ARM_SOLICITED}; written under {@link #lock}. */
+    private int armed;
+    static final int ARM_NONE = 0;
+    static final int ARM_ANY = 1;
+    static final int ARM_SOLICITED = 2;
+    private final SoftCompletionChannel channel;
+    /** Set at the first overrun: the event was raised and the QPs were sent to ERR. */
+    private boolean overrun;
+
     SoftCompletionQueue(SoftDevice device, int entries) {
+        this(device, entries, null);
+    }
+
+    SoftCompletionQueue(SoftDevice device, int entries, SoftCompletionChannel channel) {
+        this.channel = channel;
         if (entries < 1) {
             throw new IllegalArgumentException("entries: " + entries + " must be >= 1");
         }
@@ -130,8 +155,15 @@ public final class SoftCompletionQueue implements CompletionQueue {
             }
             if (tail - head == ring.length) {
                 overruns++;
-                LOG.error("CQ overrun ({} entries): dropped completion wr {} {} {} of QP {}", ring.length, wrId,
-                        opcode, status, qpNum);
+                if (overrun) {
+                    LOG.debug("CQ overrun ({} entries): dropped completion wr {} {} {} of QP {}", ring.length, wrId,
+                            opcode, status, qpNum);
+                } else {
+                    LOG.error("CQ overrun ({} entries): dropped completion wr {} {} {} of QP {}; its QPs go to ERR",
+                            ring.length, wrId, opcode, status, qpNum);
+                    overrun = true;
+                    onOverrun(qpNum);
+                }
                 return;
             }
             WorkCompletion wc = ring[(int) (tail % ring.length)];
@@ -145,6 +177,11 @@ public final class SoftCompletionQueue implements CompletionQueue {
             wc.withInvalidate = withInvalidate;
             wc.solicited = solicited;
             tail++;
+            int a = armed;
+            if (a != ARM_NONE && (a == ARM_ANY || status != WcStatus.SUCCESS || (solicited && opcode == WcOpcode.RECV))) {
+                armed = ARM_NONE; // one-shot, as ibv_req_notify_cq
+                channel.signal(this);
+            }
             if (waiters > 0) {
                 lock.notify();
             }
@@ -152,6 +189,47 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 pollSelector.wakeup(); // a leader blocked on the sockets: this completion came from elsewhere
             }
         }
+    }
+
+    /**
+     * First overrun (CQ lock held, and the producing QP's): raises CQ_ERROR and sends every stream
+     * of this CQ to ERR on its own reactor, outside these locks (another QP's lock is never taken
+     * here: its thread may be waiting for this CQ's lock).
+     */
+    private void onOverrun(int qpNum) {
+        if (device == null) {
+            return;
+        }
+        device.events().raise(new AsyncEvent(AsyncEvent.Type.CQ_ERROR, qpNum, null, this, null,
+                "CQ overrun: " + ring.length + " entries full; its QPs go to ERR and flush"));
+        for (SoftStream s : streams) {
+            try {
+                s.reactor.execute(() -> s.failFatal(new RdmaException(OVERRUN_CAUSE + " (" + ring.length + " entries)")));
+            } catch (IllegalStateException e) {
+                LOG.debug("reactor gone while failing a stream after a CQ overrun");
+            }
+        }
+    }
+
+    /** Failure message of the streams a CQ overrun sent to ERR (QP_FATAL). */
+    static final String OVERRUN_CAUSE = "completion queue overrun";
+
+    @Override
+    public void requestNotify(boolean solicitedOnly) throws RdmaException {
+        if (channel == null) {
+            throw new IllegalStateException("requestNotify: this CQ was created without a completion channel");
+        }
+        synchronized (lock) {
+            if (closed) {
+                throw new RdmaException("requestNotify: completion queue is closed");
+            }
+            armed = solicitedOnly ? ARM_SOLICITED : ARM_ANY;
+        }
+    }
+
+    @Override
+    public CompletionChannel channel() {
+        return channel;
     }
 
     /** A QP using this CQ got its stream (established). */

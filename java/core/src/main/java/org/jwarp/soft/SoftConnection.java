@@ -1,5 +1,8 @@
 package org.jwarp.soft;
 
+import org.jwarp.verbs.AsyncEvent;
+import org.jwarp.verbs.ConnectionTerminatedException;
+
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -39,6 +42,27 @@ public final class SoftConnection implements Connection {
                 o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, o.peerToPeer(), rtr,
                 o.crc(), o.revision(), o.peerPrivateData(),
                 stream.requestBytes(), stream.replyBytes());
+        SoftDevice device = qp.pd().device();
+        device.events().raise(new AsyncEvent(AsyncEvent.Type.ESTABLISHED, qp.qpNum(), this, null, null,
+                "connected with " + stream.remoteAddress()));
+        stream.closed.thenRun(() -> closedEvents(device));
+    }
+
+    /** After the stream closed: what ended it (QP fatal, peer disconnect), then CLOSED. */
+    private void closedEvents(SoftDevice device) {
+        RdmaException f = stream.failure();
+        String why = f == null ? "closed" : f.getMessage();
+        if (f instanceof ConnectionTerminatedException t) {
+            if (t.sentByPeer()) {
+                device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why));
+            }
+            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why));
+        } else if (f != null && why.startsWith("peer ")) {
+            device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why));
+        } else if (f != null && !why.equals("closed locally")) {
+            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why));
+        }
+        device.events().raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why));
     }
 
     @Override

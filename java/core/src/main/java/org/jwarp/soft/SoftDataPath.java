@@ -206,6 +206,27 @@ final class SoftDataPath implements RdmapListener {
             return;
         }
         synchronized (qp.lock) {
+            issueReceives();
+        }
+    }
+
+    /**
+     * An untagged Send begins with no buffer in the engine: a QP on a shared receive queue takes
+     * the next shared buffer now (in arrival order across the SRQ's QPs); without one the engine
+     * reports RFC 5041 §7.2 error 2/2 as before.
+     */
+    @Override
+    public void onReceiveNeeded() {
+        synchronized (qp.lock) {
+            if (qp.pullShared()) {
+                issueReceives();
+            }
+        }
+    }
+
+    /** Hands the QP's posted receives to the engine. QP lock held. */
+    private void issueReceives() {
+        {
             while (qp.rqIssued < qp.rqPosted) {
                 int i = (int) (qp.rqIssued % qp.rqSize());
                 int n = qp.rSgCount[i];

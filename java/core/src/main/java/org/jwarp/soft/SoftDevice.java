@@ -26,6 +26,7 @@ public final class SoftDevice implements Device {
     static final long POOLED_BUFFER_BYTES = 16L << 20;
     private final DirectBufferPool buffers = new DirectBufferPool(POOLED_BUFFER_BYTES);
     private volatile boolean closed;
+    private final org.jwarp.provider.EventDispatcher events = new org.jwarp.provider.EventDispatcher(SoftProvider.DEVICE_NAME);
 
     SoftDevice(SoftProvider provider) {
         this.provider = provider;
@@ -71,6 +72,42 @@ public final class SoftDevice implements Device {
         SoftCompletionQueue cq = new SoftCompletionQueue(this, entries);
         owned.add(cq);
         return cq;
+    }
+
+    @Override
+    public SoftCompletionQueue createCompletionQueue(int entries, org.jwarp.verbs.CompletionChannel channel)
+            throws RdmaException {
+        if (channel == null) {
+            return createCompletionQueue(entries);
+        }
+        checkOpen();
+        if (!(channel instanceof SoftCompletionChannel ch)) {
+            throw new IllegalArgumentException("channel: not a soft-provider completion channel");
+        }
+        if (entries > SoftProvider.MAX_CQE) {
+            throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
+        }
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, ch);
+        owned.add(cq);
+        return cq;
+    }
+
+    @Override
+    public org.jwarp.verbs.CompletionChannel createCompletionChannel() throws RdmaException {
+        checkOpen();
+        SoftCompletionChannel ch = new SoftCompletionChannel(this);
+        owned.add(ch);
+        return ch;
+    }
+
+    @Override
+    public void setEventListener(org.jwarp.verbs.AsyncEventListener listener, java.util.concurrent.Executor executor) {
+        events.set(listener, executor);
+    }
+
+    /** Where this device's asynchronous events go. */
+    org.jwarp.provider.EventDispatcher events() {
+        return events;
     }
 
     @Override
@@ -122,6 +159,7 @@ public final class SoftDevice implements Device {
             }
         }
         owned.clear();
+        events.close();
         provider.forget(this);
     }
 
@@ -134,6 +172,9 @@ public final class SoftDevice implements Device {
         }
         if (c instanceof SoftProtectionDomain) {
             return 2;
+        }
+        if (c instanceof SoftCompletionChannel) {
+            return 4; // after its CQs
         }
         return 3;
     }

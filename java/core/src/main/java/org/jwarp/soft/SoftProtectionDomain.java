@@ -81,6 +81,18 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
         return register(ByteBuffer.allocateDirect((int) length), access);
     }
 
+    @Override
+    public SoftSharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
+        if (closed) {
+            throw new RdmaException("protection domain closed");
+        }
+        try {
+            return new SoftSharedReceiveQueue(this, maxWr, maxSge);
+        } catch (IllegalArgumentException e) {
+            throw new RdmaException("create SRQ: " + e.getMessage(), e);
+        }
+    }
+
     void forget(SoftMemoryRegion r) {
         regions.remove(r);
     }

@@ -96,8 +96,10 @@ public final class SoftQueuePair implements QueuePair {
     long rqIssued;
     long rqDone;
     private final QueuePairCaps caps;
+    /** Where receive buffers come from when not posted to this QP (null: its own receive queue). */
+    final SoftSharedReceiveQueue srq;
 
-    SoftQueuePair(QueuePairConfig config) {
+    SoftQueuePair(QueuePairConfig config) throws RdmaException {
         if (!(config.pd() instanceof SoftProtectionDomain p)) {
             throw new IllegalArgumentException("pd: not a soft-provider protection domain");
         }
@@ -115,6 +117,16 @@ public final class SoftQueuePair implements QueuePair {
             throw new IllegalArgumentException("maxInlineData " + config.maxInlineData() + " exceeds the device's "
                     + SoftProvider.MAX_INLINE_DATA);
         }
+        if (config.srq() != null) {
+            if (!(config.srq() instanceof SoftSharedReceiveQueue q)) {
+                throw new IllegalArgumentException("srq: not a soft-provider shared receive queue");
+            }
+            if (q.pd() != p) {
+                throw new RdmaException("srq: the shared receive queue belongs to another protection domain "
+                        + "(RFC 5041 §8.2: a QP and its receive buffers share one PD)");
+            }
+        }
+        this.srq = (SoftSharedReceiveQueue) config.srq();
         this.config = config;
         this.pd = p;
         this.sendCq = s;
@@ -140,7 +152,7 @@ public final class SoftQueuePair implements QueuePair {
         maxInline = config.maxInlineData();
         inlineBuf = ByteBuffer.allocateDirect(n * maxInline);
         int m = config.maxRecvWr();
-        maxRecvSge = config.maxRecvSge();
+        maxRecvSge = srq != null ? Math.max(config.maxRecvSge(), srq.maxSge()) : config.maxRecvSge();
         rWrId = new long[m];
         rSgMr = new SoftMemoryRegion[m * maxRecvSge];
         rSgOff = new int[m * maxRecvSge];
@@ -320,6 +332,35 @@ public final class SoftQueuePair implements QueuePair {
         sStatus[i] = WcStatus.SUCCESS;
         sqPosted++;
         return null;
+    }
+
+    /**
+     * A buffer taken from the shared receive queue becomes this QP's next receive (RFC 5041 §5.3
+     * placement into it follows as for a posted one). Lock held; the ring has room (at most the
+     * message being placed is outstanding).
+     */
+    void acceptShared(long wrId, SoftMemoryRegion[] mrs, int[] offs, int[] lens, int base, int n) {
+        int i = (int) (rqPosted % rWrId.length);
+        int to = i * maxRecvSge;
+        rWrId[i] = wrId;
+        for (int j = 0; j < n; j++) {
+            rSgMr[to + j] = mrs[base + j];
+            rSgOff[to + j] = offs[base + j];
+            rSgLen[to + j] = lens[base + j];
+        }
+        rSgCount[i] = n;
+        rqPosted++;
+    }
+
+    /**
+     * An untagged Send begins and no buffer is posted: takes one from the shared receive queue.
+     * False without an SRQ, when it is empty, or when the ring has no room. Lock held.
+     */
+    boolean pullShared() {
+        if (srq == null || state == QpState.ERR || rqPosted - rqDone == rWrId.length) {
+            return false;
+        }
+        return srq.takeInto(this);
     }
 
     @Override

@@ -353,6 +353,16 @@ void clearDeadline() {
         }
     }
 
+    /** A fatal local condition outside the stream (a CQ overrun), run on the reactor: tear down and flush. */
+    void failFatal(RdmaException cause) {
+        lockIo();
+        try {
+            closer.teardown(cause, false);
+        } finally {
+            io.unlock();
+        }
+    }
+
     @Override
     public void onReactorClose() {
         lockIo();

@@ -40,7 +40,7 @@ final class WorkRequestChecks {
         }
         long total = 0;
         for (int j = 0; j < n; j++) {
-            WorkRequestException e = sge(qp, wr.sgl.region(j), wr.sgl.offset(j), wr.sgl.length(j), read, k, j);
+            WorkRequestException e = sge(qp.pd, wr.sgl.region(j), wr.sgl.offset(j), wr.sgl.length(j), read, k, j);
             if (e != null) {
                 return e;
             }
@@ -71,6 +71,10 @@ final class WorkRequestChecks {
     /** A receive WR from {@code sgl}, or (sgl null) from the single buffer given. */
     static WorkRequestException recv(SoftQueuePair qp, ScatterGatherList sgl, MemoryRegion one, long oneOff,
             int oneLen, int k) {
+        if (qp.srq != null) {
+            return new WorkRequestException("QP " + qp.qpNum + " takes its receive buffers from a shared receive queue: "
+                    + "post them there", k, null);
+        }
         if (qp.state == QpState.ERR) {
             return new WorkRequestException("QP " + qp.qpNum + " is in qp.state ERR", k, null);
         }
@@ -86,7 +90,7 @@ final class WorkRequestChecks {
             MemoryRegion r = sgl != null ? sgl.region(j) : one;
             long off = sgl != null ? sgl.offset(j) : oneOff;
             int len = sgl != null ? sgl.length(j) : oneLen;
-            WorkRequestException e = sge(qp, r, off, len, true, k, j);
+            WorkRequestException e = sge(qp.pd, r, off, len, true, k, j);
             if (e != null) {
                 return e;
             }
@@ -98,8 +102,8 @@ final class WorkRequestChecks {
         return null;
     }
 
-    /** One SGE: a live region of this PD, inside it, LOCAL_WRITE when written into. */
-    static WorkRequestException sge(SoftQueuePair qp, MemoryRegion region, long off, int len, boolean sink, int k, int j) {
+    /** One SGE: a live region of {@code pd}, inside it, LOCAL_WRITE when written into. */
+    static WorkRequestException sge(SoftProtectionDomain pd, MemoryRegion region, long off, int len, boolean sink, int k, int j) {
         if (len < 0) {
             return new WorkRequestException("sg_list[" + j + "].length " + len + " is negative", k,
                     "sg_list[" + j + "].length");
@@ -108,7 +112,7 @@ final class WorkRequestChecks {
             return len == 0 ? null : new WorkRequestException("sg_list[" + j + "]: no region for " + len + " bytes", k,
                     "sg_list[" + j + "].lkey");
         }
-        if (!(region instanceof SoftMemoryRegion m) || m.pd() != qp.pd) {
+        if (!(region instanceof SoftMemoryRegion m) || m.pd() != pd) {
             return new WorkRequestException("sg_list[" + j + "]: region not of this QP's protection domain (RFC 5041 §8.2)",
                     k, "sg_list[" + j + "].lkey");
         }

@@ -14,6 +14,9 @@ import java.util.concurrent.TimeUnit;
  * wake-up another thread consumed finds the completion by its next poll, within 100 ms. Close a
  * DiSNI CQ only once no thread awaits on it (close destroys the channel it waits on); the soft CQ
  * may be closed under a waiter, which then returns 0 or the completions still queued.
+ * {@link #requestNotify} may be called from any thread. On a CQ created on a
+ * {@link CompletionChannel}, DiSNI's {@link #await} polls with short sleeps (the channel's events
+ * belong to the channel's consumer); soft's is unchanged.
  */
 public interface CompletionQueue extends AutoCloseable {
     /** Number of entries this CQ was created with. */
@@ -27,6 +30,24 @@ public interface CompletionQueue extends AutoCloseable {
      * on timeout.
      */
     int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Arms the CQ ({@code ibv_req_notify_cq}): the next completion added to it, or with
+     * {@code solicitedOnly} the next Send with Solicited Event received (RFC 5040 §6.9) or the next
+     * error completion, raises one event on the CQ's {@link CompletionChannel}. One-shot: re-arm
+     * after each event. Completions already in the CQ raise nothing (poll after arming, see
+     * {@link CompletionChannel}).
+     *
+     * <p>Provider difference: kernel siw never raises a solicited-only event for a receive, so on
+     * siw devices the DiSNI provider arms for every completion instead (the waiter may wake for an
+     * unsolicited Send; it never sleeps through a solicited one).
+     *
+     * @throws IllegalStateException when the CQ was created without a completion channel
+     */
+    void requestNotify(boolean solicitedOnly) throws RdmaException;
+
+    /** The channel this CQ was created on, or null. */
+    CompletionChannel channel();
 
     @Override
     void close();

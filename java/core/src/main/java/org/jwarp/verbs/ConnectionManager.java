@@ -28,4 +28,16 @@ public interface ConnectionManager {
      */
     Connection connect(InetSocketAddress remote, QueuePairConfig qp, ConnectionParameters params,
                        Duration timeout) throws RdmaException;
+
+    /**
+     * {@link #connect} without blocking the caller: the future completes with the connection, or
+     * exceptionally with the exception {@code connect} would have thrown (same timeout, same
+     * types), on a setup thread, never on the provider's I/O thread. {@code cancel()} stops the
+     * setup and releases its QP and socket / rdma_cm id (WRs posted in the
+     * {@link QueuePairConfig.BeforeConnect} hook complete as flushed where the provider flushes).
+     */
+    default java.util.concurrent.CompletableFuture<Connection> connectAsync(InetSocketAddress remote,
+            QueuePairConfig qp, ConnectionParameters params, Duration timeout) {
+        return AsyncSetup.start("connect to " + remote, () -> connect(remote, qp, params, timeout));
+    }
 }

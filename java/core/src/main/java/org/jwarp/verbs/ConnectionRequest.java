@@ -33,6 +33,16 @@ public interface ConnectionRequest {
     /** Accepts with a QP created from {@code qp}; returns once the connection is usable. */
     Connection accept(QueuePairConfig qp, ConnectionParameters params) throws RdmaException;
 
+    /**
+     * {@link #accept} without blocking the caller, with {@link ConnectionManager#connectAsync}'s
+     * contract: completes off the provider's I/O thread; {@code cancel()} releases the QP and
+     * the socket / rdma_cm id (the request counts as rejected).
+     */
+    default java.util.concurrent.CompletableFuture<Connection> acceptAsync(QueuePairConfig qp,
+            ConnectionParameters params) {
+        return AsyncSetup.start("accept from " + remote(), () -> accept(qp, params));
+    }
+
     /** Rejects, carrying {@code privateData} to the initiator (MPA Reply with R=1, RFC 5044 §7.1.5). */
     void reject(byte[] privateData) throws RdmaException;
 }

@@ -34,6 +34,14 @@ public interface ProtectionDomain extends AutoCloseable {
      */
     MemoryRegion allocate(long length, Set<Access> access) throws RdmaException;
 
+    /**
+     * A shared receive queue ({@code ibv_create_srq}) of up to {@code maxWr} buffers of up to
+     * {@code maxSge} SGEs each; the provider may grant more ({@link SharedReceiveQueue#capacity()}).
+     *
+     * @throws RdmaException when the device offers fewer (max_srq_wr, max_srq_sge) or cannot create it
+     */
+    SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException;
+
     @Override
     void close();
 }

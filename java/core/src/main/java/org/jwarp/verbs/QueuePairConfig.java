@@ -21,11 +21,17 @@ import java.util.Objects;
  * @param maxSendSge    SGEs per send WR (≥ 1)
  * @param maxRecvSge    SGEs per receive WR (≥ 1)
  * @param maxInlineData inline bytes per send WR (≥ 0)
+ * <p>With a {@link SharedReceiveQueue} ({@link #withSrq}) the QP takes its receive buffers from it:
+ * {@code maxRecvWr} and {@code maxRecvSge} are then not used, and posting a receive to the QP is
+ * refused. The SRQ must be of the same protection domain, else QP creation fails with an
+ * {@link RdmaException}.
+ *
  * @param beforeConnect called on the connecting or accepting thread with the new QP; may be null
+ * @param srq           the shared receive queue the QP draws its receive buffers from, or null
  */
 public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                               int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData,
-                              BeforeConnect beforeConnect) {
+                              BeforeConnect beforeConnect, SharedReceiveQueue srq) {
     public QueuePairConfig {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(sendCq, "sendCq");
@@ -41,6 +47,12 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
         if (maxInlineData < 0) {
             throw new IllegalArgumentException("maxInlineData must be >= 0: " + maxInlineData);
         }
+    }
+
+    /** Without a shared receive queue. */
+    public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                           int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData, BeforeConnect beforeConnect) {
+        this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, beforeConnect, null);
     }
 
     /** One SGE per WR, no inline data. */
@@ -67,16 +79,22 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
 
     /** The same configuration with {@code hook} run before this side's MPA frame is sent. */
     public QueuePairConfig withBeforeConnect(BeforeConnect hook) {
-        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, hook);
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, hook, srq);
     }
 
     /** The same configuration asking for {@code send} SGEs per send WR and {@code recv} per receive. */
     public QueuePairConfig withSge(int send, int recv) {
-        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, send, recv, maxInlineData, beforeConnect);
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, send, recv, maxInlineData, beforeConnect, srq);
     }
 
     /** The same configuration asking for {@code bytes} of inline data per send WR. */
     public QueuePairConfig withInline(int bytes) {
-        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, beforeConnect);
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, beforeConnect, srq);
+    }
+
+    /** The same configuration drawing receive buffers from {@code shared} (null: the QP's own receive queue). */
+    public QueuePairConfig withSrq(SharedReceiveQueue shared) {
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData,
+                beforeConnect, shared);
     }
 }

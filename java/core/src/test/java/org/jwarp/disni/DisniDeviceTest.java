@@ -25,6 +25,7 @@ import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -99,6 +100,24 @@ class DisniDeviceTest {
             } else if (addr.startsWith("10.78.")) {
                 assertEquals(DeviceInfo.Transport.ROCE, i.transport());
             }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("addresses")
+    @DisplayName("Closing a protection domain deregisters its open regions and frees allocated memory (RFC 5041 §8.3)")
+    void pdCloseReleasesItsRegions_5041_8_3(String addr) throws Exception {
+        Side s = new Side(addr);
+        try {
+            MemoryRegion owned = s.pd.allocate(1 << 20, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+            owned.buffer(4096, 8).putLong(0, 0x5a5a5a5a5a5a5a5aL);
+            assertEquals(0x5a5a5a5a5a5a5a5aL, owned.buffer(4096, 8).getLong(0));
+            s.pd.close(); // the regions are left open on purpose
+            assertThrows(IllegalStateException.class, () -> owned.buffer(0, 1), "the region's memory was unmapped");
+            assertThrows(RdmaException.class, () -> s.pd.allocate(4096, EnumSet.of(Access.LOCAL_WRITE)));
+            owned.close(); // a second release is a no-op
+        } finally {
+            s.close();
         }
     }
 

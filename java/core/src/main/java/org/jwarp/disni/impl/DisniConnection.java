@@ -1,5 +1,7 @@
 package org.jwarp.disni.impl;
 
+import org.jwarp.verbs.AsyncEvent;
+
 import com.ibm.disni.verbs.RdmaCmId;
 import java.io.IOException;
 import org.jwarp.verbs.Connection;
@@ -30,18 +32,33 @@ final class DisniConnection implements Connection {
         this.qp = qp;
         this.info = info;
         dev.dispatcher.onDisconnect(id, this::peerDisconnected);
+        dev.events.raise(new AsyncEvent(AsyncEvent.Type.ESTABLISHED, qp.qpNum(), this, null, null,
+                "connected with " + info.remote()));
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean closedRaised = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private void raiseClosed(String why) {
+        if (closedRaised.compareAndSet(false, true)) {
+            dev.events.raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why));
+        }
     }
 
     /** Dispatcher thread: the stream ended from the peer's side (or the device went away). */
     private void peerDisconnected() {
         peerClosed = true;
         qp.failed();
+        if (open) {
+            dev.events.raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null,
+                    "RDMA_CM_EVENT_DISCONNECTED from " + info.remote()));
+        }
         try {
             // under the channel lock, so a concurrent close() cannot have destroyed the id meanwhile
             dev.dispatcher.locked(() -> dev.dispatcher.live(id) ? dev.cm.disconnect(id) : 0);
         } catch (IOException e) {
             LOG.debug("rdma_disconnect after the peer's: {}", e.toString());
         }
+        raiseClosed("the peer disconnected");
     }
 
     @Override
@@ -83,6 +100,7 @@ final class DisniConnection implements Connection {
         detachFromCqs();
         dev.dispatcher.destroy(id, true);
         dev.forget(this);
+        raiseClosed(peerClosed ? "the peer disconnected" : "closed locally");
     }
 
     private void detachFromCqs() {

@@ -55,14 +55,56 @@ final class DisniCq implements CompletionQueue {
     private volatile DisniQp[] draining = new DisniQp[0];
     static final int DRAINING_MAX = 64;
     private volatile boolean open = true;
+    /** The consumer's completion channel this CQ was created on, or null (then {@link #channel} is its own). */
+    final DisniChannel shared;
+    /**
+     * Kernel siw (6.1) never raises a solicited-only event for a receive (siw_rqe_complete notifies
+     * as for any signalled completion, without the Solicited Event flag), so a solicited-only arm
+     * would sleep through a Send with SE: on such a device the arm covers every completion (a
+     * spurious wake-up is harmless, a missed one is not).
+     */
+    volatile boolean solicitedUnreported;
 
     DisniCq(RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
+        this(verbs, channel, cq, capacity, null);
+    }
+
+    DisniCq(RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity, DisniChannel shared) throws IOException {
+        this.shared = shared;
         this.verbs = verbs;
         this.channel = channel;
         this.cq = cq;
         this.cqPtr = CmDispatcher.ptr(cq);
         this.capacity = capacity;
         this.arm = verbs.reqNotifyCQ(cq, false);
+    }
+
+    long ptr() {
+        return cqPtr;
+    }
+
+    /** The attached QP with this number, or null. */
+    DisniQp qp(int qpNum) {
+        return qps.get(qpNum);
+    }
+
+    @Override
+    public void requestNotify(boolean solicitedOnly) throws org.jwarp.verbs.RdmaException {
+        if (shared == null) {
+            throw new IllegalStateException("requestNotify: this CQ was created without a completion channel");
+        }
+        if (!open) {
+            throw new org.jwarp.verbs.RdmaException("requestNotify: completion queue is closed");
+        }
+        int rc = JwarpNative.reqNotifyCq(cqPtr, solicitedOnly && !solicitedUnreported);
+        if (rc != 0) {
+            throw new org.jwarp.verbs.RdmaException("ibv_req_notify_cq failed with errno " + rc);
+        }
+    }
+
+    @Override
+    public org.jwarp.verbs.CompletionChannel channel() {
+        return shared;
     }
 
     synchronized void attach(DisniQp qp) {
@@ -175,6 +217,22 @@ final class DisniCq implements CompletionQueue {
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
+        if (shared != null) {
+            // the channel's events belong to its consumer: poll with short sleeps instead
+            while (true) {
+                int n = poll(out, max);
+                if (n > 0) {
+                    return n;
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    return 0;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
+            }
+        }
         while (true) {
             int n = poll(out, max);
             if (n > 0) {
@@ -219,9 +277,13 @@ final class DisniCq implements CompletionQueue {
             if (rc != 0) {
                 LOG.warn("ibv_destroy_cq returned {} (a QP still uses it?)", rc);
             }
-            rc = verbs.destroyCompChannel(channel);
-            if (rc != 0) {
-                LOG.warn("ibv_destroy_comp_channel returned {}", rc);
+            if (shared == null) {
+                rc = verbs.destroyCompChannel(channel);
+                if (rc != 0) {
+                    LOG.warn("ibv_destroy_comp_channel returned {}", rc);
+                }
+            } else {
+                shared.forget(this);
             }
         } catch (IOException e) {
             LOG.warn("destroying CQ: {}", e.toString());

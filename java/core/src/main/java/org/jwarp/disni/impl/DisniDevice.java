@@ -94,6 +94,7 @@ final class DisniDevice implements Device, ConnectionManager {
             this.info = DisniProviderImpl.toInfo(JwarpNative.deviceName(ctx), out);
             this.roce = info.transport() != DeviceInfo.Transport.IWARP;
             this.negotiation = new CmNegotiation(info);
+            this.events = new org.jwarp.provider.EventDispatcher(info.name());
         } catch (IOException e) {
             if (a != null) {
                 dispatcher.destroy(a, false);
@@ -117,7 +118,7 @@ final class DisniDevice implements Device, ConnectionManager {
             if (pd == null) {
                 throw new RdmaException("ibv_alloc_pd failed");
             }
-            DisniPd p = new DisniPd(verbs, pd, info.maxMrSize());
+            DisniPd p = new DisniPd(this, verbs, pd, info.maxMrSize());
             children.add(p);
             return p;
         } catch (IOException e) {
@@ -151,6 +152,109 @@ final class DisniDevice implements Device, ConnectionManager {
             }
             throw new RdmaException("ibv_create_cq(" + entries + "): " + e.getMessage(), e);
         }
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int entries, org.jwarp.verbs.CompletionChannel channel)
+            throws RdmaException {
+        if (channel == null) {
+            return createCompletionQueue(entries);
+        }
+        checkOpen();
+        if (!(channel instanceof DisniChannel ch)) {
+            throw new IllegalArgumentException("channel: not a DiSNI completion channel");
+        }
+        if (entries < 1 || entries > info.maxCqe()) {
+            throw new IllegalArgumentException("entries: " + entries + " outside 1.." + info.maxCqe() + " (max_cqe)");
+        }
+        try {
+            IbvCQ cq = verbs.createCQ(context, ch.channel, entries, 0);
+            if (cq == null) {
+                throw new IOException("ibv_create_cq failed");
+            }
+            DisniCq c = new DisniCq(verbs, ch.channel, cq, entries, ch);
+            c.solicitedUnreported = info.name().startsWith("siw");
+            ch.add(c);
+            children.add(c);
+            return c;
+        } catch (IOException e) {
+            throw new RdmaException("ibv_create_cq(" + entries + ") on a completion channel: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public org.jwarp.verbs.CompletionChannel createCompletionChannel() throws RdmaException {
+        checkOpen();
+        try {
+            IbvCompChannel ch = verbs.createCompChannel(context);
+            if (ch == null) {
+                throw new IOException("ibv_create_comp_channel failed");
+            }
+            DisniChannel c = new DisniChannel(this, verbs, ch);
+            children.add(c);
+            return c;
+        } catch (IOException e) {
+            throw new RdmaException("ibv_create_comp_channel: " + e.getMessage(), e);
+        }
+    }
+
+    final org.jwarp.provider.EventDispatcher events;
+
+    @Override
+    public void setEventListener(org.jwarp.verbs.AsyncEventListener listener, java.util.concurrent.Executor executor) {
+        events.set(listener, executor);
+        if (listener != null) {
+            provider.asyncEvents(this);
+        }
+    }
+
+    /**
+     * An {@code ibv_async_event} of this device's verbs context (from the provider's pump, which
+     * offers each event to every device on the context): raised when the QP, CQ or SRQ it names is
+     * this device's.
+     */
+    void onAsyncEvent(int type, int qpNum, long cqPtr, long srqPtr) {
+        if (type == AsyncCodes.QP_FATAL || type == AsyncCodes.QP_REQ_ERR || type == AsyncCodes.QP_ACCESS_ERR) {
+            for (AutoCloseable c : children) {
+                if (c instanceof DisniCq cq && cq.qp(qpNum) != null) {
+                    DisniQp q = cq.qp(qpNum);
+                    q.failed();
+                    events.raise(new org.jwarp.verbs.AsyncEvent(org.jwarp.verbs.AsyncEvent.Type.QP_FATAL, qpNum,
+                            connectionOf(q), null, null, "ibv async event " + type + " on QP " + qpNum));
+                    return;
+                }
+            }
+        } else if (type == AsyncCodes.CQ_ERR) {
+            for (AutoCloseable c : children) {
+                if (c instanceof DisniCq cq && cq.ptr() == cqPtr) {
+                    events.raise(new org.jwarp.verbs.AsyncEvent(org.jwarp.verbs.AsyncEvent.Type.CQ_ERROR, -1, null, cq,
+                            null, "IBV_EVENT_CQ_ERR (CQ overrun); the provider leaves its QPs as they are"));
+                    return;
+                }
+            }
+        } else if (type == AsyncCodes.SRQ_LIMIT_REACHED) {
+            for (AutoCloseable c : children) {
+                if (c instanceof DisniSrq srq && srq.srqPtr == srqPtr) {
+                    srq.limitReached();
+                    events.raise(new org.jwarp.verbs.AsyncEvent(org.jwarp.verbs.AsyncEvent.Type.SRQ_LIMIT_REACHED, -1,
+                            null, null, srq, "IBV_EVENT_SRQ_LIMIT_REACHED"));
+                    return;
+                }
+            }
+        }
+    }
+
+    private DisniConnection connectionOf(DisniQp q) {
+        for (AutoCloseable c : children) {
+            if (c instanceof DisniConnection dc && dc.queuePair() == q) {
+                return dc;
+            }
+        }
+        return null;
+    }
+
+    long contextPtr() {
+        return CmDispatcher.ptr(context);
     }
 
     @Override
@@ -260,8 +364,12 @@ final class DisniDevice implements Device, ConnectionManager {
             }
             final DisniQp q = qp;
             long idp = CmDispatcher.ptr(id);
-            if (!connectWithin(id, idp, ird, ord, params, pd, deadline, remote)) {
+            int w = connectWithin(id, idp, ird, ord, params, pd, deadline, remote);
+            if (w != CONNECT_RETURNED) {
                 abandoned = true; // the helper thread destroys the id once rdma_connect returns
+                if (w == CONNECT_INTERRUPTED) {
+                    throw new RdmaException("connect to " + remote + ": interrupted (cancelled) during rdma_connect");
+                }
                 throw new RdmaTimeoutException("connect to " + remote + ": rdma_connect did not return within the timeout");
             }
             CmEvent ev = dispatcher.await(id, deadline, "connect to " + remote);
@@ -307,6 +415,7 @@ final class DisniDevice implements Device, ConnectionManager {
         } finally {
             if (!ok) {
                 if (qp != null) {
+                    qp.failed(); // released with its id: later posts are refused
                     detach(qp, qpc);
                 }
                 if (!abandoned) {
@@ -322,7 +431,11 @@ final class DisniDevice implements Device, ConnectionManager {
      * (about 130 s of SYN retries towards a silent address). Returns false on timeout; the
      * helper then destroys the id itself when the call returns.
      */
-    private boolean connectWithin(RdmaCmId id, long idp, int ird, int ord, ConnectionParameters params, byte[] pd,
+    static final int CONNECT_RETURNED = 0;
+    static final int CONNECT_TIMED_OUT = 1;
+    static final int CONNECT_INTERRUPTED = 2;
+
+    private int connectWithin(RdmaCmId id, long idp, int ird, int ord, ConnectionParameters params, byte[] pd,
             long deadline, InetSocketAddress remote) throws RdmaException {
         java.util.concurrent.CompletableFuture<Void> f = new java.util.concurrent.CompletableFuture<>();
         java.util.concurrent.atomic.AtomicBoolean gaveUp = new java.util.concurrent.atomic.AtomicBoolean();
@@ -343,29 +456,38 @@ final class DisniDevice implements Device, ConnectionManager {
         t.start();
         try {
             f.get(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
-            return true;
+            return CONNECT_RETURNED;
         } catch (java.util.concurrent.TimeoutException e) {
             synchronized (gaveUp) {
                 if (!f.isDone()) {
                     gaveUp.set(true);
-                    return false;
+                    return CONNECT_TIMED_OUT;
                 }
             }
-            return f.isCompletedExceptionally() ? failConnect(f, remote) : true;
+            return failConnect(f, remote);
         } catch (java.util.concurrent.ExecutionException e) {
             Throwable c = e.getCause();
             throw new RdmaException("connect to " + remote + ": " + c.getMessage(), c);
         } catch (InterruptedException e) {
+            // a cancel: rdma_connect may still block in the kernel (siw connects TCP inside it), and
+            // destroying the id now would wait for it under the channel lock, stalling every CM call
+            // of the device; the helper thread destroys the id once rdma_connect returns
             Thread.currentThread().interrupt();
-            throw new RdmaException("connect to " + remote + ": interrupted");
+            synchronized (gaveUp) {
+                if (!f.isDone()) {
+                    gaveUp.set(true);
+                    return CONNECT_INTERRUPTED;
+                }
+            }
+            return failConnect(f, remote);
         }
     }
 
-    private static boolean failConnect(java.util.concurrent.CompletableFuture<Void> f, InetSocketAddress remote)
+    private static int failConnect(java.util.concurrent.CompletableFuture<Void> f, InetSocketAddress remote)
             throws RdmaException {
         try {
             f.join();
-            return true;
+            return CONNECT_RETURNED;
         } catch (java.util.concurrent.CompletionException e) {
             Throwable c = e.getCause();
             throw new RdmaException("connect to " + remote + ": " + c.getMessage(), c);
@@ -438,6 +560,18 @@ final class DisniDevice implements Device, ConnectionManager {
                 || !(c.recvCq() instanceof DisniCq rcq)) {
             throw new IllegalArgumentException("qp: PD and CQs must come from the DiSNI provider");
         }
+        DisniSrq srq = null;
+        if (c.srq() != null) {
+            if (!(c.srq() instanceof DisniSrq s)) {
+                throw new IllegalArgumentException("srq: not a DiSNI shared receive queue");
+            }
+            if (s.pd != pd) {
+                throw new RdmaException("srq: the shared receive queue belongs to another protection domain "
+                        + "(RFC 5041 §8.2: a QP and its receive buffers share one PD)");
+            }
+            srq = s;
+        }
+        final long srqPtr = srq == null ? 0L : srq.srqPtr;
         IbvQPInitAttr attr = new IbvQPInitAttr();
         attr.cap().setMax_send_wr(c.maxSendWr());
         attr.cap().setMax_recv_wr(c.maxRecvWr());
@@ -450,6 +584,7 @@ final class DisniDevice implements Device, ConnectionManager {
         // request is cleared whatever happens, so it never applies to a later creation
         IbvQP qp = dispatcher.locked(() -> {
             JwarpNative.qpRequest(c.maxSendSge(), c.maxRecvSge());
+            JwarpNative.qpRequestSrq(srqPtr);
             try {
                 return cm.createQP(id, pd.pd, attr);
             } finally {
@@ -472,6 +607,7 @@ final class DisniDevice implements Device, ConnectionManager {
                     readSges(info.maxSgeRd(), sendSge), granted.getInt(JwarpNative.CAP_MAX_INLINE));
             LOG.debug("QP {} granted {}", qp.getQp_num(), caps);
             q = qpFactory.create(qp, caps);
+            q.useSrq(srq);
             scq.attach(q);
             if (rcq != scq) {
                 rcq.attach(q);
@@ -546,13 +682,20 @@ final class DisniDevice implements Device, ConnectionManager {
             }
         }
         for (AutoCloseable c : children) {
-            if (c instanceof DisniCq) {
+            if (c instanceof DisniSrq || c instanceof DisniCq) {
                 closeQuietly(c);
             }
         }
         for (AutoCloseable c : children) {
-            closeQuietly(c);
+            if (!(c instanceof DisniChannel)) {
+                closeQuietly(c);
+            }
         }
+        for (AutoCloseable c : children) {
+            closeQuietly(c); // completion channels, after their CQs
+        }
+        provider.asyncEventsDone(this);
+        events.close();
         children.clear();
         dispatcher.destroy(anchor, false);
         dispatcher.close();

@@ -211,6 +211,7 @@ final class DisniListener implements Listener {
             } finally {
                 if (!ok) {
                     if (qp != null) {
+                        qp.failed();
                         DisniDevice.detach(qp, qpc);
                     }
                     dev.dispatcher.destroy(child, qp != null);

@@ -11,12 +11,14 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.EnumSet;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jwarp.disni.natives.JwarpNative;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RegionSizeException;
+import org.jwarp.verbs.SharedReceiveQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,8 +30,13 @@ final class DisniPd implements ProtectionDomain {
     private volatile boolean open = true;
 
     private final long maxMrSize;
+    /** Regions of this domain still open: {@link #close()} releases them (an allocated region's memory too). */
+    private final Set<DisniMr> regions = ConcurrentHashMap.newKeySet();
 
-    DisniPd(RdmaVerbs verbs, IbvPd pd, long maxMrSize) {
+    private final DisniDevice device;
+
+    DisniPd(DisniDevice device, RdmaVerbs verbs, IbvPd pd, long maxMrSize) {
+        this.device = device;
         this.verbs = verbs;
         this.pd = pd;
         this.maxMrSize = maxMrSize;
@@ -57,8 +64,8 @@ final class DisniPd implements ProtectionDomain {
         try {
             call = verbs.regMr(pd, buffer, flags);
             IbvMr mr = call.execute().getMr();
-            return new DisniMr(mr.getAddr(), mr.getLength(), mr.getLkey(), mr.getRkey(), access, buffer,
-                    () -> deregister(mr));
+            return track(new DisniMr(this, mr.getAddr(), mr.getLength(), mr.getLkey(), mr.getRkey(), access, buffer,
+                    () -> deregister(mr)));
         } catch (IOException e) {
             throw new RdmaException("ibv_reg_mr of " + buffer.capacity() + " bytes at 0x"
                     + Long.toHexString(MemoryUtils.getAddress(buffer)) + " failed: " + e.getMessage()
@@ -84,12 +91,29 @@ final class DisniPd implements ProtectionDomain {
         }
     }
 
+    /** Deregisters every region still open (and frees allocated memory), then deallocates the domain. */
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
+        if (!open) {
+            throw new RdmaException("protection domain is closed");
+        }
+        if (maxWr < 1 || maxSge < 1) {
+            throw new RdmaException("create SRQ: max_wr " + maxWr + " and max_sge " + maxSge + " must be >= 1");
+        }
+        DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
+        device.track(s);
+        return s;
+    }
+
     @Override
     public void close() {
         if (!open) {
             return;
         }
         open = false;
+        for (DisniMr r : regions) {
+            r.close();
+        }
         try {
             int rc = verbs.deallocPd(pd);
             if (rc != 0) {
@@ -141,7 +165,7 @@ final class DisniPd implements ProtectionDomain {
             throw new RdmaException("ibv_reg_mr of " + length + " bytes at 0x" + Long.toHexString(addr) + " failed: "
                     + e.getMessage() + " (is the memlock limit high enough? ulimit -l)", e);
         }
-        return new DisniMr(addr, length, keys.getInt(0), keys.getInt(4), access, null, () -> {
+        return track(new DisniMr(this, addr, length, keys.getInt(0), keys.getInt(4), access, null, () -> {
             int rc = JwarpNative.deregMr(mrPtr);
             if (rc != 0) {
                 LOG.warn("ibv_dereg_mr of a region of {} bytes returned {}; its memory stays mapped", length, rc);
@@ -151,7 +175,16 @@ final class DisniPd implements ProtectionDomain {
             if (rc != 0) {
                 LOG.warn("munmap of a region of {} bytes: errno {}", length, rc);
             }
-        });
+        }));
+    }
+
+    private DisniMr track(DisniMr r) {
+        regions.add(r);
+        if (!open) { // closed while registering: release at once, as close() would have
+            r.close();
+            throw new IllegalStateException("protection domain closed during the registration");
+        }
+        return r;
     }
 
     /**
@@ -169,7 +202,12 @@ final class DisniPd implements ProtectionDomain {
         private final Runnable release;
         private volatile boolean open = true;
 
-        DisniMr(long address, long length, int lkey, int rkey, Set<Access> access, ByteBuffer buffer, Runnable release) {
+        /** The protection domain the region was registered in. */
+        final DisniPd pd;
+
+        DisniMr(DisniPd pd, long address, long length, int lkey, int rkey, Set<Access> access, ByteBuffer buffer,
+                Runnable release) {
+            this.pd = pd;
             this.address = address;
             this.length = length;
             this.lkey = lkey;
@@ -245,6 +283,7 @@ final class DisniPd implements ProtectionDomain {
                 return;
             }
             open = false;
+            pd.regions.remove(this);
             release.run();
         }
     }

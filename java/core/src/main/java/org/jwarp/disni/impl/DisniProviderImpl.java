@@ -86,6 +86,25 @@ public final class DisniProviderImpl implements RdmaProvider {
         return d;
     }
 
+    private final java.util.Map<Long, AsyncEventPump> pumps = new java.util.HashMap<>();
+
+    /** Makes sure the device's context has an async-event pump that offers events to {@code d}. */
+    synchronized void asyncEvents(DisniDevice d) {
+        AsyncEventPump p = pumps.computeIfAbsent(d.contextPtr(), AsyncEventPump::new);
+        if (!p.devices.contains(d)) {
+            p.devices.add(d);
+        }
+    }
+
+    /** The device closes: its context's pump stops with its last device. */
+    synchronized void asyncEventsDone(DisniDevice d) {
+        AsyncEventPump p = pumps.get(d.contextPtr());
+        if (p != null && p.devices.remove(d) && p.devices.isEmpty()) {
+            pumps.remove(d.contextPtr());
+            p.stop();
+        }
+    }
+
     void forget(DisniDevice d) {
         devices.remove(d);
     }

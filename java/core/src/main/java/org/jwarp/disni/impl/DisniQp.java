@@ -72,6 +72,8 @@ final class DisniQp implements QueuePair {
     private final WrRing sq;
     /** Posted, not yet completed receive WRs (the RQ completes in order). */
     private final WrRing rq;
+    /** The shared receive queue the receives come from, or null (set once, before any post). */
+    private volatile DisniSrq srq;
     private volatile int ord;
     private volatile QpState state = QpState.INIT;
     private long postCalls;
@@ -93,7 +95,7 @@ final class DisniQp implements QueuePair {
             sendWr.putLong(i * SEND_WR_SIZE + WR_NEXT, i + 1 < ns ? sendWrAddr + (i + 1) * SEND_WR_SIZE : 0L);
             sendWr.putLong(i * SEND_WR_SIZE + WR_SG_LIST, sendWrAddr + sendSge(i, 0));
         }
-        int nr = caps.maxRecvWr();
+        int nr = Math.max(1, caps.maxRecvWr()); // 0 granted on a QP of a shared receive queue
         recvSges = Math.max(1, caps.maxRecvSge());
         recvWr = ByteBuffer.allocateDirect(nr * (RECV_WR_SIZE + recvSges * SGE_SIZE)).order(ByteOrder.nativeOrder());
         recvWrAddr = MemoryUtils.getAddress(recvWr);
@@ -112,6 +114,15 @@ final class DisniQp implements QueuePair {
 
     private int recvSge(int wr, int j) {
         return caps.maxRecvWr() * RECV_WR_SIZE + (wr * recvSges + j) * SGE_SIZE;
+    }
+
+    /** Attaches the shared receive queue the QP was created with (before it is handed out). */
+    void useSrq(DisniSrq s) {
+        this.srq = s;
+    }
+
+    DisniSrq srq() {
+        return srq;
     }
 
     void established(int negotiatedOrd) {
@@ -247,7 +258,7 @@ final class DisniQp implements QueuePair {
     }
 
     /** One SGE: a region, inside it, LOCAL_WRITE when written into (receive, Read sink). */
-    private static WorkRequestException checkSge(MemoryRegion mr, long off, int len, boolean sink, int k, int j) {
+    static WorkRequestException checkSge(MemoryRegion mr, long off, int len, boolean sink, int k, int j) {
         // field names are built on the refusal path only: the accepting path allocates nothing
         if (len < 0) {
             return refuse(k, j, ".length", ".length " + len + " is negative");
@@ -328,6 +339,10 @@ final class DisniQp implements QueuePair {
      * Returns false for a token this QP does not know (the wrId is then left as the device's).
      */
     synchronized boolean completed(WorkCompletion wc, boolean send) {
+        DisniSrq s = srq;
+        if (!send && s != null) {
+            return s.completed(wc);
+        }
         WrRing ring = send ? sq : rq;
         if (!ring.retireThrough(wc.wrId)) {
             return false;
@@ -342,6 +357,10 @@ final class DisniQp implements QueuePair {
      * receive) are filled in. Returns false for a token this QP does not know.
      */
     synchronized boolean completedOnError(WorkCompletion wc) {
+        DisniSrq s = srq;
+        if (s != null && s.owns(wc.wrId)) {
+            return s.completed(wc);
+        }
         WrRing ring = sq.owns(wc.wrId) ? sq : rq;
         if (!ring.retireThrough(wc.wrId)) {
             return false;
@@ -397,6 +416,10 @@ final class DisniQp implements QueuePair {
     /** Writes receive WR k (from {@code sgl}, or the single buffer when sgl is null), or returns why not. */
     private WorkRequestException writeRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen,
             int k) {
+        if (srq != null) {
+            return new WorkRequestException("postRecv: QP " + qpNum + " takes its receive buffers from a shared receive "
+                    + "queue: post them there", k, null);
+        }
         if (state == QpState.ERR) {
             return new WorkRequestException("postRecv: QP " + qpNum + " is in ERR", k, null);
         }

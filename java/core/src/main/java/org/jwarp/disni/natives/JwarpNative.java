@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 5;
+    public static final int VERSION = 6;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -210,4 +210,68 @@ public final class JwarpNative {
 
     /** A direct buffer over {@code [addr, addr + length)}, sharing the memory (no copy). */
     public static native ByteBuffer window(long addr, int length);
+
+    // ---- version 6: shared receive queues, completion channels, async events ----
+
+    /** Offsets of {@link #srqCreate} output (native-order ints). */
+    public static final int SRQ_MAX_WR = 0;
+    public static final int SRQ_MAX_SGE = 4;
+    public static final int SRQ_SIZE = 8;
+
+    /** Offsets of {@link #asyncEvent} output. */
+    public static final int AE_TYPE = 0;
+    public static final int AE_QP_NUM = 4;
+    public static final int AE_CQ = 8;
+    public static final int AE_SRQ = 16;
+    public static final int AE_PORT = 24;
+    public static final int AE_SIZE = 32;
+    /** {@link #asyncEvent} result: nothing within the timeout. */
+    public static final int AE_TIMEOUT = -1;
+
+    /** Keys of {@link #asyncEventCode}. */
+    public static final int AEC_QP_FATAL = 0;
+    public static final int AEC_QP_REQ_ERR = 1;
+    public static final int AEC_QP_ACCESS_ERR = 2;
+    public static final int AEC_CQ_ERR = 3;
+    public static final int AEC_SRQ_LIMIT_REACHED = 4;
+    public static final int AEC_SRQ_ERR = 5;
+    public static final int AEC_COMM_EST = 6;
+    public static final int AEC_DEVICE_FATAL = 7;
+
+    /** {@code ibv_create_srq} on pd; writes the granted max_wr / max_sge into {@code out}; returns the SRQ. */
+    public static native long srqCreate(long pd, int maxWr, int maxSge, ByteBuffer out) throws IOException;
+
+    /** One {@code ibv_post_srq_recv} for the linked chain at wr, with {@link #postSendList}'s result. */
+    public static native long srqPostRecvList(long srq, long wr);
+
+    /** {@code ibv_modify_srq(IBV_SRQ_LIMIT)}; 0 or an errno value. */
+    public static native int srqArm(long srq, int limit);
+
+    /** {@code ibv_query_srq}'s srq_limit (0 once the limit event fired), or a negative errno. */
+    public static native int srqLimit(long srq);
+
+    /** {@code ibv_destroy_srq}; 0 or an errno value. */
+    public static native int srqDestroy(long srq);
+
+    /** The SRQ the next DiSNI {@code _createQP} on this thread attaches; call after {@link #qpRequest}. */
+    public static native void qpRequestSrq(long srq);
+
+    /** {@code ibv_req_notify_cq}; 0 or an errno value. */
+    public static native int reqNotifyCq(long cq, boolean solicitedOnly);
+
+    /**
+     * Waits up to timeoutMs for one event of the completion channel, acknowledges it, and returns
+     * the {@code ibv_cq} that raised it; 0 on timeout, a negative errno on failure.
+     */
+    public static native long compChannelNext(long channel, int timeoutMs);
+
+    /**
+     * Waits up to timeoutMs for a device async event ({@code ibv_get_async_event}, acknowledged);
+     * returns its {@code ibv_event_type} with the AE_* fields in {@code out}, {@link #AE_TIMEOUT},
+     * or {@code -2 - errno}.
+     */
+    public static native int asyncEvent(long context, int timeoutMs, ByteBuffer out);
+
+    /** The {@code ibv_event_type} value for an AEC_* key, -1 for an unknown key. */
+    public static native int asyncEventCode(int key);
 }

@@ -1,0 +1,132 @@
+package org.jwarp.disni.impl;
+
+import com.ibm.disni.verbs.IbvCompChannel;
+import com.ibm.disni.verbs.RdmaVerbs;
+import java.io.IOException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.ChannelDispatcher;
+import org.jwarp.verbs.CompletionChannel;
+import org.jwarp.verbs.CompletionQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A consumer's completion channel: one {@code ibv_comp_channel} (O_NONBLOCK) shared by many CQs.
+ * {@link #next} polls its fd in slices of at most 100 ms, takes one event with
+ * {@code ibv_get_cq_event}, acknowledges it at once ({@code ibv_ack_cq_events}) and maps the
+ * {@code ibv_cq} back to its {@link DisniCq} by a scan of the channel's CQs (copy-on-write
+ * array: no allocation per event).
+ *
+ * <p>Thread-safe: several threads may wait; the fd is non-blocking, so an event another thread
+ * took makes the loser poll again.
+ */
+final class DisniChannel implements CompletionChannel {
+    private static final Logger LOG = LoggerFactory.getLogger(DisniChannel.class);
+    private static final int SLICE_MS = 100;
+    private final DisniDevice device;
+    private final RdmaVerbs verbs;
+    final IbvCompChannel channel;
+    private final long chPtr;
+    private volatile DisniCq[] cqs = new DisniCq[0];
+    private volatile boolean open = true;
+    /** Threads inside {@link #next}: close waits for them before it destroys the channel. */
+    private final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong events = new java.util.concurrent.atomic.AtomicLong();
+
+    DisniChannel(DisniDevice device, RdmaVerbs verbs, IbvCompChannel channel) {
+        this.device = device;
+        this.verbs = verbs;
+        this.channel = channel;
+        this.chPtr = CmDispatcher.ptr(channel);
+    }
+
+    synchronized void add(DisniCq cq) {
+        DisniCq[] a = java.util.Arrays.copyOf(cqs, cqs.length + 1);
+        a[a.length - 1] = cq;
+        cqs = a;
+    }
+
+    synchronized void forget(DisniCq cq) {
+        DisniCq[] a = cqs;
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] == cq) {
+                DisniCq[] b = new DisniCq[a.length - 1];
+                System.arraycopy(a, 0, b, 0, i);
+                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
+                cqs = b;
+                return;
+            }
+        }
+    }
+
+    @Override
+    public CompletionQueue next(long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        inside.incrementAndGet();
+        try {
+            return take(deadline);
+        } finally {
+            inside.decrementAndGet();
+        }
+    }
+
+    private CompletionQueue take(long deadline) throws InterruptedException {
+        while (open) {
+            long left = deadline - System.nanoTime();
+            int ms = (int) Math.max(0, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left + 999_999L)));
+            long r = JwarpNative.compChannelNext(chPtr, ms);
+            if (r < 0) {
+                throw new IllegalStateException("ibv_get_cq_event failed with errno " + (-r));
+            }
+            if (r > 0) {
+                events.incrementAndGet();
+                for (DisniCq c : cqs) {
+                    if (c.ptr() == r) {
+                        return c;
+                    }
+                }
+                LOG.debug("completion event of an unknown CQ 0x{}", Long.toHexString(r));
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public AutoCloseable listen(CompletionHandler handler, Executor executor) {
+        return new ChannelDispatcher(this, handler, executor);
+    }
+
+    @Override
+    public long events() {
+        return events.get();
+    }
+
+    @Override
+    public void close() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (inside.get() > 0 && System.nanoTime() - until < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L); // a waiter leaves within one slice
+        }
+        try {
+            int rc = verbs.destroyCompChannel(channel);
+            if (rc != 0) {
+                LOG.warn("ibv_destroy_comp_channel returned {} (a CQ still uses it?)", rc);
+            }
+        } catch (IOException e) {
+            LOG.warn("ibv_destroy_comp_channel: {}", e.toString());
+        }
+        device.forget(this);
+    }
+}

@@ -1,0 +1,274 @@
+package org.jwarp.disni.impl;
+
+import com.ibm.disni.util.MemoryUtils;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.verbs.MemoryRegion;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RecvRequest;
+import org.jwarp.verbs.ScatterGatherList;
+import org.jwarp.verbs.SharedReceiveQueue;
+import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WorkCompletion;
+import org.jwarp.verbs.WorkRequestException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A shared receive queue through jwarp's libdisni ({@code ibv_create_srq}, {@code
+ * ibv_post_srq_recv}, {@code ibv_modify_srq} for the limit, {@code ibv_destroy_srq}): untagged
+ * buffers (RFC 5041 §4.4) for every QP attached to it. A chain is written as linked {@code
+ * ibv_recv_wr}s with their SGE arrays into a preallocated direct buffer and posted in one JNI
+ * crossing, without allocation.
+ *
+ * <p>The device never sees the caller's wr_id. Buffers of an SRQ complete out of posting order
+ * across its QPs (each QP takes the next buffer when a message starts, and messages of different
+ * QPs finish in any order), so unlike a QP's ring each buffer holds a slot of its own, found again
+ * from the token: tag {@code 0b11} in the top bits, {@value #GEN_BITS} bits of generation,
+ * {@value #SLOT_BITS} bits of slot, then a sequence number that tells a slot's reuses apart. A
+ * completion retires exactly its slot. Free slots are an index stack.
+ *
+ * <p>Thread-safe: posts and completion mapping are serialized on this object.
+ */
+final class DisniSrq implements SharedReceiveQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(DisniSrq.class);
+    static final long TAG = 0b11L << 62;
+    static final long TAG_MASK = 0b11L << 62;
+    static final int GEN_BITS = 12;
+    static final int SLOT_BITS = 20;
+    static final int SEQ_BITS = 62 - GEN_BITS - SLOT_BITS;
+    static final int MAX_SLOTS = 1 << SLOT_BITS;
+    private static final AtomicInteger GENERATIONS = new AtomicInteger();
+
+    private final DisniDevice device;
+    final DisniPd pd;
+    final long srqPtr;
+    private final int capacity;
+    private final int maxSge;
+    private final long prefix;
+    private final ByteBuffer wr;
+    private final long wrAddr;
+    private final long[] tokens;
+    private final long[] wrIds;
+    private final int[] free;
+    private int freeTop;
+    private final int[] chainSlots;
+    private long seq;
+    private volatile boolean open = true;
+    /** The armed limit as this side knows it (some providers do not report it back through ibv_query_srq). */
+    private volatile int armedLimit;
+
+    DisniSrq(DisniDevice device, DisniPd pd, int maxWr, int maxSge) throws RdmaException {
+        this.device = device;
+        this.pd = pd;
+        ByteBuffer granted = ByteBuffer.allocateDirect(JwarpNative.SRQ_SIZE).order(ByteOrder.nativeOrder());
+        try {
+            this.srqPtr = JwarpNative.srqCreate(CmDispatcher.ptr(pd.pd), maxWr, maxSge, granted);
+        } catch (IOException e) {
+            throw new RdmaException("ibv_create_srq(max_wr " + maxWr + ", max_sge " + maxSge + "): " + e.getMessage(), e);
+        }
+        int cap = Math.max(maxWr, granted.getInt(JwarpNative.SRQ_MAX_WR));
+        if (cap > MAX_SLOTS) {
+            cap = MAX_SLOTS; // more than the tokens can name: use no more than that many
+        }
+        this.capacity = cap;
+        this.maxSge = Math.max(1, Math.min(maxSge, granted.getInt(JwarpNative.SRQ_MAX_SGE)));
+        this.prefix = TAG | ((long) (GENERATIONS.incrementAndGet() & ((1 << GEN_BITS) - 1)) << (SLOT_BITS + SEQ_BITS));
+        int stride = DisniQp.RECV_WR_SIZE + this.maxSge * DisniQp.SGE_SIZE;
+        wr = ByteBuffer.allocateDirect(cap * stride).order(ByteOrder.nativeOrder());
+        wrAddr = MemoryUtils.getAddress(wr);
+        for (int i = 0; i < cap; i++) {
+            wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_NEXT, i + 1 < cap ? wrAddr + (long) (i + 1) * DisniQp.RECV_WR_SIZE : 0L);
+            wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_SG_LIST, wrAddr + sge(i, 0));
+        }
+        tokens = new long[cap];
+        wrIds = new long[cap];
+        free = new int[cap];
+        chainSlots = new int[cap];
+        for (int i = 0; i < cap; i++) {
+            free[i] = cap - 1 - i;
+        }
+        freeTop = cap;
+        LOG.debug("SRQ 0x{} max_wr {} max_sge {}", Long.toHexString(srqPtr), capacity, this.maxSge);
+    }
+
+    private int sge(int w, int j) {
+        return capacity * DisniQp.RECV_WR_SIZE + (w * maxSge + j) * DisniQp.SGE_SIZE;
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public int maxSge() {
+        return maxSge;
+    }
+
+    @Override
+    public synchronized int posted() {
+        return capacity - freeTop;
+    }
+
+    @Override
+    public void armLimit(int limit) throws RdmaException {
+        if (limit < 0 || limit >= capacity) {
+            throw new RdmaException("srq_limit " + limit + " outside 0.." + (capacity - 1) + " (max_wr " + capacity + ")");
+        }
+        int rc = JwarpNative.srqArm(srqPtr, limit);
+        if (rc != 0) {
+            throw new RdmaException("ibv_modify_srq(IBV_SRQ_LIMIT " + limit + ") failed with errno " + rc);
+        }
+        armedLimit = limit;
+    }
+
+    /** The armed limit; 0 once IBV_EVENT_SRQ_LIMIT_REACHED arrived (the device disarms it). */
+    @Override
+    public int limit() {
+        return armedLimit;
+    }
+
+    /** The device raised the limit event: it disarmed the limit. */
+    void limitReached() {
+        armedLimit = 0;
+    }
+
+    @Override
+    public void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
+        synchronized (this) {
+            WorkRequestException e = write(0, wrId, null, mr, offset, length);
+            if (e != null) {
+                throw e;
+            }
+            post(1);
+        }
+    }
+
+    @Override
+    public synchronized void postRecv(RecvRequest first) throws WorkRequestException {
+        WorkRequestException refused = null;
+        int k = 0;
+        for (RecvRequest r = first; r != null; r = r.next, k++) {
+            refused = write(k, r.wrId, r.sgl, null, 0, 0);
+            if (refused != null) {
+                break;
+            }
+        }
+        if (k > 0) {
+            post(k);
+        }
+        if (refused != null) {
+            throw refused;
+        }
+    }
+
+    /** Posts the k prepared WRs (entries 0..k-1 of the buffer); the slots of the ones taken stay held. */
+    private void post(int k) throws WorkRequestException {
+        int stride = DisniQp.RECV_WR_SIZE;
+        int last = (k - 1) * stride + DisniQp.WR_NEXT;
+        wr.putLong(last, 0L);
+        long r = JwarpNative.srqPostRecvList(srqPtr, wrAddr);
+        wr.putLong(last, k < capacity ? wrAddr + (long) k * stride : 0L);
+        int ok = WrRing.postedOf(r, k);
+        int keep = ok == WorkRequestException.INDEX_UNKNOWN ? k : ok;
+        for (int i = keep; i < k; i++) {
+            tokens[chainSlots[i]] = 0;
+            free[freeTop++] = chainSlots[i];
+        }
+        if (r != 0) {
+            throw new WorkRequestException("ibv_post_srq_recv refused it with errno " + (int) r
+                    + (ok == WorkRequestException.INDEX_UNKNOWN ? " without naming the WR (any of the " + k
+                    + " may have been posted)" : ""), ok, null);
+        }
+    }
+
+    /** Writes WR k of a chain into entry k, taking a free slot; or returns why it is refused. */
+    private WorkRequestException write(int k, long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen) {
+        if (!open) {
+            return new WorkRequestException("shared receive queue is closed", k, null);
+        }
+        if (freeTop == 0) {
+            return new WorkRequestException("shared receive queue full (" + capacity + " WRs, max_wr)", k, null);
+        }
+        int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
+        if (n > maxSge) {
+            return new WorkRequestException("num_sge " + n + " exceeds the SRQ's max_sge " + maxSge, k, "num_sge");
+        }
+        long total = 0;
+        int written = 0;
+        for (int j = 0; j < n; j++) {
+            MemoryRegion mr = sgl != null ? sgl.region(j) : one;
+            long off = sgl != null ? sgl.offset(j) : oneOff;
+            int len = sgl != null ? sgl.length(j) : oneLen;
+            WorkRequestException e = DisniQp.checkSge(mr, off, len, true, k, j);
+            if (e != null) {
+                return e;
+            }
+            if (mr instanceof DisniPd.DisniMr m && m.pd != pd) {
+                String f = "sg_list[" + j + "]";
+                return new WorkRequestException(f + ": region of another protection domain (RFC 5041 §8.2)", k, f + ".lkey");
+            }
+            total += len;
+            if (len > 0) {
+                int at = sge(k, written++);
+                wr.putLong(at + DisniQp.SGE_ADDR, mr.address() + off);
+                wr.putInt(at + DisniQp.SGE_LENGTH, len);
+                wr.putInt(at + DisniQp.SGE_LKEY, mr.lkey());
+            }
+        }
+        if (total > Integer.MAX_VALUE) {
+            return new WorkRequestException("length " + total + " exceeds 2^31-1", k, "length");
+        }
+        int slot = free[--freeTop];
+        long token = prefix | ((long) slot << SEQ_BITS) | (seq++ & ((1L << SEQ_BITS) - 1));
+        tokens[slot] = token;
+        wrIds[slot] = wrId;
+        chainSlots[k] = slot;
+        int w = k * DisniQp.RECV_WR_SIZE;
+        wr.putLong(w, token);
+        wr.putInt(w + DisniQp.WR_NUM_SGE, written);
+        return null;
+    }
+
+    /** Whether {@code token} is one of this SRQ's (by tag and generation). */
+    boolean owns(long token) {
+        return (token & ~((1L << (SLOT_BITS + SEQ_BITS)) - 1)) == prefix;
+    }
+
+    /**
+     * A receive completion (success or error) with one of this SRQ's tokens: its slot retires and
+     * the caller's wrId replaces the token. False for a stale or foreign token.
+     */
+    synchronized boolean completed(WorkCompletion wc) {
+        long token = wc.wrId;
+        if (!owns(token)) {
+            return false;
+        }
+        int slot = (int) ((token >>> SEQ_BITS) & (MAX_SLOTS - 1));
+        if (slot >= capacity || tokens[slot] != token) {
+            return false;
+        }
+        tokens[slot] = 0;
+        free[freeTop++] = slot;
+        wc.wrId = wrIds[slot];
+        wc.opcode = WcOpcode.RECV;
+        return true;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        int rc = JwarpNative.srqDestroy(srqPtr);
+        if (rc != 0) {
+            LOG.warn("ibv_destroy_srq returned errno {} (a QP still uses it?)", rc);
+        }
+        device.forget(this);
+    }
+}

@@ -1,0 +1,63 @@
+package org.jwarp.verbs;
+
+/**
+ * A shared receive queue ({@code ibv_srq}): untagged receive buffers (RFC 5041 §4.4, §5.3) that
+ * every queue pair attached to it draws from, so a server with many connections keeps one pool of
+ * receive buffers instead of one per connection. Created on a protection domain
+ * ({@link ProtectionDomain#createSharedReceiveQueue}); a queue pair is attached at creation
+ * ({@link QueuePairConfig#withSrq}) and must belong to the same protection domain. An untagged
+ * Send arriving on any attached queue pair consumes the next posted buffer, in posting order
+ * across all of them; its completion carries that queue pair's number and goes to that queue
+ * pair's receive CQ. Posting a receive directly to a queue pair that has a shared receive queue
+ * is refused with a {@link WorkRequestException}.
+ *
+ * <p><b>Limit</b> ({@code ibv_modify_srq(IBV_SRQ_LIMIT)}): {@link #armLimit(int)} arms a
+ * low-water mark; when the number of posted buffers drops below it, an
+ * {@link AsyncEvent.Type#SRQ_LIMIT_REACHED} event goes to the device's
+ * {@link AsyncEventListener} and the limit disarms (re-armed by the ULP, typically after
+ * replenishing). A queue pair whose Send finds the queue empty fails as with an empty receive
+ * queue (RFC 5041 §7.2, untagged error 2/2 on iWARP).
+ *
+ * <p>Posting follows {@link QueuePair#postRecv(RecvRequest)}: chains, the bad_wr partial-post
+ * contract, no allocation per post, the request objects free when the call returns.
+ *
+ * <p>Thread-safety: every method may be called from any thread, on both providers; posts are
+ * serialized by the provider and a chain keeps its order. {@link #close()} comes once, after every
+ * queue pair attached to it was closed.
+ */
+public interface SharedReceiveQueue extends AutoCloseable {
+    /** Buffers the queue holds at most ({@code max_wr} as granted). */
+    int capacity();
+
+    /** SGEs per receive request ({@code max_sge} as granted). */
+    int maxSge();
+
+    /** Buffers posted and not yet consumed by a Send (a snapshot). */
+    int posted();
+
+    /**
+     * Posts a chain of receive buffers.
+     *
+     * @throws WorkRequestException the queue is full, a request has more SGEs than {@link #maxSge()},
+     *                              an SGE is outside its region, of another protection domain or
+     *                              without LOCAL_WRITE; the requests before it were posted
+     */
+    void postRecv(RecvRequest wr) throws WorkRequestException;
+
+    /** Posts one buffer of a single SGE. */
+    void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException;
+
+    /**
+     * Arms the limit: once fewer than {@code limit} buffers are posted an
+     * {@link AsyncEvent.Type#SRQ_LIMIT_REACHED} event is raised and the limit disarms. 0 disarms.
+     *
+     * @throws RdmaException when {@code limit} is negative or not below {@link #capacity()}
+     */
+    void armLimit(int limit) throws RdmaException;
+
+    /** The armed limit, 0 when disarmed (after the event, or never armed). */
+    int limit();
+
+    @Override
+    void close();
+}

@@ -1,0 +1,680 @@
+package org.jwarp.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The middleware part of the provider contract (issue 15), run unchanged against each provider:
+ * shared receive queues (untagged buffers of RFC 5041 §4.4 shared by streams, consumed in order),
+ * completion channels with {@code requestNotify} and solicited events (RFC 5040 §5.5 completions,
+ * §6.9 Send with Solicited Event), asynchronous connection setup, and the device's asynchronous
+ * events. Both ends live in this JVM on the subclass's address; nothing is skipped.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+public abstract class MiddlewareContractTest {
+    static final Duration SETUP = Duration.ofSeconds(30);
+    static final int MSG = 64;
+    private static final AtomicInteger PORT = new AtomicInteger(23000 + (int) (ProcessHandle.current().pid() % 500) * 20);
+
+    protected RdmaProvider provider;
+
+    protected abstract String providerName();
+
+    protected abstract InetAddress bindAddress() throws Exception;
+
+    /** An address where connection setup gets no answer, so only a timeout or a cancel ends it. */
+    protected abstract InetSocketAddress silentAddress() throws Exception;
+
+    /** Whether a CQ overrun sends the QPs using the CQ to ERR (soft: yes; kernel siw/rxe: the event only). */
+    protected abstract boolean overrunFailsQueuePairs();
+
+    /**
+     * Whether a solicited-only arm ignores unsolicited receives. False on kernel siw, which never
+     * raises a solicited-only event for a receive: the DiSNI provider then arms for every completion.
+     */
+    protected boolean solicitedOnlyHonoured() {
+        return true;
+    }
+
+    /** Sends of the contention test (fewer under emulation). */
+    protected int contentionMessages() {
+        return 2000;
+    }
+
+    protected int nextPort() {
+        return PORT.incrementAndGet();
+    }
+
+    @BeforeAll
+    void openProvider() throws Exception {
+        provider = Rdma.open(providerName());
+    }
+
+    @AfterAll
+    void closeProvider() {
+        if (provider != null) {
+            provider.close();
+        }
+    }
+
+    static WorkCompletion[] wcs(int n) {
+        WorkCompletion[] a = new WorkCompletion[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = new WorkCompletion();
+        }
+        return a;
+    }
+
+    /** One end's device, PD and a registered buffer. */
+    final class End implements AutoCloseable {
+        final Device dev;
+        final ProtectionDomain pd;
+        final ByteBuffer buf;
+        final MemoryRegion mr;
+        final List<AutoCloseable> owned = new ArrayList<>();
+
+        End(int bytes) throws Exception {
+            dev = provider.open(bindAddress());
+            pd = dev.allocateProtectionDomain();
+            buf = ByteBuffer.allocateDirect(bytes);
+            mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+        }
+
+        <T extends AutoCloseable> T own(T c) {
+            owned.add(0, c);
+            return c;
+        }
+
+        @Override
+        public void close() {
+            for (AutoCloseable c : owned) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    // keep closing
+                }
+            }
+            mr.close();
+            pd.close();
+            dev.close();
+        }
+    }
+
+    /**
+     * Connects {@code n} client QPs (from {@code clientQp}) to {@code n} server QPs (from
+     * {@code serverQp.apply(i)}), accepting with acceptAsync; returns {client..., server...}.
+     */
+    Connection[] connectMany(End server, End client, int n, java.util.function.IntFunction<QueuePairConfig> serverQp,
+            java.util.function.IntFunction<QueuePairConfig> clientQp) throws Exception {
+        Connection[] out = new Connection[2 * n];
+        InetSocketAddress at = new InetSocketAddress(bindAddress(), nextPort());
+        try (Listener l = server.dev.connectionManager().listen(at, n)) {
+            for (int i = 0; i < n; i++) {
+                final int k = i;
+                CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return l.next(SETUP).acceptAsync(serverQp.apply(k), ConnectionParameters.builder().build()).get();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                out[i] = client.own(client.dev.connectionManager().connect(l.localAddress(), clientQp.apply(i),
+                        ConnectionParameters.builder().build(), SETUP));
+                out[n + i] = server.own(acc.get(60, TimeUnit.SECONDS));
+            }
+        }
+        return out;
+    }
+
+    // ---- 1. shared receive queues ---------------------------------------------------------------
+
+    /**
+     * 1,000 Sends over 8 QPs drain one shared receive queue: every buffer is used exactly once,
+     * each holds the message its completion names, each QP takes buffers in posting order, and the
+     * completions carry the receiving QP's number (RFC 5041 §4.4 untagged buffers, §5.3 placement).
+     */
+    @Test
+    void srqThousandSendsAcrossEightQpsInOrder_5041_4_4() throws Exception {
+        final int qps = 8;
+        final int per = 125;
+        final int total = qps * per;
+        try (End server = new End(total * MSG); End client = new End(qps * per * MSG)) {
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(2 * total));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(2 * total));
+            SharedReceiveQueue srq = server.own(server.pd.createSharedReceiveQueue(total, 1));
+            assertTrue(srq.capacity() >= total, "capacity " + srq.capacity());
+            RecvRequest r = new RecvRequest();
+            for (int i = 0; i < total; i++) {
+                srq.postRecv(r.set(i, server.mr, (long) i * MSG, MSG));
+            }
+            assertEquals(total, srq.posted());
+            Connection[] c = connectMany(server, client, qps,
+                    i -> new QueuePairConfig(server.pd, scq, scq, 4, 1).withSrq(srq),
+                    i -> new QueuePairConfig(client.pd, ccq, ccq, per + 1, 1));
+            // a QP on an SRQ refuses receives of its own
+            WorkRequestException own = assertThrows(WorkRequestException.class,
+                    () -> c[qps].queuePair().postRecv(1, server.mr, 0, MSG));
+            assertTrue(own.getMessage().contains("shared receive queue"), own.getMessage());
+            SendRequest s = new SendRequest();
+            for (int m = 0; m < per; m++) {
+                for (int q = 0; q < qps; q++) {
+                    int off = (q * per + m) * MSG;
+                    client.buf.putInt(off, q).putInt(off + 4, m).putLong(off + 8, 0x5151_0000L + q * per + m);
+                    c[q].queuePair().postSend(s.send(q * per + m, client.mr, off, MSG));
+                }
+            }
+            WorkCompletion[] w = wcs(32);
+            boolean[] used = new boolean[total];
+            long[] lastBuf = new long[qps];
+            int[] nextSeq = new int[qps];
+            java.util.Arrays.fill(lastBuf, -1);
+            java.util.Map<Integer, Integer> qpIndex = new java.util.HashMap<>();
+            for (int q = 0; q < qps; q++) {
+                qpIndex.put(c[qps + q].queuePair().qpNum(), q);
+            }
+            int got = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (got < total) {
+                int n = scq.await(w, w.length, 1, TimeUnit.SECONDS);
+                assertTrue(System.nanoTime() < deadline, "only " + got + " of " + total + " receives completed");
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion wc = w[i];
+                    assertTrue(wc.isSuccess(), wc.toString());
+                    assertEquals(WcOpcode.RECV, wc.opcode);
+                    assertEquals(MSG, wc.byteLength);
+                    int b = (int) wc.wrId;
+                    assertTrue(b >= 0 && b < total && !used[b], "buffer " + b + " used twice or unknown: " + wc);
+                    used[b] = true;
+                    Integer q = qpIndex.get(wc.qpNum);
+                    assertNotNull(q, "completion names no server QP: " + wc);
+                    int off = b * MSG;
+                    assertEquals((int) q, server.buf.getInt(off), "buffer " + b + " holds another QP's message");
+                    assertEquals(nextSeq[q]++, server.buf.getInt(off + 4), "QP " + q + " messages out of order");
+                    assertEquals(0x5151_0000L + q * per + server.buf.getInt(off + 4), server.buf.getLong(off + 8));
+                    assertTrue(b > lastBuf[q], "QP " + q + " took buffer " + b + " after " + lastBuf[q]);
+                    lastBuf[q] = b;
+                    got++;
+                }
+            }
+            assertEquals(0, srq.posted(), "every shared buffer consumed");
+            for (int q = 0; q < qps; q++) {
+                assertEquals(per, nextSeq[q]);
+            }
+        }
+    }
+
+    /** An SRQ of another protection domain is refused at QP creation (RFC 5041 §8.2). */
+    @Test
+    void srqOfAnotherPdRefused_5041_8_2() throws Exception {
+        try (End server = new End(4096); End client = new End(4096)) {
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(16));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
+            ProtectionDomain other = server.own(server.dev.allocateProtectionDomain());
+            SharedReceiveQueue foreign = server.own(other.createSharedReceiveQueue(8, 1));
+            InetSocketAddress at = new InetSocketAddress(bindAddress(), nextPort());
+            try (Listener l = server.dev.connectionManager().listen(at, 1)) {
+                CompletableFuture<Connection> cf = client.dev.connectionManager().connectAsync(l.localAddress(),
+                        new QueuePairConfig(client.pd, ccq, ccq, 4, 4), ConnectionParameters.builder().build(), SETUP);
+                ConnectionRequest req = l.next(SETUP);
+                RdmaException e = assertThrows(RdmaException.class,
+                        () -> req.accept(new QueuePairConfig(server.pd, scq, scq, 4, 4).withSrq(foreign),
+                                ConnectionParameters.builder().build()));
+                assertTrue(e.getMessage().contains("protection domain"), e.getMessage());
+                cf.cancel(true);
+            }
+        }
+    }
+
+    /** The SRQ limit raises SRQ_LIMIT_REACHED once the posted count drops below it, then disarms. */
+    @Test
+    void srqLimitRaisesEventAndDisarms_5041_4_4() throws Exception {
+        try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
+            LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            server.dev.setEventListener(events::add, Runnable::run);
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(64));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(64));
+            SharedReceiveQueue srq = server.own(server.pd.createSharedReceiveQueue(16, 1));
+            for (int i = 0; i < 16; i++) {
+                srq.postRecv(i, server.mr, (long) i * MSG, MSG);
+            }
+            srq.armLimit(8);
+            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 1).withSrq(srq),
+                    i -> new QueuePairConfig(client.pd, ccq, ccq, 16, 1));
+            SendRequest s = new SendRequest();
+            WorkCompletion[] w = wcs(16);
+            for (int i = 0; i < 7; i++) {
+                c[0].queuePair().postSend(s.send(i, client.mr, 0, MSG));
+            }
+            int got = 0;
+            while (got < 7) {
+                int n = scq.await(w, w.length, 30, TimeUnit.SECONDS);
+                assertTrue(n > 0, "receives missing");
+                got += n;
+            }
+            assertNull(poll(events, AsyncEvent.Type.SRQ_LIMIT_REACHED, 300), "9 posted, limit 8: no event yet");
+            c[0].queuePair().postSend(s.send(7, client.mr, 0, MSG));
+            assertEquals(1, scq.await(w, w.length, 30, TimeUnit.SECONDS));
+            assertNull(poll(events, AsyncEvent.Type.SRQ_LIMIT_REACHED, 300), "8 posted is not below the limit of 8");
+            assertEquals(8, srq.limit(), "still armed");
+            c[0].queuePair().postSend(s.send(8, client.mr, 0, MSG));
+            assertEquals(1, scq.await(w, w.length, 30, TimeUnit.SECONDS));
+            AsyncEvent e = poll(events, AsyncEvent.Type.SRQ_LIMIT_REACHED, 10_000);
+            assertNotNull(e, "no SRQ_LIMIT_REACHED with 7 posted, below the limit of 8");
+            assertSame(srq, e.srq());
+            assertEquals(0, srq.limit(), "the limit disarms after its event");
+        }
+    }
+
+    static AsyncEvent poll(LinkedBlockingQueue<AsyncEvent> q, AsyncEvent.Type type, long ms) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        while (true) {
+            long left = deadline - System.nanoTime();
+            AsyncEvent e = q.poll(Math.max(0, left), TimeUnit.NANOSECONDS);
+            if (e == null) {
+                return null;
+            }
+            if (e.type() == type) {
+                return e;
+            }
+        }
+    }
+
+    // ---- 2. completion channels -----------------------------------------------------------------
+
+    /** One thread blocked on one channel wakes for whichever of 4 CQs gets a completion (RFC 5040 §5.5). */
+    @Test
+    void channelWakesForAnyOfFourCqs_5040_5_5() throws Exception {
+        try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
+            CompletionChannel ch = server.own(server.dev.createCompletionChannel());
+            CompletionQueue[] cqs = new CompletionQueue[4];
+            for (int i = 0; i < 4; i++) {
+                cqs[i] = server.own(server.dev.createCompletionQueue(16, ch));
+                assertSame(ch, cqs[i].channel());
+            }
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(64));
+            Connection[] c = connectMany(server, client, 4, i -> new QueuePairConfig(server.pd, cqs[i], cqs[i], 4, 8)
+                    .withBeforeConnect(qp -> {
+                        for (int k = 0; k < 8; k++) {
+                            qp.postRecv(k, server.mr, (long) (i * 8 + k) * MSG, MSG);
+                        }
+                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 8, 1));
+            WorkCompletion[] w = wcs(4);
+            SendRequest s = new SendRequest();
+            int[] order = {2, 0, 3, 1, 1, 3};
+            for (int k : order) {
+                for (CompletionQueue cq : cqs) {
+                    cq.requestNotify(false);
+                }
+                AtomicReference<CompletionQueue> woke = new AtomicReference<>();
+                Thread t = new Thread(() -> {
+                    try {
+                        woke.set(ch.next(30, TimeUnit.SECONDS));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                t.start();
+                Thread.sleep(50); // the waiter is asleep before the completion exists
+                c[k].queuePair().postSend(s.send(k, client.mr, 0, MSG));
+                t.join(40_000);
+                assertSame(cqs[k], woke.get(), "the waiter must wake for CQ " + k);
+                assertEquals(1, cqs[k].poll(w, 4));
+                assertEquals(c[4 + k].queuePair().qpNum(), w[0].qpNum);
+                for (int j = 0; j < 4; j++) {
+                    assertEquals(0, cqs[j].poll(w, 4), "CQ " + j);
+                }
+                assertNull(ch.next(50, TimeUnit.MILLISECONDS), "one event per arming");
+            }
+        }
+    }
+
+    /**
+     * A solicited-only arm ignores an unsolicited Send and fires for a Send with Solicited Event
+     * (RFC 5040 §6.9; {@code ibv_req_notify_cq(cq, 1)}).
+     */
+    @Test
+    void solicitedOnlyArmIgnoresUnsolicitedSend_5040_6_9() throws Exception {
+        try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
+            CompletionChannel ch = server.own(server.dev.createCompletionChannel());
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(16, ch));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
+            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 8)
+                    .withBeforeConnect(qp -> {
+                        for (int k = 0; k < 8; k++) {
+                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
+                        }
+                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 8, 1));
+            WorkCompletion[] w = wcs(4);
+            SendRequest s = new SendRequest();
+            scq.requestNotify(true);
+            c[0].queuePair().postSend(s.send(1, client.mr, 0, MSG));
+            if (solicitedOnlyHonoured()) {
+                assertNull(ch.next(1500, TimeUnit.MILLISECONDS), "an unsolicited Send must not raise a solicited-only event");
+            } else {
+                // the documented fallback: the arm covers every completion, the waiter wakes
+                assertSame(scq, ch.next(30, TimeUnit.SECONDS), "fallback arm: any completion wakes the waiter");
+                scq.requestNotify(true);
+            }
+            assertEquals(1, scq.poll(w, 4), "the unsolicited Send did arrive");
+            assertFalse(w[0].solicited);
+            s.send(2, client.mr, 0, MSG).solicited = true;
+            c[0].queuePair().postSend(s);
+            assertSame(scq, ch.next(30, TimeUnit.SECONDS), "a Send with SE raises the event");
+            assertEquals(1, scq.poll(w, 4));
+            assertTrue(w[0].solicited || !providerName().equals("soft"), "soft reports the SE flag");
+        }
+    }
+
+    /**
+     * Poll–arm–poll under CPU contention never loses a completion: a consumer that sleeps only on
+     * the channel (a 5 s timeout without an event fails the test) reaps every Send while
+     * spinning threads compete for the CPUs (RFC 5040 §5.5: every completion is reported).
+     */
+    @Test
+    void pollArmPollNeverLosesCompletionUnderContention_5040_5_5() throws Exception {
+        final int n = contentionMessages();
+        // one message in flight: each completion must be found by a poll or announced by an event,
+        // and under contention it often lands between the consumer's arming and its sleep
+        final int window = 1;
+        try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
+            CompletionChannel ch = server.own(server.dev.createCompletionChannel());
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(128, ch));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(128));
+            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 64)
+                    .withBeforeConnect(qp -> {
+                        for (int k = 0; k < 64; k++) {
+                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
+                        }
+                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 64, 1));
+            AtomicInteger consumed = new AtomicInteger();
+            AtomicReference<String> lost = new AtomicReference<>();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> spinners = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                Thread t = new Thread(() -> {
+                    long x = 0;
+                    while (!stop.get()) {
+                        x += System.nanoTime() & 7;
+                    }
+                    if (x == 42) {
+                        System.out.print("");
+                    }
+                }, "spinner-" + i);
+                t.setDaemon(true);
+                t.start();
+                spinners.add(t);
+            }
+            QueuePair sqp = c[1].queuePair();
+            Thread consumer = new Thread(() -> {
+                WorkCompletion[] w = wcs(16);
+                try {
+                    scq.requestNotify(false);
+                    while (consumed.get() < n) {
+                        int got = drain(scq, w, sqp, server.mr);
+                        consumed.addAndGet(got);
+                        if (consumed.get() >= n) {
+                            break;
+                        }
+                        scq.requestNotify(false);
+                        got = drain(scq, w, sqp, server.mr); // completions that raced the arming
+                        consumed.addAndGet(got);
+                        if (got > 0) {
+                            continue; // armed already; the next event may be stale, which is harmless
+                        }
+                        CompletionQueue e = ch.next(5, TimeUnit.SECONDS);
+                        if (e == null) {
+                            // the producer waits for this consumer, so a quiet channel means an event was lost
+                            int late = drain(scq, w, sqp, server.mr);
+                            lost.set(late > 0 ? "a completion was found only after a 5 s timeout: its event was lost ("
+                                    + consumed.get() + " of " + n + " consumed)"
+                                    : "no event and no completion for 5 s with " + consumed.get() + " of " + n + " consumed");
+                            return;
+                        }
+                    }
+                } catch (Exception e) {
+                    lost.set(e.toString());
+                }
+            }, "consumer");
+            consumer.start();
+            SendRequest s = new SendRequest();
+            WorkCompletion[] cw = wcs(16);
+            int sent = 0;
+            int sendsDone = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(200);
+            while (sent < n && lost.get() == null && System.nanoTime() < deadline) {
+                if (sent - consumed.get() < window && sent - sendsDone < window) {
+                    c[0].queuePair().postSend(s.send(sent, client.mr, 0, MSG));
+                    sent++;
+                } else {
+                    sendsDone += ccq.poll(cw, cw.length);
+                    Thread.onSpinWait();
+                }
+            }
+            consumer.join(60_000);
+            stop.set(true);
+            for (Thread t : spinners) {
+                t.join();
+            }
+            assertNull(lost.get(), lost.get());
+            assertEquals(n, consumed.get(), "sent " + sent);
+        }
+    }
+
+    /** Reaps and reposts (each buffer back to the QP); returns the count. */
+    private static int drain(CompletionQueue cq, WorkCompletion[] w, QueuePair qp, MemoryRegion mr) throws Exception {
+        int total = 0;
+        int n;
+        while ((n = cq.poll(w, w.length)) > 0) {
+            for (int i = 0; i < n; i++) {
+                if (!w[i].isSuccess()) {
+                    throw new IllegalStateException("completion failed: " + w[i]);
+                }
+                qp.postRecv(w[i].wrId, mr, w[i].wrId * MSG, MSG);
+            }
+            total += n;
+        }
+        return total;
+    }
+
+    /** The callback form runs the handler on the executor for each event. */
+    @Test
+    void channelCallbackRunsOnExecutor_5040_5_5() throws Exception {
+        try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
+            CompletionChannel ch = server.own(server.dev.createCompletionChannel());
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(16, ch));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
+            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 8)
+                    .withBeforeConnect(qp -> {
+                        for (int k = 0; k < 8; k++) {
+                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
+                        }
+                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 8, 1));
+            LinkedBlockingQueue<String> ran = new LinkedBlockingQueue<>();
+            java.util.concurrent.ExecutorService ex = java.util.concurrent.Executors.newSingleThreadExecutor(
+                    r -> new Thread(r, "handler-executor"));
+            WorkCompletion[] w = wcs(4);
+            scq.requestNotify(false);
+            try (AutoCloseable h = ch.listen(cq -> {
+                int n = cq.poll(w, 4);
+                ran.add(Thread.currentThread().getName() + ":" + n);
+            }, ex)) {
+                c[0].queuePair().postSend(new SendRequest().send(1, client.mr, 0, MSG));
+                assertEquals("handler-executor:1", ran.poll(30, TimeUnit.SECONDS));
+            } finally {
+                ex.shutdownNow();
+            }
+        }
+    }
+
+    // ---- 3. asynchronous connection setup -------------------------------------------------------
+
+    /**
+     * connectAsync/acceptAsync complete off the provider's I/O threads with a usable connection;
+     * a cancelled connect releases its QP (posts refused, state ERR) and its socket / cm id, and a
+     * later connect from the same device works (RFC 5044 §7.1 setup, RFC 6581 §9).
+     */
+    @Test
+    void connectAsyncCancelReleasesQp_5044_7_1() throws Exception {
+        try (End server = new End(4096); End client = new End(4096)) {
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(16));
+            AtomicReference<QueuePair> made = new AtomicReference<>();
+            CompletableFuture<Connection> f = client.dev.connectionManager().connectAsync(silentAddress(),
+                    new QueuePairConfig(client.pd, ccq, ccq, 4, 4).withBeforeConnect(qp -> {
+                        made.set(qp);
+                        qp.postRecv(7, client.mr, 0, 64);
+                    }), ConnectionParameters.builder().build(), Duration.ofSeconds(60));
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (made.get() == null && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertNotNull(made.get(), "the QP was never created");
+            Thread.sleep(200);
+            assertFalse(f.isDone(), "a silent peer cannot have answered");
+            assertTrue(f.cancel(true));
+            assertThrows(CancellationException.class, f::join);
+            QueuePair qp = made.get();
+            // well before any setup timer of the provider could end it (soft fails this setup on its
+            // own about 3 s after it began; the connect timeout is 60 s)
+            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            while (qp.state() != QueuePair.QpState.ERR && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertEquals(QueuePair.QpState.ERR, qp.state(), "a cancelled connect releases its QP");
+            assertThrows(WorkRequestException.class, () -> qp.postRecv(8, client.mr, 0, 64));
+
+            // the device is intact: an async connect and accept now succeed, completed off I/O threads
+            InetSocketAddress at = new InetSocketAddress(bindAddress(), nextPort());
+            try (Listener l = server.dev.connectionManager().listen(at, 1)) {
+                AtomicReference<String> doneOn = new AtomicReference<>();
+                CompletableFuture<Connection> cf = client.dev.connectionManager().connectAsync(l.localAddress(),
+                        new QueuePairConfig(client.pd, ccq, ccq, 4, 4), ConnectionParameters.builder().build(), SETUP);
+                cf.whenComplete((c, e) -> doneOn.compareAndSet(null, Thread.currentThread().getName()));
+                CompletableFuture<Connection> sf = l.next(SETUP).acceptAsync(new QueuePairConfig(server.pd, scq, scq, 4, 4),
+                        ConnectionParameters.builder().build());
+                Connection sc = server.own(sf.get(60, TimeUnit.SECONDS));
+                Connection cc = client.own(cf.get(60, TimeUnit.SECONDS));
+                assertTrue(cc.isOpen() && sc.isOpen());
+                String t = doneOn.get();
+                assertTrue(t == null || t.startsWith("jwarp-setup") || t.equals(Thread.currentThread().getName()),
+                        "completed on " + t);
+                assertFalse(t != null && (t.contains("reactor") || t.contains("disni-cm")), "completed on I/O thread " + t);
+            }
+        }
+    }
+
+    /** A connect that fails completes the future exceptionally with the blocking call's type. */
+    @Test
+    void connectAsyncTimeoutIsTyped_5044_7_1() throws Exception {
+        try (End client = new End(4096)) {
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
+            CompletableFuture<Connection> f = client.dev.connectionManager().connectAsync(silentAddress(),
+                    new QueuePairConfig(client.pd, ccq, ccq, 4, 4), ConnectionParameters.builder().build(),
+                    Duration.ofMillis(1500));
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> f.get(60, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof RdmaTimeoutException, e.getCause().toString());
+        }
+    }
+
+    // ---- 4. asynchronous events -----------------------------------------------------------------
+
+    /** ESTABLISHED on connect, PEER_DISCONNECTED and CLOSED when the peer closes (RFC 5040 §5.3 close). */
+    @Test
+    void eventsEstablishedPeerDisconnectedClosed_5040_5_3() throws Exception {
+        try (End server = new End(4096); End client = new End(4096)) {
+            LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            server.dev.setEventListener(events::add, Runnable::run);
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(16));
+            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 4),
+                    i -> new QueuePairConfig(client.pd, ccq, ccq, 4, 4));
+            AsyncEvent est = poll(events, AsyncEvent.Type.ESTABLISHED, 10_000);
+            assertNotNull(est, "no ESTABLISHED");
+            assertEquals(c[1].queuePair().qpNum(), est.qpNum());
+            c[0].close();
+            AsyncEvent pd = poll(events, AsyncEvent.Type.PEER_DISCONNECTED, 20_000);
+            assertNotNull(pd, "no PEER_DISCONNECTED after the peer closed");
+            assertSame(c[1], pd.connection());
+            assertNotNull(poll(events, AsyncEvent.Type.CLOSED, 20_000), "no CLOSED");
+        }
+    }
+
+    /**
+     * A CQ overrun is never silent: CQ_ERROR is raised; on the soft provider the QPs on the CQ go
+     * to ERR and flush (kernel siw and rxe raise the event only).
+     */
+    @Test
+    void cqOverrunRaisesEvent_5040_5_5() throws Exception {
+        try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
+            LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            server.dev.setEventListener(events::add, Runnable::run);
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(128));
+            CompletionQueue small = server.own(server.dev.createCompletionQueue(4));
+            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, small, small, 4, 64)
+                    .withBeforeConnect(qp -> {
+                        for (int k = 0; k < 64; k++) {
+                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
+                        }
+                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 64, 1));
+            SendRequest s = new SendRequest();
+            try {
+                for (int i = 0; i < 48; i++) {
+                    c[0].queuePair().postSend(s.send(i, client.mr, 0, MSG));
+                }
+            } catch (WorkRequestException bad) {
+                Thread.sleep(500);
+                throw new AssertionError("client QP refused a Send: " + bad.getMessage() + "; client open " + c[0].isOpen()
+                        + ", server open " + c[1].isOpen() + ", server QP " + c[1].queuePair().state()
+                        + ", server events " + events, bad);
+            }
+            AsyncEvent e = poll(events, AsyncEvent.Type.CQ_ERROR, 30_000);
+            assertNotNull(e, "no CQ_ERROR after 48 receives into a CQ of " + small.capacity());
+            assertSame(small, e.cq());
+            if (overrunFailsQueuePairs()) {
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (c[1].queuePair().state() != QueuePair.QpState.ERR && System.nanoTime() < until) {
+                    Thread.sleep(10);
+                }
+                assertEquals(QueuePair.QpState.ERR, c[1].queuePair().state(), "soft: the QP on an overrun CQ goes to ERR");
+                assertNotNull(poll(events, AsyncEvent.Type.QP_FATAL, 10_000), "soft: QP_FATAL for the QP");
+            }
+        }
+    }
+
+    /** Posting to a CQ without a channel cannot be armed: a clear error, not a silent no-op. */
+    @Test
+    void requestNotifyWithoutChannelRefused_5040_5_5() throws Exception {
+        try (End e = new End(4096)) {
+            CompletionQueue cq = e.own(e.dev.createCompletionQueue(4));
+            assertNull(cq.channel());
+            assertThrows(IllegalStateException.class, () -> cq.requestNotify(false));
+        }
+    }
+}

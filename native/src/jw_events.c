@@ -1,0 +1,286 @@
+/*
+ * jwarp libdisni: shared receive queues, completion events on a shared completion channel and
+ * device async events (org.jwarp.disni.natives.JwarpNative, extension version 6).
+ *
+ *  - ibv_create_srq / ibv_post_srq_recv / ibv_modify_srq (IBV_SRQ_LIMIT) / ibv_destroy_srq, and
+ *    the SRQ a QP created on this thread is attached to (around DiSNI's _createQP);
+ *  - ibv_req_notify_cq, and ibv_get_cq_event + ibv_ack_cq_events on a channel many CQs share,
+ *    returning which CQ raised the event;
+ *  - ibv_get_async_event + ibv_ack_async_event with a timeout, copying out what the event names.
+ *
+ * Every verbs return code is checked; nothing here allocates memory that outlives a call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include "jw_common.h"
+
+#define JN(name) Java_org_jwarp_disni_natives_JwarpNative_##name
+
+/* srqCreate output layout */
+#define SRQ_MAX_WR 0
+#define SRQ_MAX_SGE 4
+#define SRQ_SIZE 8
+
+/* asyncEvent output layout */
+#define AE_TYPE 0
+#define AE_QP_NUM 4
+#define AE_CQ 8
+#define AE_SRQ 16
+#define AE_PORT 24
+#define AE_SIZE 32
+
+static void put32(void *base, size_t off, int32_t v)
+{
+	memcpy((char *)base + off, &v, sizeof(v));
+}
+
+static void put64(void *base, size_t off, int64_t v)
+{
+	memcpy((char *)base + off, &v, sizeof(v));
+}
+
+/* 0, or (index << 32) | errno, as postSendList; index -1 when bad_wr is not in the chain. */
+static jlong srq_list_result(int rc, const struct ibv_recv_wr *first, const struct ibv_recv_wr *bad)
+{
+	const struct ibv_recv_wr *w = first;
+	jlong i = 0;
+
+	if (rc < 0)
+		rc = -rc;
+	if (rc == 0)
+		return 0;
+	if (bad == NULL) {
+		i = -1;
+	} else {
+		while (w != NULL && w != bad) {
+			w = w->next;
+			i++;
+		}
+		if (w == NULL)
+			i = -1;
+	}
+	return (jlong)(((uint64_t)(uint32_t)i << 32) | (uint32_t)rc);
+}
+
+JNIEXPORT jlong JNICALL JN(srqCreate)(JNIEnv *env, jclass cls, jlong pd, jint maxWr, jint maxSge, jobject out)
+{
+	struct ibv_srq_init_attr attr;
+	struct ibv_srq *srq;
+	void *base;
+
+	(void)cls;
+	base = out != NULL ? (*env)->GetDirectBufferAddress(env, out) : NULL;
+	if (pd == 0 || maxWr < 1 || maxSge < 1 || base == NULL
+	    || (*env)->GetDirectBufferCapacity(env, out) < SRQ_SIZE) {
+		jw_throw_io(env, "ibv_create_srq: invalid argument", EINVAL);
+		return 0;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.attr.max_wr = (uint32_t)maxWr;
+	attr.attr.max_sge = (uint32_t)maxSge;
+	attr.attr.srq_limit = 0;
+	errno = 0;
+	srq = ibv_create_srq(JW_PTR(struct ibv_pd, pd), &attr);
+	if (srq == NULL) {
+		jw_throw_io(env, "ibv_create_srq", errno != 0 ? errno : ENOMEM);
+		return 0;
+	}
+	/* ibv_create_srq writes back what was granted */
+	put32(base, SRQ_MAX_WR, (int32_t)attr.attr.max_wr);
+	put32(base, SRQ_MAX_SGE, (int32_t)attr.attr.max_sge);
+	return JW_JLONG(srq);
+}
+
+/* Hot path: one ibv_post_srq_recv for a linked chain; 0 or (index << 32) | errno. */
+JNIEXPORT jlong JNICALL JN(srqPostRecvList)(JNIEnv *env, jclass cls, jlong srq, jlong wr)
+{
+	struct ibv_recv_wr *bad = NULL;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (srq == 0 || wr == 0)
+		return EINVAL;
+	rc = ibv_post_srq_recv(JW_PTR(struct ibv_srq, srq), JW_PTR(struct ibv_recv_wr, wr), &bad);
+	return srq_list_result(rc, JW_PTR(struct ibv_recv_wr, wr), bad);
+}
+
+/* ibv_modify_srq(IBV_SRQ_LIMIT): arms the limit event (0 disarms on most providers); 0 or errno. */
+JNIEXPORT jint JNICALL JN(srqArm)(JNIEnv *env, jclass cls, jlong srq, jint limit)
+{
+	struct ibv_srq_attr attr;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (srq == 0 || limit < 0)
+		return EINVAL;
+	memset(&attr, 0, sizeof(attr));
+	attr.srq_limit = (uint32_t)limit;
+	rc = ibv_modify_srq(JW_PTR(struct ibv_srq, srq), &attr, IBV_SRQ_LIMIT);
+	return rc < 0 ? -rc : rc;
+}
+
+/* ibv_query_srq: the armed limit (0 once the event fired), or -errno. */
+JNIEXPORT jint JNICALL JN(srqLimit)(JNIEnv *env, jclass cls, jlong srq)
+{
+	struct ibv_srq_attr attr;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (srq == 0)
+		return -EINVAL;
+	memset(&attr, 0, sizeof(attr));
+	rc = ibv_query_srq(JW_PTR(struct ibv_srq, srq), &attr);
+	if (rc != 0)
+		return rc < 0 ? rc : -rc;
+	return (jint)attr.srq_limit;
+}
+
+JNIEXPORT jint JNICALL JN(srqDestroy)(JNIEnv *env, jclass cls, jlong srq)
+{
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (srq == 0)
+		return EINVAL;
+	rc = ibv_destroy_srq(JW_PTR(struct ibv_srq, srq));
+	return rc < 0 ? -rc : rc;
+}
+
+/* The SRQ the next _createQP on this thread attaches (0: none); cleared with qpRequestClear. */
+JNIEXPORT void JNICALL JN(qpRequestSrq)(JNIEnv *env, jclass cls, jlong srq)
+{
+	(void)env;
+	(void)cls;
+	jw_qp_req.srq = JW_PTR(struct ibv_srq, srq);
+}
+
+/* ibv_req_notify_cq; 0 or an errno value. */
+JNIEXPORT jint JNICALL JN(reqNotifyCq)(JNIEnv *env, jclass cls, jlong cq, jboolean solicitedOnly)
+{
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (cq == 0)
+		return EINVAL;
+	rc = ibv_req_notify_cq(JW_PTR(struct ibv_cq, cq), solicitedOnly ? 1 : 0);
+	return rc < 0 ? -rc : rc;
+}
+
+/*
+ * Waits up to timeoutMs on the (O_NONBLOCK) channel fd, takes one event and acknowledges it at
+ * once. Returns the CQ that raised it, 0 on timeout or when another thread took the event, or a
+ * negative errno.
+ */
+JNIEXPORT jlong JNICALL JN(compChannelNext)(JNIEnv *env, jclass cls, jlong channel, jint timeoutMs)
+{
+	struct ibv_comp_channel *ch = JW_PTR(struct ibv_comp_channel, channel);
+	struct ibv_cq *cq = NULL;
+	void *ctx = NULL;
+	struct pollfd pfd;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (ch == NULL)
+		return -EINVAL;
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	rc = poll(&pfd, 1, timeoutMs < 0 ? 0 : timeoutMs);
+	if (rc < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (rc == 0)
+		return 0;
+	if (ibv_get_cq_event(ch, &cq, &ctx) != 0)
+		return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -(errno != 0 ? errno : EIO);
+	ibv_ack_cq_events(cq, 1);
+	return JW_JLONG(cq);
+}
+
+/*
+ * Waits up to timeoutMs for a device async event on ctx->async_fd (made O_NONBLOCK here), copies
+ * what it names into out (AE_* layout) and acknowledges it. Returns the ibv_event_type, -1 on
+ * timeout (or when another reader took it), or -2 - errno on an error.
+ */
+JNIEXPORT jint JNICALL JN(asyncEvent)(JNIEnv *env, jclass cls, jlong ctxPtr, jint timeoutMs, jobject out)
+{
+	struct ibv_context *ctx = JW_PTR(struct ibv_context, ctxPtr);
+	struct ibv_async_event ev;
+	struct pollfd pfd;
+	void *base;
+	int flags, rc;
+
+	(void)cls;
+	base = out != NULL ? (*env)->GetDirectBufferAddress(env, out) : NULL;
+	if (ctx == NULL || base == NULL || (*env)->GetDirectBufferCapacity(env, out) < AE_SIZE)
+		return -2 - EINVAL;
+	flags = fcntl(ctx->async_fd, F_GETFL);
+	if (flags < 0)
+		return -2 - errno;
+	if ((flags & O_NONBLOCK) == 0 && fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -2 - errno;
+	pfd.fd = ctx->async_fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	rc = poll(&pfd, 1, timeoutMs < 0 ? 0 : timeoutMs);
+	if (rc < 0)
+		return errno == EINTR ? -1 : -2 - errno;
+	if (rc == 0)
+		return -1;
+	if (ibv_get_async_event(ctx, &ev) != 0)
+		return (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : -2 - (errno != 0 ? errno : EIO);
+	memset(base, 0, AE_SIZE);
+	put32(base, AE_TYPE, (int32_t)ev.event_type);
+	put32(base, AE_QP_NUM, -1);
+	switch (ev.event_type) {
+	case IBV_EVENT_CQ_ERR:
+		put64(base, AE_CQ, JW_JLONG(ev.element.cq));
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		put64(base, AE_SRQ, JW_JLONG(ev.element.srq));
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_GID_CHANGE:
+		put32(base, AE_PORT, ev.element.port_num);
+		break;
+	case IBV_EVENT_DEVICE_FATAL:
+		break;
+	default: /* QP events: COMM_EST, SQ_DRAINED, PATH_MIG*, QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, QP_LAST_WQE_REACHED */
+		if (ev.element.qp != NULL)
+			put32(base, AE_QP_NUM, (int32_t)ev.element.qp->qp_num);
+		break;
+	}
+	ibv_ack_async_event(&ev);
+	return (jint)ev.event_type;
+}
+
+/* ibv_event_type values the Java side maps (they are ABI). */
+JNIEXPORT jint JNICALL JN(asyncEventCode)(JNIEnv *env, jclass cls, jint key)
+{
+	(void)env;
+	(void)cls;
+	switch (key) {
+	case 0: return IBV_EVENT_QP_FATAL;
+	case 1: return IBV_EVENT_QP_REQ_ERR;
+	case 2: return IBV_EVENT_QP_ACCESS_ERR;
+	case 3: return IBV_EVENT_CQ_ERR;
+	case 4: return IBV_EVENT_SRQ_LIMIT_REACHED;
+	case 5: return IBV_EVENT_SRQ_ERR;
+	case 6: return IBV_EVENT_COMM_EST;
+	case 7: return IBV_EVENT_DEVICE_FATAL;
+	default: return -1;
+	}
+}
