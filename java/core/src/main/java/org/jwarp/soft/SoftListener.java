@@ -110,10 +110,10 @@ final class SoftListener implements Listener, Reactor.Handler {
         if (victim == null) {
             return false;
         }
+        evicted.incrementAndGet(); // counted before the TERM leaves: a peer that reads it sees the count
         victim.setup.evict(backlog);
         pending.remove(victim); // evict() already reported it done; make sure
         pendingCount.set(pending.size());
-        evicted.incrementAndGet();
         return true;
     }
 
