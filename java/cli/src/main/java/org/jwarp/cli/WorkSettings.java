@@ -11,7 +11,7 @@ import java.util.Map;
  * @param postList   WRs posted per call in the bandwidth run (≥ 1)
  * @param inlineSize inline bytes asked for; messages up to it are posted inline (0: none)
  * @param verify     check the payload bytes and fail on the first mismatch
- * @param srq        receive buffers come from a shared receive queue (RFC 5041 §4.4 buffers shared
+ * @param srq        receive buffers come from a shared receive queue (RFC 5041 §5.1 buffers shared
  *                   by the QP through {@code ibv_srq}) instead of the QP's own receive queue
  * @param events     wait for completions by sleeping on a completion channel (poll, arm, poll,
  *                   sleep) instead of the CQ's own await

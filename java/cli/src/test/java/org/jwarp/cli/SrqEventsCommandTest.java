@@ -11,15 +11,15 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * {@code jwarp server --srq --events} answering {@code jwarp client --srq --events --verify} over
- * loopback on the soft provider: receive buffers from shared receive queues (RFC 5041 §4.4) on
+ * loopback on the soft provider: receive buffers from shared receive queues (RFC 5041 §5.1) on
  * both sides, every wait a sleep on a completion channel, payload verified end to end, and both
  * settings echoed in {@code --json}.
  */
 class SrqEventsCommandTest {
     @ParameterizedTest(name = "server/client --op {0} --srq --events --verify {1}")
     @CsvSource({"send,'--sge,2'", "write,'--sge,2'", "read,'--sge,1'"})
-    @DisplayName("--srq and --events end to end, verified (RFC 5041 §4.4)")
-    void srqAndEventsVerified_5041_4_4(String op, String opts) throws Exception {
+    @DisplayName("--srq and --events end to end, verified (RFC 5041 §5.1)")
+    void srqAndEventsVerified_5041_5_1(String op, String opts) throws Exception {
         int port = ServerCommandTest.freePort();
         ServerCommandTest.Server server = ServerCommandTest.Server.start("server", "--bind", "127.0.0.1", "--port",
                 String.valueOf(port), "--count", "1", "--sge", "2", "--verify", "--srq", "--events").listening();

@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * {@code jwarp server --srq --events} against {@code jwarp client --srq --events --verify} on the
  * DiSNI provider over siw0 and rxe0 in the qemu guest: receive buffers from {@code ibv_srq}
- * (RFC 5041 §4.4 untagged buffers) and every wait a sleep on an {@code ibv_comp_channel}. Guest
+ * (RFC 5041 §5.1 untagged buffers) and every wait a sleep on an {@code ibv_comp_channel}. Guest
  * only; fails when a device is missing. The soft loopback run is {@link SrqEventsCommandTest}.
  */
 @Tag("guest")
@@ -76,8 +76,8 @@ class SrqEventsDeviceTest {
     @ParameterizedTest(name = "jwarp client --provider disni --op {0} on {1} --srq --events --verify {2}")
     @CsvSource({"send,siw0,'--sge,2'", "write,siw0,'--sge,2'", "read,siw0,'--sge,1'",
             "send,rxe0,'--sge,2'", "write,rxe0,'--sge,2'", "read,rxe0,'--sge,1'"})
-    @DisplayName("--srq and --events on siw0/rxe0, payload verified (RFC 5041 §4.4)")
-    void srqAndEventsOnDevice_5041_4_4(String op, String dev, String opts) throws Exception {
+    @DisplayName("--srq and --events on siw0/rxe0, payload verified (RFC 5041 §5.1)")
+    void srqAndEventsOnDevice_5041_5_1(String op, String dev, String opts) throws Exception {
         CliCapture c = run(dev, op, 100, opts.split(","));
         assertEquals(List.of(op), c.strings("op"));
     }

@@ -27,8 +27,9 @@ import org.slf4j.LoggerFactory;
  * <p>A full CQ is an overrun (ibv IBV_EVENT_CQ_ERR), never silent: the completion is dropped and
  * counted in {@link #overruns()}, the device raises {@link AsyncEvent.Type#CQ_ERROR}, and every
  * queue pair using the CQ goes to ERR and flushes (its stream is torn down on its reactor), so no
- * consumer waits for a completion that was lost. Kernel siw differs: it raises the CQ event only
- * and leaves its QPs as they are. Size CQs for the sum of the queue depths that use them.
+ * consumer waits for a completion that was lost. Kernel devices differ: rxe raises the CQ event
+ * and leaves its QPs as they are; siw 6.1 raises it and ends the stream whose receive found the CQ
+ * full (the peer sees a disconnect), other QPs on the CQ stay as they are. Size CQs for the sum of the queue depths that use them.
  *
  * <p>Notification ({@link #requestNotify}, {@code ibv_req_notify_cq}): arming and adding a
  * completion both happen under the CQ lock, so a completion is either in the ring before the

@@ -10,7 +10,7 @@ import org.jwarp.verbs.WorkRequestException;
 
 /**
  * The embedded provider's shared receive queue ({@code ibv_srq}; untagged buffers of RFC 5041
- * §4.4 shared by streams). Buffers wait here in posting order; when an untagged Send begins on any
+ * §5.1 shared by streams). Buffers wait here in posting order; when an untagged Send begins on any
  * attached queue pair and that QP holds no buffer, its data path takes the oldest one from here
  * into the QP's receive ring (under the QP's lock, then this queue's: that order only), so
  * messages consume buffers in the order they start arriving, across all QPs, and complete on the

@@ -1,7 +1,7 @@
 package org.jwarp.verbs;
 
 /**
- * A shared receive queue ({@code ibv_srq}): untagged receive buffers (RFC 5041 §4.4, §5.3) that
+ * A shared receive queue ({@code ibv_srq}): untagged receive buffers (RFC 5041 §5.1, §5.3) that
  * every queue pair attached to it draws from, so a server with many connections keeps one pool of
  * receive buffers instead of one per connection. Created on a protection domain
  * ({@link ProtectionDomain#createSharedReceiveQueue}); a queue pair is attached at creation

@@ -29,7 +29,7 @@ import org.jwarp.verbs.WorkCompletion;
  * The README's middleware example (section "Shared receive queues, completion channels, async
  * connect"), compiled with the tests and run by {@link ReadmeMiddlewareExampleTest} on the soft
  * provider: a server whose receive buffers (two SGEs each, RFC 5041 §5.3) wait in a shared receive
- * queue (RFC 5041 §4.4) and whose CQ signals a completion channel; a client that connects
+ * queue (RFC 5041 §5.1) and whose CQ signals a completion channel; a client that connects
  * asynchronously, learns the server's buffer address and STag from the Reply's private data
  * (RFC 5044 §7.1, RFC 6581 §9), and posts an RDMA Write and a gathered Send with Solicited Event
  * as one chain (RFC 5040 §5.1, §5.3, §6.9). The lines between the README markers are the README

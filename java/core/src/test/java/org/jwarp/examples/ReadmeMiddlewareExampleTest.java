@@ -11,12 +11,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Runs the README's middleware example on the soft provider over loopback, and checks that the
- * README shows exactly the example's code (RFC 5041 §4.4 shared buffers, RFC 5040 §6.9 solicited
+ * README shows exactly the example's code (RFC 5041 §5.1 shared buffers, RFC 5040 §6.9 solicited
  * events, RFC 5041 §5.3 scatter-gather).
  */
 class ReadmeMiddlewareExampleTest {
     @Test
-    void readmeExampleRunsOnSoft_5041_4_4() throws Exception {
+    void readmeExampleRunsOnSoft_5041_5_1() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();

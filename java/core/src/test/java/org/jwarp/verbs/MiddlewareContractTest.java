@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The middleware part of the provider contract (issue 15), run unchanged against each provider:
- * shared receive queues (untagged buffers of RFC 5041 §4.4 shared by streams, consumed in order),
+ * shared receive queues (untagged buffers of RFC 5041 §5.1 shared by streams, consumed in order),
  * completion channels with {@code requestNotify} and solicited events (RFC 5040 §5.5 completions,
  * §6.9 Send with Solicited Event), asynchronous connection setup, and the device's asynchronous
  * events. Both ends live in this JVM on the subclass's address; nothing is skipped.
@@ -157,10 +157,10 @@ public abstract class MiddlewareContractTest {
     /**
      * 1,000 Sends over 8 QPs drain one shared receive queue: every buffer is used exactly once,
      * each holds the message its completion names, each QP takes buffers in posting order, and the
-     * completions carry the receiving QP's number (RFC 5041 §4.4 untagged buffers, §5.3 placement).
+     * completions carry the receiving QP's number (RFC 5041 §5.1 untagged buffers, §5.3 placement).
      */
     @Test
-    void srqThousandSendsAcrossEightQpsInOrder_5041_4_4() throws Exception {
+    void srqThousandSendsAcrossEightQpsInOrder_5041_5_1() throws Exception {
         final int qps = 8;
         final int per = 125;
         final int total = qps * per;
@@ -253,7 +253,7 @@ public abstract class MiddlewareContractTest {
 
     /** The SRQ limit raises SRQ_LIMIT_REACHED once the posted count drops below it, then disarms. */
     @Test
-    void srqLimitRaisesEventAndDisarms_5041_4_4() throws Exception {
+    void srqLimitRaisesEventAndDisarms_5041_5_1() throws Exception {
         try (End server = new End(64 * MSG); End client = new End(64 * MSG)) {
             LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
             server.dev.setEventListener(events::add, Runnable::run);
@@ -628,7 +628,7 @@ public abstract class MiddlewareContractTest {
 
     /**
      * A CQ overrun is never silent: CQ_ERROR is raised; on the soft provider the QPs on the CQ go
-     * to ERR and flush (kernel siw and rxe raise the event only).
+     * to ERR and flush (DiSNI raises the kernel's event and changes no QP state itself).
      */
     @Test
     void cqOverrunRaisesEvent_5040_5_5() throws Exception {
@@ -649,10 +649,13 @@ public abstract class MiddlewareContractTest {
                     c[0].queuePair().postSend(s.send(i, client.mr, 0, MSG));
                 }
             } catch (WorkRequestException bad) {
+                // kernel siw: the receive that found the CQ full ends the stream, so the client may
+                // see its QP flushed before it posted all 48; the CQ_ERROR event must still come
                 Thread.sleep(500);
-                throw new AssertionError("client QP refused a Send: " + bad.getMessage() + "; client open " + c[0].isOpen()
-                        + ", server open " + c[1].isOpen() + ", server QP " + c[1].queuePair().state()
-                        + ", server events " + events, bad);
+                if (c[0].isOpen()) {
+                    throw new AssertionError("client QP refused a Send on an open connection: " + bad.getMessage()
+                            + "; server events " + events, bad);
+                }
             }
             AsyncEvent e = poll(events, AsyncEvent.Type.CQ_ERROR, 30_000);
             assertNotNull(e, "no CQ_ERROR after 48 receives into a CQ of " + small.capacity());

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A shared receive queue through jwarp's libdisni ({@code ibv_create_srq}, {@code
  * ibv_post_srq_recv}, {@code ibv_modify_srq} for the limit, {@code ibv_destroy_srq}): untagged
- * buffers (RFC 5041 §4.4) for every QP attached to it. A chain is written as linked {@code
+ * buffers (RFC 5041 §5.1) for every QP attached to it. A chain is written as linked {@code
  * ibv_recv_wr}s with their SGE arrays into a preallocated direct buffer and posted in one JNI
  * crossing, without allocation.
  *
