@@ -248,7 +248,7 @@ final class Reactor implements AutoCloseable {
         long now = System.nanoTime();
         for (int i = 0; i < polledBatch.size(); i++) {
             try {
-                polledBatch.get(i).revokeStalePoll(now, pollLeaseNanos);
+                polledBatch.get(i).receiver.revokeStalePoll(now, pollLeaseNanos);
             } catch (RuntimeException e) {
                 LOG.error("poll lease check failed", e);
             }

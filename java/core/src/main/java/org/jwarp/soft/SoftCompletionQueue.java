@@ -27,8 +27,9 @@ import org.slf4j.LoggerFactory;
  * <p>A full CQ is an overrun (ibv IBV_EVENT_CQ_ERR), never silent: the completion is dropped and
  * counted in {@link #overruns()}, the device raises {@link AsyncEvent.Type#CQ_ERROR}, and every
  * queue pair using the CQ goes to ERR and flushes (its stream is torn down on its reactor), so no
- * consumer waits for a completion that was lost. Kernel siw differs: it raises the CQ event only
- * and leaves its QPs as they are. Size CQs for the sum of the queue depths that use them.
+ * consumer waits for a completion that was lost. Kernel devices differ: rxe raises the CQ event
+ * and leaves its QPs as they are; siw 6.1 raises it and ends the stream whose receive found the CQ
+ * full (the peer sees a disconnect), other QPs on the CQ stay as they are. Size CQs for the sum of the queue depths that use them.
  *
  * <p>Notification ({@link #requestNotify}, {@code ibv_req_notify_cq}): arming and adding a
  * completion both happen under the CQ lock, so a completion is either in the ring before the
@@ -281,7 +282,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
         try {
             ByteBuffer rx = rxBuffer();
             for (SoftStream s : ss) {
-                s.pollReceive(rx, false, false);
+                s.receiver.pollReceive(rx, false, false);
             }
         } finally {
             leader.unlock();
@@ -301,7 +302,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
     /** Before parking or returning empty-handed: the reactor reads every stream again. No CQ lock held. */
     private static void release(SoftStream[] ss) {
         for (SoftStream s : ss) {
-            s.releasePoll();
+            s.receiver.releasePoll();
         }
     }
 
@@ -374,9 +375,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
             ByteBuffer rx = rxBuffer();
             while (pollable(ss)) {
                 boolean blocking = System.nanoTime() - spinEnd >= 0;
-                int worst = SoftStream.POLL_HELD;
+                int worst = StreamReceive.POLL_HELD;
                 for (SoftStream s : ss) {
-                    worst = Math.min(worst, s.pollReceive(rx, true, blocking));
+                    worst = Math.min(worst, s.receiver.pollReceive(rx, true, blocking));
                 }
                 if (tail != head || closed) {
                     keep = true;
@@ -389,9 +390,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
-                if (!blocking || worst == SoftStream.POLL_BUSY) {
+                if (!blocking || worst == StreamReceive.POLL_BUSY) {
                     Thread.onSpinWait(); // spinning, or a stream's lock was busy: look again
-                } else if (worst == SoftStream.POLL_NO || !block(ss, deadline - now)) {
+                } else if (worst == StreamReceive.POLL_NO || !block(ss, deadline - now)) {
                     return; // a stream stays with the reactor (or no selector): park, its completions notify
                 }
                 ss = streams;
@@ -406,7 +407,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 }
             } else {
                 for (SoftStream s : ss) {
-                    s.touchPoll(); // a pass that meant to block may have held it: the lease runs from now
+                    s.receiver.touchPoll(); // a pass that meant to block may have held it: the lease runs from now
                 }
             }
         }
@@ -432,7 +433,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
         } finally {
             leaderBlocked = false;
             for (SoftStream s : ss) {
-                s.touchPoll();
+                s.receiver.touchPoll();
             }
         }
         return true;

@@ -111,7 +111,7 @@ public final class SoftConnection implements Connection {
         Reactor r = stream.reactor;
         if (r.isRunning()) {
             try {
-                r.execute(stream::closeByUser);
+                r.execute(stream.closer::closeByUser);
                 stream.closed.get(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
                 return;
             } catch (IllegalStateException e) {
@@ -122,7 +122,7 @@ public final class SoftConnection implements Connection {
                 LOG.warn("close of {} did not finish in {} ms; closing from the caller", info.remote(), CLOSE_WAIT_MS);
             }
         }
-        stream.closeFromOutside();
+        stream.closer.closeFromOutside();
     }
 
     @Override

@@ -65,15 +65,15 @@ final class SoftConnectionManager implements ConnectionManager {
         }
         Reactor r = device.provider().nextReactor();
         SoftStream s = SoftStream.initiator(device, r, remote, q, neg);
-        r.execute(s::startConnect);
+        r.execute(s.setup::startConnect);
         try {
             return s.established.get(timeout.toMillis(), TimeUnit.MILLISECONDS); // tracked by the stream
         } catch (TimeoutException e) {
-            r.execute(() -> s.teardown(new RdmaTimeoutException("connect timed out"), false));
+            r.execute(() -> s.closer.teardown(new RdmaTimeoutException("connect timed out"), false));
             throw new RdmaTimeoutException("no connection to " + remote + " within " + timeout.toMillis() + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            r.execute(() -> s.teardown(new RdmaException("interrupted"), false));
+            r.execute(() -> s.closer.teardown(new RdmaException("interrupted"), false));
             throw new RdmaException("interrupted while connecting to " + remote);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RdmaException re) {

@@ -76,13 +76,13 @@ final class SoftConnectionRequest implements ConnectionRequest {
         SoftQueuePair qp = new SoftQueuePair(qpConfig);
         qp.runBeforeConnect();
         ResponderConfig cfg = SoftConnectionManager.responderConfig(params);
-        return call(() -> stream.accept(qp, cfg)); // the stream tracks it on the reactor
+        return call(() -> stream.setup.accept(qp, cfg)); // the stream tracks it on the reactor
     }
 
     @Override
     public void reject(byte[] privateData) throws RdmaException {
         call(() -> {
-            stream.reject(privateData == null ? new byte[0] : privateData);
+            stream.setup.reject(privateData == null ? new byte[0] : privateData);
             return null;
         });
     }
@@ -91,7 +91,7 @@ final class SoftConnectionRequest implements ConnectionRequest {
         if (pending) {
             try {
                 pending = false;
-                stream.reject(new byte[0]);
+                stream.setup.reject(new byte[0]);
             } catch (RdmaException e) {
                 // already gone
             }

@@ -42,10 +42,6 @@ final class SoftDataPath implements RdmapListener {
     private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
     /** Internal receive buffer consumed by a Send RTR. */
     private static final long RTR_RECV_ID = Long.MIN_VALUE + 1;
-    /** A zero-length Read Request: DDP untagged header plus the 28-byte RDMAP header. */
-    private static final int READ_RTR_ULPDU = DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;
-    /** Bytes of the first FPDU looked at before it is handed to the engine. */
-    private static final int PEEK = Fpdu.ULPDU_OFFSET + READ_RTR_ULPDU + 4;
     /** Longest run of transmit/flush rounds per pump before yielding to other streams. */
     private static final int MAX_ROUNDS = 16;
     /** Linux siw's FPDU limit on non-loopback paths: an Ethernet MSS with timestamps, rounded to 8. */
@@ -55,13 +51,12 @@ final class SoftDataPath implements RdmapListener {
     private final SoftQueuePair qp;
     private final boolean initiator;
     private final RtrType rtr;
-    /** Responder: every RTR type its Reply set (RFC 6581 §9.2); the initiator sends one of them. */
-    private final EnumSet<RtrType> acceptRtr = EnumSet.noneOf(RtrType.class);
+    /** Responder: the check of the initiator's first FPDU (RFC 6581 §9.2); null once passed. */
+    private RtrGate gate;
     private final RdmapEndpoint ep;
     private final int ord;
     private boolean fenced;
     private boolean checkFirst;
-    private ByteBuffer peek;
     private TerminateMessage peerTerm;
     private TermCode localTerm;
     private String localDetail;
@@ -76,15 +71,8 @@ final class SoftDataPath implements RdmapListener {
         this.qp = qp;
         this.initiator = stream.initiator;
         this.rtr = outcome.rtr();
-        if (!initiator && rtr != null) {
-            acceptRtr.add(rtr);
-            MpaFrame reply = stream.sentReply();
-            EnhancedConnectionData ed = reply != null ? reply.enhancedData() : null;
-            if (ed != null && ed.peerToPeer()) {
-                addIf(ed.sendRtr(), RtrType.SEND);
-                addIf(ed.writeRtr(), RtrType.WRITE);
-                addIf(ed.readRtr(), RtrType.READ);
-            }
+        if (!initiator) {
+            gate = new RtrGate(rtr, stream.setup.sentReply());
         }
         int ird = Math.min(outcome.ird(), SoftProvider.MAX_IRD_ORD);
         this.ord = Math.min(outcome.ord(), SoftProvider.MAX_IRD_ORD);
@@ -100,12 +88,6 @@ final class SoftDataPath implements RdmapListener {
         sgLen = new int[maxSge];
         fenced = !initiator;
         checkFirst = !initiator;
-    }
-
-    private void addIf(boolean set, RtrType t) {
-        if (set) {
-            acceptRtr.add(t);
-        }
     }
 
     /** The ORD the QP enforces at post time (device-capped). */
@@ -156,24 +138,10 @@ final class SoftDataPath implements RdmapListener {
      * take the stream (the peeked bytes were fed already), false to wait or when the stream ended.
      */
     private boolean checkFirstFpdu(ByteBuffer rx) {
-        if (peek == null) {
-            peek = ByteBuffer.allocate(PEEK + 512);
-        }
-        int want = PEEK;
-        if (peek.position() >= Fpdu.LENGTH_FIELD_SIZE) {
-            int total = Fpdu.fpduLength(peek.getShort(0) & 0xFFFF);
-            want = Math.min(total, peek.capacity());
-        }
-        while (rx.hasRemaining() && peek.position() < want) {
-            peek.put(rx.get());
-            if (peek.position() == Fpdu.LENGTH_FIELD_SIZE) {
-                want = Math.min(Fpdu.fpduLength(peek.getShort(0) & 0xFFFF), peek.capacity());
-            }
-        }
-        if (peek.position() < want) {
+        ByteBuffer head = gate.gather(rx);
+        if (head == null) {
             return false;
         }
-        ByteBuffer head = peek.duplicate().flip();
         checkFirst = false;
         if (SoftTerm.isTerm(head, 0)) {
             TerminateMessage t = SoftTerm.decode(head, 0);
@@ -183,11 +151,10 @@ final class SoftDataPath implements RdmapListener {
             afterEngine();
             return false;
         }
-        RtrType got = rtr == null ? null : matchRtr(head);
-        peek = null;
+        RtrType got = rtr == null ? null : gate.match(head);
         if (rtr != null && got == null) {
             rx.position(rx.limit());
-            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, rtrMismatch(head));
+            ep.terminate(TermCode.MPA_NO_MATCHING_RTR, gate.mismatch(head));
             afterEngine();
             return false;
         }
@@ -197,38 +164,6 @@ final class SoftDataPath implements RdmapListener {
         feedReceives();
         ep.receive(head);
         return true;
-    }
-
-    /** The RTR type among those the Reply set that the FPDU head is (RFC 6581 §9.2), or null. */
-    private RtrType matchRtr(ByteBuffer h) {
-        int ulpdu = h.getShort(0) & 0xFFFF;
-        int seg = Fpdu.ULPDU_OFFSET;
-        int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
-        int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
-        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
-        for (RtrType t : acceptRtr) {
-            boolean ok = switch (t) {
-                case WRITE -> tagged && op == RdmapOpcode.WRITE && ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
-                case SEND -> !tagged && (op == RdmapOpcode.SEND || op == RdmapOpcode.SEND_SE)
-                        && ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
-                case READ -> !tagged && op == RdmapOpcode.READ_REQUEST && ulpdu == READ_RTR_ULPDU
-                        && h.getInt(seg + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
-            };
-            if (ok) {
-                return t;
-            }
-        }
-        return null;
-    }
-
-    private String rtrMismatch(ByteBuffer h) {
-        int ulpdu = h.getShort(0) & 0xFFFF;
-        int seg = Fpdu.ULPDU_OFFSET;
-        int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
-        int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
-        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
-        return "first FPDU is a " + (tagged ? "tagged " : "untagged ") + RdmapOpcode.name(op) + " of " + ulpdu
-                + " ULPDU bytes, not a zero-length " + RtrType.format(acceptRtr) + " RTR as the Reply offered (RFC 6581 §9.2)";
     }
 
     // ---------------------------------------------------------------- transmit
@@ -245,7 +180,7 @@ final class SoftDataPath implements RdmapListener {
         ByteBuffer tx = stream.txBuffer();
         for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
             if (tx.remaining() < ep.maxFpduWireLength()) {
-                stream.flushQuietly();
+                stream.sender.flushQuietly();
                 if (tx.remaining() < ep.maxFpduWireLength() || stopped) {
                     break; // socket full: OP_WRITE resumes
                 }
@@ -258,10 +193,10 @@ final class SoftDataPath implements RdmapListener {
             }
         }
         if (!stopped && tx.position() > 0) {
-            stream.flushQuietly(); // leaves OP_WRITE set while bytes remain
+            stream.sender.flushQuietly(); // leaves OP_WRITE set while bytes remain
         }
         if (!stopped && ep.hasPendingOutput() && tx.remaining() >= ep.maxFpduWireLength()) {
-            stream.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
+            stream.sender.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
     }
@@ -399,31 +334,31 @@ final class SoftDataPath implements RdmapListener {
         if (stopped) {
             return;
         }
-        if (stream.inlineTransmit()) {
+        if (stream.sender.inlineTransmit()) {
             if (peerTerm != null || localTerm != null) {
-                stream.deferToReactor(); // teardown and TERM transmission stay on the reactor
+                stream.sender.deferToReactor(); // teardown and TERM transmission stay on the reactor
             }
             return;
         }
         if (peerTerm != null) {
-            stream.teardown(peerTermException(), false);
+            stream.closer.teardown(peerTermException(), false);
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.TERMINATE) {
             ByteBuffer tx = stream.txBuffer();
             ep.transmit(tx);
             if (ep.state() == RdmapEndpoint.State.ERROR) {
-                stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
+                stream.closer.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
             } else {
-                stream.flushQuietly();
-                stream.kick();
+                stream.sender.flushQuietly();
+                stream.sender.kick();
             }
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.ERROR) {
-            stream.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
+            stream.closer.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
         }
     }
 
     /** Part of an inbound FPDU (or of the first FPDU's head) waits for the rest (stream lock held). */
     boolean partialInput() {
-        return !stopped && ((checkFirst && peek != null && peek.position() > 0) || ep.hasPartialInput());
+        return !stopped && ((checkFirst && gate.partial()) || ep.hasPartialInput());
     }
 
     /** Whole inbound FPDUs so far (stream lock held). */
@@ -522,7 +457,7 @@ final class SoftDataPath implements RdmapListener {
         if (fenced) {
             fenced = false;
             stream.firstFpduArrived();
-            stream.kick();
+            stream.sender.kick();
         }
     }
 

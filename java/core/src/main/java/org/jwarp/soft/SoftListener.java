@@ -110,10 +110,10 @@ final class SoftListener implements Listener, Reactor.Handler {
         if (victim == null) {
             return false;
         }
-        victim.evict(backlog);
+        evicted.incrementAndGet(); // counted before the TERM leaves: a peer that reads it sees the count
+        victim.setup.evict(backlog);
         pending.remove(victim); // evict() already reported it done; make sure
         pendingCount.set(pending.size());
-        evicted.incrementAndGet();
         return true;
     }
 
@@ -156,7 +156,7 @@ final class SoftListener implements Listener, Reactor.Handler {
                 SoftStream s = SoftStream.responder(device, reactor, this, ch, baseConfig());
                 pending.add(s);
                 pendingCount.set(pending.size());
-                s.readEarly(); // a Request already here is taken now, before later arrivals could evict it
+                s.setup.readEarly(); // a Request already here is taken now, before later arrivals could evict it
             } catch (IOException | RuntimeException e) {
                 LOG.warn("cannot set up accepted connection: {}", e.toString());
                 try {
@@ -238,7 +238,7 @@ final class SoftListener implements Listener, Reactor.Handler {
         }
         ready.clear();
         for (SoftStream s : new HashSet<>(pending)) {
-            s.rejectIfUndecided();
+            s.setup.rejectIfUndecided();
         }
         pending.clear();
         pendingCount.set(0);

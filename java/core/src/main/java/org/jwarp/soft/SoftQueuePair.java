@@ -45,15 +45,15 @@ public final class SoftQueuePair implements QueuePair {
     static final byte ISSUED = 2;
     static final byte DONE = 3;
 
-    private final int qpNum = NEXT_QPN.getAndIncrement();
+    final int qpNum = NEXT_QPN.getAndIncrement();
     private final QueuePairConfig config;
-    private final SoftProtectionDomain pd;
+    final SoftProtectionDomain pd;
     private final SoftCompletionQueue sendCq;
     private final SoftCompletionQueue recvCq;
     final Object lock = new Object();
-    private volatile QpState state = QpState.INIT;
+    volatile QpState state = QpState.INIT;
     private volatile SoftStream stream;
-    private int ord;
+    int ord;
 
     // Send queue: [sqFreed, sqDone) completed but held (unsignalled, awaiting a later signalled
     // completion), [sqDone, sqIssued) issued, [sqIssued, sqPosted) waiting.
@@ -278,7 +278,7 @@ public final class SoftQueuePair implements QueuePair {
             s = stream;
         }
         if (posted > 0 && s != null) {
-            s.kick();
+            s.sender.kick();
         }
         if (refused != null) {
             throw refused;
@@ -287,50 +287,14 @@ public final class SoftQueuePair implements QueuePair {
 
     /** Checks one send WR and puts it into the ring; returns why it was refused, or null. Lock held. */
     private WorkRequestException enqueueSend(SendRequest wr, int k) {
+        WorkRequestException refused = WorkRequestChecks.send(this, wr, k);
+        if (refused != null) {
+            return refused;
+        }
         SendOpcode op = wr.opcode;
-        if (op == null) {
-            return new WorkRequestException("opcode: null", k, "opcode");
-        }
-        if (state != QpState.RTS) {
-            return new WorkRequestException("QP " + qpNum + " is in state " + state + ", not RTS", k, null);
-        }
-        if (sqPosted - sqFreed == sWrId.length) {
-            return new WorkRequestException("send queue full: " + sWrId.length + " slots held (maxSendWr; an "
-                    + "unsignalled WR holds its slot until a later signalled one completes)", k, null);
-        }
-        boolean read = op == SendOpcode.RDMA_READ;
         int n = wr.sgl.count();
-        int limit = read ? SoftProvider.MAX_SGE_RD : maxSendSge;
-        if (n > limit) {
-            return new WorkRequestException("num_sge " + n + " exceeds the QP's " + (read ? "maxSgeRd " : "maxSendSge ")
-                    + limit, k, "num_sge");
-        }
-        long total = 0;
-        for (int j = 0; j < n; j++) {
-            WorkRequestException e = checkSge(wr.sgl.region(j), wr.sgl.offset(j), wr.sgl.length(j), read, k, j);
-            if (e != null) {
-                return e;
-            }
-            total += wr.sgl.length(j);
-        }
-        if (total > Integer.MAX_VALUE) {
-            return new WorkRequestException("length " + total + " exceeds the 2^31-1 bytes of one message", k, "length");
-        }
-        if (wr.inline) {
-            if (read) {
-                return new WorkRequestException("inline: an RDMA Read cannot be inline", k, "inline");
-            }
-            if (total > maxInline) {
-                return new WorkRequestException("inline: " + total + " bytes exceed the QP's maxInlineData " + maxInline,
-                        k, "inline");
-            }
-        }
-        if (read) {
-            if (readsOutstanding >= ord) {
-                return new WorkRequestException("RDMA Read refused: " + readsOutstanding
-                        + " Reads outstanding reach the negotiated ORD " + ord + " (RFC 6581 §9.1, RFC 5040 §6.5)", k,
-                        "opcode");
-            }
+        long total = wr.length();
+        if (op == SendOpcode.RDMA_READ) {
             readsOutstanding++;
         }
         int i = (int) (sqPosted % sWrId.length);
@@ -370,10 +334,6 @@ public final class SoftQueuePair implements QueuePair {
         return null;
     }
 
-    private WorkRequestException checkSge(MemoryRegion region, long off, int len, boolean sink, int k, int j) {
-        return checkSge(pd, region, off, len, sink, k, j);
-    }
-
     /**
      * A buffer taken from the shared receive queue becomes this QP's next receive (RFC 5041 §5.3
      * placement into it follows as for a posted one). Lock held; the ring has room (at most the
@@ -403,36 +363,6 @@ public final class SoftQueuePair implements QueuePair {
         return srq.takeInto(this);
     }
 
-    /** One SGE: a live region of {@code pd}, inside it, LOCAL_WRITE when written into. */
-    static WorkRequestException checkSge(SoftProtectionDomain pd, MemoryRegion region, long off, int len, boolean sink,
-            int k, int j) {
-        if (len < 0) {
-            return new WorkRequestException("sg_list[" + j + "].length " + len + " is negative", k,
-                    "sg_list[" + j + "].length");
-        }
-        if (region == null) {
-            return len == 0 ? null : new WorkRequestException("sg_list[" + j + "]: no region for " + len + " bytes", k,
-                    "sg_list[" + j + "].lkey");
-        }
-        if (!(region instanceof SoftMemoryRegion m) || m.pd() != pd) {
-            return new WorkRequestException("sg_list[" + j + "]: region not of this QP's protection domain (RFC 5041 §8.2)",
-                    k, "sg_list[" + j + "].lkey");
-        }
-        if (!m.isValid()) {
-            return new WorkRequestException("sg_list[" + j + "]: region 0x" + Integer.toHexString(m.lkey())
-                    + " is deregistered", k, "sg_list[" + j + "].lkey");
-        }
-        if (off < 0 || off > (long) m.length() - len) {
-            return new WorkRequestException("sg_list[" + j + "]: [" + off + ", +" + len + ") outside the region of "
-                    + m.length() + " bytes", k, "sg_list[" + j + "].addr");
-        }
-        if (sink && len > 0 && !m.localWrite()) {
-            return new WorkRequestException("sg_list[" + j + "]: a receive buffer or RDMA Read sink needs LOCAL_WRITE "
-                    + "(RFC 5040 §6.5)", k, "sg_list[" + j + "].lkey");
-        }
-        return null;
-    }
-
     @Override
     public void postRecv(RecvRequest first) throws WorkRequestException {
         WorkRequestException refused = null;
@@ -453,7 +383,7 @@ public final class SoftQueuePair implements QueuePair {
             s = stream;
         }
         if (posted > 0 && s != null) {
-            s.kick();
+            s.sender.kick();
         }
         if (refused != null) {
             throw refused;
@@ -475,41 +405,18 @@ public final class SoftQueuePair implements QueuePair {
             throw refused;
         }
         if (s != null) {
-            s.kick();
+            s.sender.kick();
         }
     }
 
     /** One receive WR from {@code sgl}, or (sgl null) from the single buffer given. Lock held. */
     private WorkRequestException enqueueRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff,
             int oneLen, int k) {
-        if (srq != null) {
-            return new WorkRequestException("QP " + qpNum + " takes its receive buffers from a shared receive queue: "
-                    + "post them there", k, null);
-        }
-        if (state == QpState.ERR) {
-            return new WorkRequestException("QP " + qpNum + " is in state ERR", k, null);
-        }
-        if (rqPosted - rqDone == rWrId.length) {
-            return new WorkRequestException("receive queue full (" + rWrId.length + " WRs, maxRecvWr)", k, null);
+        WorkRequestException refused = WorkRequestChecks.recv(this, sgl, one, oneOff, oneLen, k);
+        if (refused != null) {
+            return refused;
         }
         int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
-        if (n > maxRecvSge) {
-            return new WorkRequestException("num_sge " + n + " exceeds the QP's maxRecvSge " + maxRecvSge, k, "num_sge");
-        }
-        long total = 0;
-        for (int j = 0; j < n; j++) {
-            MemoryRegion r = sgl != null ? sgl.region(j) : one;
-            long off = sgl != null ? sgl.offset(j) : oneOff;
-            int len = sgl != null ? sgl.length(j) : oneLen;
-            WorkRequestException e = checkSge(r, off, len, true, k, j);
-            if (e != null) {
-                return e;
-            }
-            total += len;
-        }
-        if (total > Integer.MAX_VALUE) {
-            return new WorkRequestException("length " + total + " exceeds the 2^31-1 bytes of one message", k, "length");
-        }
         int i = (int) (rqPosted % rWrId.length);
         int base = i * maxRecvSge;
         rWrId[i] = wrId;

@@ -127,7 +127,7 @@ public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
             MemoryRegion r = sgl != null ? sgl.region(j) : one;
             long off = sgl != null ? sgl.offset(j) : oneOff;
             int len = sgl != null ? sgl.length(j) : oneLen;
-            WorkRequestException e = SoftQueuePair.checkSge(pd, r, off, len, true, k, j);
+            WorkRequestException e = WorkRequestChecks.sge(pd, r, off, len, true, k, j);
             if (e != null) {
                 return e;
             }

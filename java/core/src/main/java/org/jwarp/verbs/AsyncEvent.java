@@ -27,8 +27,10 @@ public record AsyncEvent(Type type, int qpNum, Connection connection, Completion
         QP_FATAL,
         /**
          * IBV_EVENT_CQ_ERR: a completion queue overran (a completion found it full). Soft provider:
-         * every queue pair using the CQ goes to ERR and flushes. Kernel siw and rxe raise the event
-         * only; their queue pairs stay as they were.
+         * every queue pair using the CQ goes to ERR and flushes. DiSNI: the kernel raises the event
+         * and the provider changes no QP state itself; what happens to the QPs is the device's
+         * (rxe: they stay as they were; siw 6.1: the receive that found the CQ full ends its stream,
+         * so the peer sees a disconnect).
          */
         CQ_ERROR,
         /** IBV_EVENT_SRQ_LIMIT_REACHED: fewer buffers than the armed limit are posted; the limit disarmed. */

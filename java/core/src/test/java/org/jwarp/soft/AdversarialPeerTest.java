@@ -490,9 +490,9 @@ class AdversarialPeerTest {
                     assertTrue(flooded.isOpen(), "the flood is valid traffic: " + flooded.failure());
                     // Per reactor turn the flooding stream gets at most READ_BUDGET bytes (2730 FPDUs of
                     // 24 bytes; before the bound, 8 x 256 KiB: up to 87381), whatever the CPU load.
-                    long perTurn = fs.maxFpdusPerTurn();
+                    long perTurn = fs.receiver.maxFpdusPerTurn();
                     System.out.printf("flood: at most %d FPDUs of the flood per reactor turn%n", perTurn);
-                    assertTrue(perTurn > 0 && perTurn <= SoftStream.READ_BUDGET / 24 + 1,
+                    assertTrue(perTurn > 0 && perTurn <= StreamReceive.READ_BUDGET / 24 + 1,
                             "flood FPDUs decoded in one reactor turn: " + perTurn);
                     assertTrue(ms[50] < 2000, "legit round trip took " + ms[50] + " ms under the flood");
                 } finally {

@@ -122,7 +122,7 @@ class SoftReceivePollingTest {
                         }
                     }
                 }
-                sawPolled |= stream(p.initiator()).isPolled();
+                sawPolled |= stream(p.initiator()).receiver.isPolled();
             }
             echo.join(10_000);
             assertNull(failure.get(), () -> "echo failed: " + failure.get());
@@ -208,7 +208,7 @@ class SoftReceivePollingTest {
             assertEquals(WcOpcode.RECV, SoftFixture.one(f.cq2).opcode);
             SoftStream s = stream(p.initiator());
             // The thread now never comes back to the CQ; the lease runs out and the reactor reads.
-            waitUntil("the reactor took the stream back", () -> !s.isPolled());
+            waitUntil("the reactor took the stream back", () -> !s.receiver.isPolled());
             for (int i = 0; i < SIZE; i++) {
                 exposed.buffer().put(i, (byte) (i * 7));
             }
@@ -221,7 +221,7 @@ class SoftReceivePollingTest {
             for (int i = 0; i < SIZE; i++) {
                 assertEquals((byte) (i * 7), sink.buffer().get(i), "Read Response byte " + i);
             }
-            assertFalse(s.isPolled(), "nobody polled the initiator's CQ meanwhile");
+            assertFalse(s.receiver.isPolled(), "nobody polled the initiator's CQ meanwhile");
         }
     }
 
@@ -256,7 +256,7 @@ class SoftReceivePollingTest {
             }, "leader");
             leader.start();
             waiting.await();
-            waitUntil("the leader holds the stream", () -> stream(p.initiator()).isPolled());
+            waitUntil("the leader holds the stream", () -> stream(p.initiator()).receiver.isPolled());
             Thread.sleep(20); // let it block on the socket
             long t0 = System.nanoTime();
             p.responder().close();
@@ -288,7 +288,7 @@ class SoftReceivePollingTest {
                 }
             }, "spinner");
             t.start();
-            waitUntil("the awaiting thread holds the stream", () -> stream(p.initiator()).isPolled());
+            waitUntil("the awaiting thread holds the stream", () -> stream(p.initiator()).receiver.isPolled());
             p.initiator().close();
             t.join(30_000);
             assertFalse(t.isAlive(), "await returned after the local close");
@@ -322,8 +322,8 @@ class SoftReceivePollingTest {
                 p.initiator().queuePair().postSend(new SendRequest().send(i, src, 0, SIZE));
                 assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq).status);
                 assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq2).status);
-                assertFalse(stream(p.initiator()).isPolled());
-                assertFalse(stream(p.responder()).isPolled());
+                assertFalse(stream(p.initiator()).receiver.isPolled());
+                assertFalse(stream(p.responder()).receiver.isPolled());
             }
         }
     }

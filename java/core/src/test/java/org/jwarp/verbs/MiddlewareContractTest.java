@@ -723,7 +723,7 @@ public abstract class MiddlewareContractTest {
 
     /**
      * A CQ overrun is never silent: CQ_ERROR is raised; on the soft provider the QPs on the CQ go
-     * to ERR and flush (kernel siw and rxe raise the event only).
+     * to ERR and flush (DiSNI raises the kernel's event and changes no QP state itself).
      */
     @Test
     void cqOverrunRaisesEvent_5040_5_5() throws Exception {
@@ -744,10 +744,13 @@ public abstract class MiddlewareContractTest {
                     c[0].queuePair().postSend(s.send(i, client.mr, 0, MSG));
                 }
             } catch (WorkRequestException bad) {
+                // kernel siw: the receive that found the CQ full ends the stream, so the client may
+                // see its QP flushed before it posted all 48; the CQ_ERROR event must still come
                 Thread.sleep(500);
-                throw new AssertionError("client QP refused a Send: " + bad.getMessage() + "; client open " + c[0].isOpen()
-                        + ", server open " + c[1].isOpen() + ", server QP " + c[1].queuePair().state()
-                        + ", server events " + events, bad);
+                if (c[0].isOpen()) {
+                    throw new AssertionError("client QP refused a Send on an open connection: " + bad.getMessage()
+                            + "; server events " + events, bad);
+                }
             }
             AsyncEvent e = poll(events, AsyncEvent.Type.CQ_ERROR, 30_000);
             assertNotNull(e, "no CQ_ERROR after 48 receives into a CQ of " + small.capacity());

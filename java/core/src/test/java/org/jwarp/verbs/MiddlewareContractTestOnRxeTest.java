@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Tag;
  * {@link MiddlewareContractTest} on the DiSNI provider over the kernel's rxe0 (10.78.0.1 in the
  * guest, override with {@code -Djwarp.it.rxe=ADDR}): SRQs, completion channels and async events through
  * jwarp's libdisni. Guest only; fails when the device is missing. The silent address is a host on
- * rxe0's dummy network (dummy1 drops every packet). A CQ overrun raises IBV_EVENT_CQ_ERR only:
- * the kernel leaves the QPs as they are.
+ * rxe0's dummy network (dummy1 drops every packet). A CQ overrun raises IBV_EVENT_CQ_ERR; the
+ * provider moves no QP.
  */
 @Tag("device")
 class MiddlewareContractTestOnRxeTest extends MiddlewareContractTest {

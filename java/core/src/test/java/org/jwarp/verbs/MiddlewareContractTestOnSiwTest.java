@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Tag;
  * {@link MiddlewareContractTest} on the DiSNI provider over the kernel's siw0 (10.77.0.1 in the
  * guest, override with {@code -Djwarp.it.siw=ADDR}): SRQs, completion channels and async events through
  * jwarp's libdisni. Guest only; fails when the device is missing. The silent address is a host on
- * siw0's dummy network (dummy0 drops every packet). A CQ overrun raises IBV_EVENT_CQ_ERR only:
- * the kernel leaves the QPs as they are.
+ * siw0's dummy network (dummy0 drops every packet). A CQ overrun raises IBV_EVENT_CQ_ERR, and siw
+ * ends the stream whose receive found the CQ full (seen in the guest); the provider moves no QP.
  */
 @Tag("device")
 class MiddlewareContractTestOnSiwTest extends MiddlewareContractTest {

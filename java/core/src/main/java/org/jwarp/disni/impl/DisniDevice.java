@@ -228,7 +228,7 @@ final class DisniDevice implements Device, ConnectionManager {
             for (AutoCloseable c : children) {
                 if (c instanceof DisniCq cq && cq.ptr() == cqPtr) {
                     events.raise(new org.jwarp.verbs.AsyncEvent(org.jwarp.verbs.AsyncEvent.Type.CQ_ERROR, -1, null, cq,
-                            null, "IBV_EVENT_CQ_ERR (CQ overrun); the provider leaves its QPs as they are"));
+                            null, "IBV_EVENT_CQ_ERR (CQ overrun); the QPs are left to the device"));
                     return;
                 }
             }

@@ -1,0 +1,212 @@
+package org.jwarp.soft;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+
+import org.jwarp.ground.TermCode;
+import org.jwarp.verbs.RdmaException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The end of one {@link SoftStream}: setup failures, abnormal termination (every outstanding WR
+ * flushes, RFC 5040 §6.2.2; RFC 5041 §7.1 the TERM as the last message, given a short linger),
+ * the ULP's graceful close and the release of the socket and tx buffer.
+ */
+final class StreamClose {
+    private static final Logger LOG = LoggerFactory.getLogger(StreamClose.class);
+    /** Longest time a closing stream keeps trying to flush queued bytes (a TERM, the last FPDUs). */
+    private static final long CLOSE_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    private final SoftStream s;
+
+    StreamClose(SoftStream s) {
+        this.s = s;
+    }
+
+    /**
+     * Established stream, local error without a code of its own: TERM layer 2 / type 0 / code 5
+     * through the engine (CRC as negotiated), then close (RFC 6581 §9.3). {@code e} is what the
+     * ULP sees.
+     */
+void localError(RdmaException e) {
+        if (s.failure == null) {
+            s.failure = e;
+        }
+        s.data.localError(TermCode.MPA_LOCAL_CATASTROPHIC, e.getMessage());
+        if (s.phase == SoftStream.Phase.ESTABLISHED) {
+            teardown(e, true); // the TERM could not be queued (tx full): close anyway
+        }
+    }
+
+    /** Setup failed: flush what is queued (a reject, a TERM), close, report. */
+void fail(RdmaException e) {
+        if (s.failure == null) {
+            s.failure = e;
+        }
+        if (s.setup.request != null) {
+            s.setup.request.invalidate();
+        }
+        if (s.listener != null && !s.initiator) {
+            s.listener.pendingDone(s);
+        }
+        s.established.completeExceptionally(e);
+        startClosing();
+    }
+
+    /**
+     * Ends an established stream: WRs flush (RFC 5040 §6.2.2 abnormal termination), queued bytes (a TERM) get a short
+     * linger, the socket closes. {@code graceful} is false when the stream is already dead.
+     */
+    void teardown(RdmaException cause, boolean lingerForTx) {
+        if (s.phase == SoftStream.Phase.CLOSED || s.phase == SoftStream.Phase.CLOSING) {
+            return;
+        }
+        if (s.failure == null) {
+            s.failure = cause;
+        }
+        s.phase = SoftStream.Phase.CLOSING; // before the flush, so isOpen() is false once its completions appear
+        if (s.data != null) {
+            s.data.stop();
+        }
+        if (s.qp != null) {
+            s.qp.flush();
+        }
+        s.established.completeExceptionally(cause != null ? cause : new RdmaException("closed"));
+        if (lingerForTx) {
+            startClosing();
+        } else {
+            finishClose();
+        }
+    }
+
+void startClosing() {
+        if (s.phase == SoftStream.Phase.CLOSED) {
+            return;
+        }
+        s.phase = SoftStream.Phase.CLOSING;
+        s.setDeadline(CLOSE_LINGER_NANOS);
+        try {
+            if (s.ch != null && s.ch.isConnected()) {
+                s.sender.flush();
+            } else {
+                finishClose();
+            }
+        } catch (IOException e) {
+            finishClose();
+        }
+    }
+
+void finishClose() {
+        if (s.phase == SoftStream.Phase.CLOSED) {
+            return;
+        }
+        s.phase = SoftStream.Phase.CLOSED;
+        s.clearDeadline();
+        s.receiver.unpoll();
+        if (s.data != null) {
+            s.data.stop();
+        }
+        if (s.qp != null) {
+            s.qp.flush();
+        }
+        closeChannel();
+        if (s.qp != null) {
+            s.qp.detach(s);
+        }
+        if (!s.initiator && s.listener != null) {
+            s.listener.pendingDone(s);
+        }
+        if (s.connection != null) {
+            s.device.forget(s.connection); // before closed completes: a closer sees it untracked
+        }
+        s.established.completeExceptionally(s.failure != null ? s.failure : new RdmaException("closed"));
+        s.closed.complete(null);
+        releaseTxLater();
+    }
+
+    /**
+     * The tx buffer goes back to the device's pool on a later reactor turn, under {@link SoftStream#io}: no
+     * frame up this call stack (a data-path pump holding it) and no posting thread still uses it.
+     */
+void releaseTxLater() {
+        if (s.tx == null) {
+            return;
+        }
+        try {
+            s.reactor.execute(() -> {
+                ByteBuffer b;
+                s.lockIo();
+                try {
+                    b = s.tx;
+                    s.tx = null; // CLOSED: every later user checks the phase or tx == null first
+                } finally {
+                    s.io.unlock();
+                }
+                s.device.buffers().release(b);
+            });
+        } catch (IllegalStateException e) {
+            // the reactor is closed: the buffer is left to the GC
+        }
+    }
+
+void closeChannel() {
+        if (s.key != null) {
+            s.key.cancel();
+        }
+        if (s.ch != null) {
+            try {
+                s.ch.close();
+            } catch (IOException e) {
+                LOG.debug("close of {} failed", s.remote, e);
+            }
+        }
+    }
+
+    /** Local close by the ULP (reactor thread): graceful, a short linger for queued FPDUs. */
+    void closeByUser() {
+        s.lockIo();
+        try {
+            if (s.phase == SoftStream.Phase.CLOSED || s.phase == SoftStream.Phase.CLOSING) {
+                return;
+            }
+            RdmaException e = new RdmaException("closed locally");
+            if (s.failure == null) {
+                s.failure = e;
+            }
+            if (s.data != null) {
+                s.data.pump();
+            }
+            s.phase = SoftStream.Phase.CLOSING;
+            if (s.data != null) {
+                s.data.stop();
+            }
+            if (s.qp != null) {
+                s.qp.flush();
+            }
+            s.established.completeExceptionally(e);
+            startClosing();
+        } finally {
+            s.io.unlock();
+        }
+    }
+
+    /** Fallback when the reactor is gone: close the socket and flush from the calling thread. */
+    void closeFromOutside() {
+        closeChannel();
+        if (s.qp != null) {
+            s.qp.detach(s);
+            s.qp.flush();
+        }
+        if (s.connection != null) {
+            s.device.forget(s.connection);
+        }
+        s.closed.complete(null);
+    }
+
+    /** The data path reports a fatal error it already answered with a TERM (queued in tx). */
+    void dataPathFailed(RdmaException e) {
+        teardown(e, true);
+    }
+}

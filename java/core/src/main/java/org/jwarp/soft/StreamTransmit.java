@@ -1,0 +1,165 @@
+package org.jwarp.soft;
+
+import java.io.IOException;
+import java.nio.channels.SelectionKey;
+
+/**
+ * Transmit path of one {@link SoftStream} in FPDU mode (siw_qp_tx): moves the engine's FPDUs
+ * (RFC 5044 §4) into the stream's tx buffer and onto the socket, from a posting thread that wins
+ * the I/O lock or from the reactor.
+ *
+ * <p>No lost wake-up, by construction: output is left either staged in tx with OP_WRITE set (the
+ * reactor resumes when the socket drains), or with the reactor scheduled. {@link #flush} is the
+ * only place OP_WRITE is dropped, and it re-requests a pump when it empties tx while the engine
+ * still holds output, so "output pending, nothing staged, nobody pumping" cannot arise however the
+ * posting thread, a CQ poller and the reactor interleave.
+ */
+final class StreamTransmit {
+    /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
+    private static final int INLINE_PUMPS = 64;
+    /** True while a posting or polling thread drives the engine under the I/O lock; guarded by it. */
+    boolean inline;
+    /** Set during inline work when something needs the reactor (an I/O error, a TERM); guarded by the I/O lock. */
+    boolean deferred;
+    /** Set by {@link #outputLeft} during inline work; guarded by the I/O lock. */
+    boolean moreOutput;
+
+    private final SoftStream s;
+
+    StreamTransmit(SoftStream s) {
+        this.s = s;
+    }
+
+    /**
+     * Hot path from application threads: new WRs are queued. When the stream is established and
+     * nobody else drives it right now, the posting thread transmits them itself; otherwise (lock
+     * busy, socket full, anything left for the reactor) the reactor is asked to look.
+     */
+    void kick() {
+        if (s.phase == SoftStream.Phase.ESTABLISHED && !s.io.isHeldByCurrentThread() && !s.reactor.inReactorThread()
+                && s.io.tryLock()) {
+            boolean done;
+            try {
+                done = transmitInline();
+            } finally {
+                s.io.unlock();
+            }
+            if (done) {
+                return;
+            }
+        }
+        s.reactor.schedule(s);
+    }
+
+    /**
+     * Posting thread, {@link SoftStream#io} held: pump and flush, up to {@link #INLINE_PUMPS} rounds while
+     * the socket takes the bytes (a large Write leaves from the posting thread until the socket is
+     * full, not from the reactor); true when nothing is left for the reactor.
+     */
+boolean transmitInline() {
+        if (s.phase != SoftStream.Phase.ESTABLISHED) {
+            return false;
+        }
+        inline = true;
+        deferred = false;
+        try {
+            pumpInline();
+            if (!deferred) {
+                flush();
+            }
+        } catch (IOException e) {
+            deferred = true; // the reactor's next write or read meets the error again and tears down
+        } finally {
+            inline = false;
+        }
+        return !deferred && s.phase == SoftStream.Phase.ESTABLISHED && s.tx.position() == 0 && !s.data.hasPendingOutput();
+    }
+
+    /** {@link SoftStream#io} held, {@link #inline} set: engine output until it is done, the socket is full or the round cap. */
+void pumpInline() {
+        for (int i = 0; i < INLINE_PUMPS; i++) {
+            moreOutput = false;
+            s.data.pump();
+            if (deferred || !moreOutput) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * The data path has output left and room in the tx buffer (its round budget ran out): an
+     * inline driver loops ({@link #pumpInline}); on the reactor the stream yields to the others
+     * and continues in the next loop turn.
+     */
+    void outputLeft() {
+        if (inline) {
+            moreOutput = true;
+        } else {
+            kick();
+        }
+    }
+
+    /** True while a posting thread transmits (the data path then defers teardown to the reactor). */
+    boolean inlineTransmit() {
+        return inline;
+    }
+
+    /** Inline transmit met something only the reactor may handle; it runs once the posting thread is done. */
+    void deferToReactor() {
+        deferred = true;
+    }
+
+    /** Writes queued bytes; keeps OP_WRITE while some remain. */
+    void flush() throws IOException {
+        if (s.ch == null || !s.ch.isOpen() || s.tx == null || s.phase == SoftStream.Phase.CONNECTING) {
+            return;
+        }
+        if (s.tx.position() > 0) {
+            s.tx.flip();
+            try {
+                s.ch.write(s.tx);
+            } finally {
+                s.tx.compact();
+            }
+        }
+        boolean pending = s.tx.position() > 0;
+        if (s.key != null && s.key.isValid()) {
+            int ops = s.key.interestOps();
+            int want = pending ? ops | SelectionKey.OP_WRITE : ops & ~SelectionKey.OP_WRITE;
+            if (want != ops) {
+                s.key.interestOps(want);
+                if (pending && !s.reactor.inReactorThread()) {
+                    s.reactor.wake(); // the selector applies the new interest when it (re)enters select
+                }
+            }
+        }
+        if (!pending && s.phase == SoftStream.Phase.ESTABLISHED && s.data.hasPendingOutput()) {
+            // The one place OP_WRITE is dropped is also the one place that sees the engine still
+            // holding output (a pump stopped at a full socket that drained since): it asks for
+            // another pump, so "output pending, nothing staged, nobody pumping" cannot arise.
+            outputLeft();
+        }
+        if (!pending && s.phase == SoftStream.Phase.CLOSING) {
+            s.closer.finishClose();
+        }
+    }
+
+    /** {@link #flush()} from a context that cannot throw: an I/O error tears the stream down. */
+    void flushQuietly() {
+        try {
+            flush();
+        } catch (IOException e) {
+            if (inline) {
+                deferred = true;
+            } else {
+                s.onIoError(e);
+            }
+        }
+    }
+
+void interest(int ops) {
+        if (s.key != null && s.key.isValid()) {
+            s.key.interestOps(ops);
+        }
+    }
+}
