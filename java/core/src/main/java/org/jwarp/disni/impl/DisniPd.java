@@ -127,7 +127,11 @@ final class DisniPd implements ProtectionDomain {
     /**
      * A region of any length (RFC 5041 section 4.1: 64-bit tagged offsets): memory mapped by the
      * native library and registered by address and 64-bit length, since DiSNI's regMr takes an int.
-     * Any failure after the mapping unmaps it again; nothing leaks.
+     * Any failure after the mapping unmaps it again; nothing leaks. Closing the region deregisters
+     * it at once (its STag is dead), but the memory stays mapped until no window of it
+     * ({@link MemoryRegion#buffer()}, {@link MemoryRegion#buffer(long, int)}, their slices and
+     * duplicates) is reachable: a window kept past close reads stale but private memory, never
+     * another region's ({@link WindowedMemory}).
      */
     @Override
     public MemoryRegion allocate(long length, Set<Access> access) throws RdmaException {
@@ -165,16 +169,14 @@ final class DisniPd implements ProtectionDomain {
             throw new RdmaException("ibv_reg_mr of " + length + " bytes at 0x" + Long.toHexString(addr) + " failed: "
                     + e.getMessage() + " (is the memlock limit high enough? ulimit -l)", e);
         }
-        return track(new DisniMr(this, addr, length, keys.getInt(0), keys.getInt(4), access, null, () -> {
+        WindowedMemory memory = new WindowedMemory(addr, length, JwarpNative::window, JwarpNative::unmapRegion);
+        return track(new DisniMr(this, addr, length, keys.getInt(0), keys.getInt(4), access, memory, () -> {
             int rc = JwarpNative.deregMr(mrPtr);
             if (rc != 0) {
-                LOG.warn("ibv_dereg_mr of a region of {} bytes returned {}; its memory stays mapped", length, rc);
+                LOG.warn("ibv_dereg_mr of a region of {} bytes returned {}; its memory stays mapped (leaked)", length, rc);
                 return;
             }
-            rc = JwarpNative.unmapRegion(addr, length);
-            if (rc != 0) {
-                LOG.warn("munmap of a region of {} bytes: errno {}", length, rc);
-            }
+            memory.close(); // unmapped now, or once its last window is unreachable
         }));
     }
 
@@ -198,6 +200,8 @@ final class DisniPd implements ProtectionDomain {
         private final int rkey;
         /** The caller's buffer, or null for memory this region owns (reached through windows). */
         private final ByteBuffer buffer;
+        /** The memory this region owns, or null for a caller's buffer. */
+        private final WindowedMemory memory;
         private final Set<Access> access;
         private final Runnable release;
         private volatile boolean open = true;
@@ -207,6 +211,17 @@ final class DisniPd implements ProtectionDomain {
 
         DisniMr(DisniPd pd, long address, long length, int lkey, int rkey, Set<Access> access, ByteBuffer buffer,
                 Runnable release) {
+            this(pd, address, length, lkey, rkey, access, buffer, null, release);
+        }
+
+        DisniMr(DisniPd pd, long address, long length, int lkey, int rkey, Set<Access> access, WindowedMemory memory,
+                Runnable release) {
+            this(pd, address, length, lkey, rkey, access, null, memory, release);
+        }
+
+        private DisniMr(DisniPd pd, long address, long length, int lkey, int rkey, Set<Access> access, ByteBuffer buffer,
+                WindowedMemory memory, Runnable release) {
+            this.memory = memory;
             this.pd = pd;
             this.address = address;
             this.length = length;
@@ -243,9 +258,10 @@ final class DisniPd implements ProtectionDomain {
 
         private ByteBuffer window(long offset, int len) {
             if (!open) {
-                throw new IllegalStateException("region closed: its memory is unmapped");
+                throw new IllegalStateException("region closed: no windows on its memory");
             }
-            return JwarpNative.window(address + offset, len);
+            return memory.window(offset, len); // refused there too if close() won the race
+
         }
 
         @Override
