@@ -68,6 +68,7 @@ public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
         return maxSge;
     }
 
+    /** Posted buffers not yet taken by a Send (a buffer counts out when a message starts consuming it). */
     @Override
     public synchronized int posted() {
         return (int) (tail - head);

@@ -32,7 +32,16 @@ public interface SharedReceiveQueue extends AutoCloseable {
     /** SGEs per receive request ({@code max_sge} as granted). */
     int maxSge();
 
-    /** Buffers posted and not yet consumed by a Send (a snapshot). */
+    /**
+     * Buffers posted and not yet known to be consumed (a snapshot). A device does not tell which
+     * buffers a Send took until the completion is polled, so the DiSNI provider counts a buffer
+     * until its completion (success or flush) is polled from its CQ; the soft provider counts it
+     * out as a Send starts consuming it. So between a Send's arrival and the poll of its
+     * completion the two may differ by the completions not yet polled; once every completion is
+     * polled both give the buffers still held by the queue, and posting fails as full only when
+     * {@code posted() == capacity()}. The limit event ({@link #armLimit}) follows the device's own
+     * count.
+     */
     int posted();
 
     /**

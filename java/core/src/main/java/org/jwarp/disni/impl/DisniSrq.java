@@ -109,6 +109,7 @@ final class DisniSrq implements SharedReceiveQueue {
         return maxSge;
     }
 
+    /** Posted buffers whose completion has not been polled yet (a slot is freed at the poll). */
     @Override
     public synchronized int posted() {
         return capacity - freeTop;
