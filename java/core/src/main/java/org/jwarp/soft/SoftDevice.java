@@ -102,6 +102,9 @@ public final class SoftDevice implements Device {
 
     @Override
     public void setEventListener(org.jwarp.verbs.AsyncEventListener listener, java.util.concurrent.Executor executor) {
+        if (listener != null && closed) {
+            throw new IllegalStateException("setEventListener: device " + SoftProvider.DEVICE_NAME + " is closed");
+        }
         events.set(listener, executor);
     }
 

@@ -813,6 +813,31 @@ public abstract class MiddlewareContractTest {
         assertEndsWithin(mine, 3000, "device closed");
     }
 
+    static int asyncEventThreads() {
+        int n = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("jwarp-disni-async-events") && t.isAlive()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * A listener cannot be set on a closed device (nothing would ever stop its event thread);
+     * removing one (null) stays harmless (RFC 5040 §5.3 asynchronous events).
+     */
+    @Test
+    void eventListenerOnClosedDeviceRefused_5040_5_3() throws Exception {
+        int before = asyncEventThreads();
+        Device d = provider.open(bindAddress());
+        d.close();
+        assertThrows(IllegalStateException.class, () -> d.setEventListener(ev -> { }, Runnable::run));
+        d.setEventListener(null, null);
+        Thread.sleep(200);
+        assertTrue(asyncEventThreads() <= before, "an event thread outlives its closed device");
+    }
+
     /** Posting to a CQ without a channel cannot be armed: a clear error, not a silent no-op. */
     @Test
     void requestNotifyWithoutChannelRefused_5040_5_5() throws Exception {

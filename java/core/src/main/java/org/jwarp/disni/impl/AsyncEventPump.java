@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * slices of 100 ms) and offering each event to every device opened on that context (rdma_cm hands
  * the same context to every id of a device), which raises it if it owns the QP, CQ or SRQ named.
  * Started when the first device of the context gets an event listener, stopped when the last of
- * them closes.
+ * them closes. A native error stops it and the provider forgets it (logged at error level), so a
+ * device that sets a listener later starts a fresh pump.
  *
  * <p>Thread-safe.
  */
@@ -22,9 +23,12 @@ final class AsyncEventPump {
     final CopyOnWriteArrayList<DisniDevice> devices = new CopyOnWriteArrayList<>();
     private final Thread thread;
     private volatile boolean running = true;
+    private final java.util.function.Consumer<AsyncEventPump> failed;
 
-    AsyncEventPump(long context) {
+    /** {@code failed} is told when the pump stops on a native error (the provider then forgets it). */
+    AsyncEventPump(long context, java.util.function.Consumer<AsyncEventPump> failed) {
         this.context = context;
+        this.failed = failed;
         thread = new Thread(this::run, "jwarp-disni-async-events");
         thread.setDaemon(true);
         thread.start();
@@ -38,7 +42,10 @@ final class AsyncEventPump {
                 continue;
             }
             if (type < -1) {
-                LOG.warn("ibv_get_async_event failed with errno {}; async events stop", -2 - type);
+                LOG.error("ibv_get_async_event failed with errno {}; async events of context 0x{} stop for {} device(s)",
+                        -2 - type, Long.toHexString(context), devices.size());
+                running = false;
+                failed.accept(this);
                 return;
             }
             int qpNum = out.getInt(JwarpNative.AE_QP_NUM);

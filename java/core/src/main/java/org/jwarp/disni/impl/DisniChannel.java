@@ -125,7 +125,7 @@ final class DisniChannel implements CompletionChannel {
         try {
             int rc = verbs.destroyCompChannel(channel);
             if (rc != 0) {
-                LOG.warn("ibv_destroy_comp_channel returned {} (a CQ still uses it?)", rc);
+                LOG.warn("ibv_destroy_comp_channel returned {} (a CQ still uses it?): the native channel leaked", rc);
             }
         } catch (IOException e) {
             LOG.warn("ibv_destroy_comp_channel: {}", e.toString());

@@ -293,12 +293,12 @@ final class DisniCq implements CompletionQueue {
         try {
             int rc = verbs.destroyCQ(cq);
             if (rc != 0) {
-                LOG.warn("ibv_destroy_cq returned {} (a QP still uses it?)", rc);
+                LOG.warn("ibv_destroy_cq returned {} (a QP still uses it?): the native CQ leaked", rc);
             }
             if (shared == null) {
                 rc = verbs.destroyCompChannel(channel);
                 if (rc != 0) {
-                    LOG.warn("ibv_destroy_comp_channel returned {}", rc);
+                    LOG.warn("ibv_destroy_comp_channel returned {}: the native channel leaked", rc);
                 }
             } else {
                 shared.forget(this);

@@ -202,9 +202,15 @@ final class DisniDevice implements Device, ConnectionManager {
 
     @Override
     public void setEventListener(org.jwarp.verbs.AsyncEventListener listener, java.util.concurrent.Executor executor) {
+        if (listener != null && !open) {
+            throw new IllegalStateException("setEventListener: device " + info.name() + " is closed");
+        }
         events.set(listener, executor);
         if (listener != null) {
             provider.asyncEvents(this);
+            if (!open) { // close() ran meanwhile: it set open before leaving the pump, so undo what it missed
+                provider.asyncEventsDone(this);
+            }
         }
     }
 

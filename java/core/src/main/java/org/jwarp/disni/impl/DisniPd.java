@@ -117,7 +117,7 @@ final class DisniPd implements ProtectionDomain {
         try {
             int rc = verbs.deallocPd(pd);
             if (rc != 0) {
-                LOG.warn("ibv_dealloc_pd returned {} (regions or QPs still use it)", rc);
+                LOG.warn("ibv_dealloc_pd returned {} (regions or QPs still use it): the native PD leaked", rc);
             }
         } catch (IOException e) {
             LOG.warn("ibv_dealloc_pd: {}", e.toString());

@@ -90,10 +90,15 @@ public final class DisniProviderImpl implements RdmaProvider {
 
     /** Makes sure the device's context has an async-event pump that offers events to {@code d}. */
     synchronized void asyncEvents(DisniDevice d) {
-        AsyncEventPump p = pumps.computeIfAbsent(d.contextPtr(), AsyncEventPump::new);
+        AsyncEventPump p = pumps.computeIfAbsent(d.contextPtr(), c -> new AsyncEventPump(c, this::asyncEventsFailed));
         if (!p.devices.contains(d)) {
             p.devices.add(d);
         }
+    }
+
+    /** The pump of {@code context} stopped on a native error: a device set up later gets a fresh one. */
+    synchronized void asyncEventsFailed(AsyncEventPump p) {
+        pumps.remove(p.context, p);
     }
 
     /** The device closes: its context's pump stops with its last device. */

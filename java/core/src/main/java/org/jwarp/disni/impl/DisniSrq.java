@@ -278,7 +278,7 @@ final class DisniSrq implements SharedReceiveQueue {
         open = false;
         int rc = JwarpNative.srqDestroy(srqPtr);
         if (rc != 0) {
-            LOG.warn("ibv_destroy_srq returned errno {} (a QP still uses it?)", rc);
+            LOG.warn("ibv_destroy_srq returned errno {} (a QP still uses it?): the native SRQ leaked", rc);
         }
         device.forget(this);
     }
