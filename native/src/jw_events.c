@@ -256,11 +256,20 @@ JNIEXPORT jint JNICALL JN(asyncEvent)(JNIEnv *env, jclass cls, jlong ctxPtr, jin
 	case IBV_EVENT_GID_CHANGE:
 		put32(base, AE_PORT, ev.element.port_num);
 		break;
-	case IBV_EVENT_DEVICE_FATAL:
-		break;
-	default: /* QP events: COMM_EST, SQ_DRAINED, PATH_MIG*, QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, QP_LAST_WQE_REACHED */
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
 		if (ev.element.qp != NULL)
 			put32(base, AE_QP_NUM, (int32_t)ev.element.qp->qp_num);
+		break;
+	default:
+		/* DEVICE_FATAL, WQ_FATAL (its element is a struct ibv_wq, not a QP) and any event this
+		 * code does not know: no element is read, so no qp number (-1), CQ or SRQ */
 		break;
 	}
 	ibv_ack_async_event(&ev);
