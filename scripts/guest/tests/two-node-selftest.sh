@@ -5,7 +5,9 @@
 #     their link, node 2's output comes back prefixed "[node2] ", the host's captures decode
 #     (tshark) with the pings in them;
 #   run 2: node 2's command fails while node 1's still runs: the run fails with node 2's status
-#     and stops node 1 early.
+#     and stops node 1 early;
+#   run 3: node 1's guest powers itself off without an exit status: the run fails at once and
+#     stops node 2 instead of waiting for it (or the timeout).
 #
 #   scripts/guest/tests/two-node-selftest.sh [runner options]
 #
@@ -57,8 +59,15 @@ check "run 2: node 2's failure fails the run with its status (got $rc)" test "$r
 check "run 2: node 1 was stopped early ($((t2 - t1))s)" test "$((t2 - t1))" -lt 200
 check "run 2: the runner says why" grep -q "node 2's command failed (exit 7); node 1 was stopped" "$work/err2"
 check "run 2: node 1's command did not finish" test "$(grep -c NODE1_RAN_ON "$work/out2")" -eq 0
+"$runner" "$@" --nodes 2 --node2 'sleep 150; echo NODE2_RAN_ON' 'busybox poweroff -f' > "$work/out3" 2> "$work/err3"
+rc=$?
+t3=$SECONDS
+check "run 3: a guest gone without an exit status fails the run (got $rc)" test "$rc" -ne 0
+check "run 3: node 2 was stopped early ($((t3 - t2))s)" test "$((t3 - t2))" -lt 140
+check "run 3: the runner says why" grep -q "node 1's guest ended without an exit status" "$work/err3"
+check "run 3: node 2's command did not finish" test "$(grep -c NODE2_RAN_ON "$work/out3")" -eq 0
 if [ "$failed" -gt 0 ]; then
-  for f in out1 err1 out2 err2; do echo "----- $f -----" >&2; tail -40 "$work/$f" >&2; done
+  for f in out1 err1 out2 err2 out3 err3; do echo "----- $f -----" >&2; tail -40 "$work/$f" >&2; done
 fi
-echo "two-node-selftest: $passed passed, $failed failed (run 1 $((t1 - t0))s, run 2 $((t2 - t1))s)"
+echo "two-node-selftest: $passed passed, $failed failed (run 1 $((t1 - t0))s, run 2 $((t2 - t1))s, run 3 $((t3 - t2))s)"
 [ "$failed" -eq 0 ]
