@@ -123,6 +123,34 @@ class DisniDeviceTest {
 
     @ParameterizedTest
     @MethodSource("addresses")
+    @DisplayName("A window kept past its region's close neither faults nor reaches a later region's memory (RFC 5040 §2.1)")
+    void staleWindowNeverReachesAnotherRegion_5040_2_1(String addr) throws Exception {
+        Side s = new Side(addr);
+        try {
+            MemoryRegion old = s.pd.allocate(1 << 20, EnumSet.of(Access.LOCAL_WRITE));
+            ByteBuffer w = old.buffer(0, 4096);
+            long oldAddress = old.address();
+            old.close();
+            assertThrows(IllegalStateException.class, () -> old.buffer(0, 8), "no new window after close");
+            w.putLong(0, 0x0bad_0bad_0bad_0badL); // still mapped: no fault
+            for (int i = 0; i < 4; i++) {
+                MemoryRegion fresh = s.pd.allocate(1 << 20, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+                try {
+                    assertTrue(fresh.address() != oldAddress, "the stale window's memory was handed to a new region");
+                    w.putLong(8, 0x0bad_0bad_0bad_0badL);
+                    assertEquals(0L, fresh.buffer(8, 8).getLong(0), "a stale window wrote into a new region");
+                } finally {
+                    fresh.close();
+                }
+            }
+            assertEquals(0x0bad_0bad_0bad_0badL, w.getLong(0));
+        } finally {
+            s.close();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("addresses")
     void bundledLibraryCameFromTheJarCache(String addr) throws ExecutionException {
         assertTrue(DisniRuntime.get().libraryPath().isPresent(), "libdisni must come from the bundled copy");
         assertTrue(addr.length() > 0);
