@@ -36,8 +36,11 @@ import org.jwarp.ground.TermCode;
  * Out-of-order placement is supported for untagged messages (tracked per buffer) and for tagged
  * segments; a tagged message ends with its L segment, which an in-order LLP delivers last.
  *
- * <p>Not thread-safe: one thread feeds a receiver. Revocation of an STag from another thread
- * takes effect for every segment validated after {@code StagTable.invalidate} returns.
+ * <p>Not thread-safe: one thread feeds a receiver. Revocation of an STag from another thread is
+ * fenced (RFC 5041 §8.3.1 (6)): a tagged segment holds a placement lease on its region from
+ * validation until its payload is in, and {@code StagTable.invalidate}/{@code deregister} wait for
+ * it, so once either returns no byte of any segment lands in the region; a segment that finds the
+ * region revoked is the §7.1 invalid-STag error (1/0), reported before a byte is placed.
  */
 public final class DdpReceiver {
     /** Out-of-order ranges per posted untagged buffer unless the constructor is given another bound. */
@@ -218,12 +221,20 @@ public final class DdpReceiver {
         }
         if (payload > 0) {
             StagRegion mr = stags.lookup(stag);
-            int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
-            if (r != StagTable.OK) {
-                error(taggedCode(r), seg, index, length);
+            if (mr == null || !mr.acquirePlacement()) {
+                error(TermCode.DDP_TAGGED_INVALID_STAG, seg, index, length); // revoked (§7.1, §8.3.1 (6))
                 return;
             }
-            mr.buffer().put(mr.indexOf(to), seg, index + DdpHeader.TAGGED_HEADER_LENGTH, payload);
+            try {
+                int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
+                if (r != StagTable.OK) {
+                    error(taggedCode(r), seg, index, length);
+                    return;
+                }
+                mr.buffer().put(mr.indexOf(to), seg, index + DdpHeader.TAGGED_HEADER_LENGTH, payload);
+            } finally {
+                mr.releasePlacement();
+            }
         }
         segments++;
         taggedLength += payload;

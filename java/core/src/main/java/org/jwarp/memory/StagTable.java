@@ -155,7 +155,8 @@ public final class StagTable {
     /**
      * Invalidates {@code stag} on behalf of {@code pd} (RFC 5040 §5.3 Send with Invalidate, RFC 5041
      * §8.3). Returns false if the STag is not live or belongs to another protection domain. The slot
-     * stays reserved until {@link #deregister}.
+     * stays reserved until {@link #deregister}. When it returns true, no placement into the region
+     * is in progress and none will start (RFC 5041 §8.3.1 (6), see {@link StagRegion}).
      */
     public boolean invalidate(int stag, StagDomain pd) {
         StagRegion mr = lookup(stag);
@@ -163,21 +164,29 @@ public final class StagTable {
             return false;
         }
         mr.revoke();
+        mr.awaitPlacements();
         return true;
     }
 
-    /** Revokes {@code stag} immediately and frees its slot for reuse under a new key. */
-    public synchronized boolean deregister(int stag) {
-        int idx = stag >>> 8;
-        if (idx == 0 || idx >= slots.length()) {
-            return false;
+    /**
+     * Revokes {@code stag} immediately and frees its slot for reuse under a new key. When it returns
+     * true, no placement into the region is in progress and none will start (RFC 5041 §8.3.1 (6)).
+     */
+    public boolean deregister(int stag) {
+        StagRegion mr;
+        synchronized (this) {
+            int idx = stag >>> 8;
+            if (idx == 0 || idx >= slots.length()) {
+                return false;
+            }
+            mr = slots.get(idx);
+            if (mr == null || mr.stag() != stag) {
+                return false;
+            }
+            mr.revoke();
+            slots.set(idx, null);
         }
-        StagRegion mr = slots.get(idx);
-        if (mr == null || mr.stag() != stag) {
-            return false;
-        }
-        mr.revoke();
-        slots.set(idx, null);
+        mr.awaitPlacements(); // outside the table lock: registrations go on meanwhile
         return true;
     }
 }

@@ -94,6 +94,11 @@ public final class SoftMemoryRegion implements MemoryRegion {
         return EnumSet.copyOf(access.isEmpty() ? EnumSet.noneOf(Access.class) : access);
     }
 
+    /**
+     * Deregisters the region (RFC 5041 §8.3.1 (6)): when this returns, no byte from the peer is
+     * being placed into it or will be (a Write or Read Response segment validated just before is
+     * waited for; a later one is a TERM 1/0, invalid STag).
+     */
     @Override
     public void close() {
         if (pd.device().stags().deregister(mr.stag())) {
