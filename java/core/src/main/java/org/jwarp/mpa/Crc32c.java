@@ -38,6 +38,30 @@ public final class Crc32c {
         }
     }
 
+    /** Starts an incremental computation ({@link #update}, {@link #value}). */
+    public void reset() {
+        crc.reset();
+    }
+
+    /** Adds {@code length} bytes of {@code buf} from absolute {@code index}; position and limit are restored. */
+    public void update(ByteBuffer buf, int index, int length) {
+        int pos = buf.position();
+        int lim = buf.limit();
+        try {
+            buf.limit(index + length);
+            buf.position(index);
+            crc.update(buf);
+        } finally {
+            buf.limit(lim);
+            buf.position(pos);
+        }
+    }
+
+    /** The CRC32c of the bytes added since {@link #reset}. */
+    public int value() {
+        return (int) crc.getValue();
+    }
+
     /** Writes {@code crc} at {@code index} in the siw wire order (little-endian of the value). */
     public static void putWire(ByteBuffer buf, int index, int crc) {
         buf.put(index, (byte) crc);
