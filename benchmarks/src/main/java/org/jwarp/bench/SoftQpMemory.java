@@ -3,6 +3,8 @@ package org.jwarp.bench;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.EnumSet;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,19 +15,29 @@ import java.util.concurrent.TimeUnit;
 
 import org.jwarp.soft.SoftConfig;
 import org.jwarp.soft.SoftProvider;
+import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.ProtectionDomain;
+import org.jwarp.verbs.MemoryRegion;
+import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.SendRequest;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
 
 /**
  * Memory per queue pair of the embedded provider: opens {@code N} loopback connections (2N QPs,
  * both ends here; RFC 6581 §9.2 P2P setup each), all on one reactor thread, and prints the heap
  * and direct-buffer growth per QP and the setup rate. Run:
- * {@code java -cp benchmarks/target/benchmarks.jar org.jwarp.bench.SoftQpMemory [N] [txBuffer] [maxFpdu]}.
+ * {@code java -cp benchmarks/target/benchmarks.jar org.jwarp.bench.SoftQpMemory [N] [txBuffer] [maxFpdu] [traffic]}.
+ * {@code txBuffer} 0 keeps the provider defaults; with {@code traffic} = 1 every connection then
+ * does one 64 KiB Send and one 64 KiB RDMA Write (RFC 5040 §4) before the second measurement
+ * (issue 13's per-QP memory target: at most 64 KiB per QP at 1,000 QPs). Application buffers are
+ * two shared 64 KiB regions, so what grows is the provider's own state.
  */
 public final class SoftQpMemory {
     private SoftQpMemory() {
@@ -47,14 +59,56 @@ public final class SoftQpMemory {
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
+    private static final int MSG = 64 * 1024;
+
+    /** On every connection: a 64 KiB Send (into a receive the peer posted) and a 64 KiB RDMA Write. */
+    private static void exchange(CompletionQueue cq, List<Connection> ini, List<Connection> acc, MemoryRegion src,
+                                 MemoryRegion dst) throws Exception {
+        SendRequest wr = new SendRequest();
+        WorkCompletion[] out = new WorkCompletion[4];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = new WorkCompletion();
+        }
+        for (int i = 0; i < ini.size(); i++) {
+            QueuePair a = ini.get(i).queuePair();
+            acc.get(i).queuePair().postRecv(i, dst, 0, MSG);
+            a.postSend(wr.send(i, src, 0, MSG));
+            reap(cq, out, 2);
+            a.postSend(wr.write(i, src, 0, MSG, dst.address(), dst.rkey()));
+            reap(cq, out, 1);
+        }
+    }
+
+    private static void reap(CompletionQueue cq, WorkCompletion[] out, int want) throws Exception {
+        int got = 0;
+        while (got < want) {
+            int k = cq.await(out, want - got, 10, TimeUnit.SECONDS);
+            if (k == 0) {
+                throw new IllegalStateException("no completion within 10 s");
+            }
+            for (int j = 0; j < k; j++) {
+                if (out[j].status != WcStatus.SUCCESS) {
+                    throw new IllegalStateException("failed: " + out[j]);
+                }
+            }
+            got += k;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int tx = args.length > 1 ? Integer.parseInt(args[1]) : 8192;
         int fpdu = args.length > 2 ? Integer.parseInt(args[2]) : Math.min(tx, 8192);
-        SoftConfig cfg = SoftConfig.defaults().withBuffers(fpdu, tx);
+        boolean traffic = args.length > 3 && Integer.parseInt(args[3]) != 0;
+        SoftConfig cfg = tx == 0 ? SoftConfig.defaults() : SoftConfig.defaults().withBuffers(fpdu, tx);
+        tx = cfg.txBufferSize();
+        fpdu = cfg.maxFpdu();
         try (SoftProvider p = new SoftProvider(cfg)) {
             Device d = p.open(InetAddress.getLoopbackAddress());
             ProtectionDomain pd = d.allocateProtectionDomain();
+            MemoryRegion src = pd.register(ByteBuffer.allocateDirect(MSG), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion dst = pd.register(ByteBuffer.allocateDirect(MSG),
+                    EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
             CompletionQueue cq = d.createCompletionQueue(16 * n + 16);
             Listener l = d.connectionManager().listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
             ConnectionParameters params = ConnectionParameters.builder().ird(2).ord(2).build();
@@ -77,14 +131,18 @@ public final class SoftQpMemory {
                 all.add(d.connectionManager().connect(l.localAddress(), QueuePairConfig.of(pd, cq, 4), params,
                         Duration.ofSeconds(10)));
             }
-            all.addAll(acc.get(60, TimeUnit.SECONDS));
+            List<Connection> accepted = acc.get(60, TimeUnit.SECONDS);
             double secs = (System.nanoTime() - t0) / 1e9;
+            if (traffic) {
+                exchange(cq, all, accepted, src, dst);
+            }
+            all.addAll(accepted);
             long h1 = heap();
             long d1 = direct();
             int qps = 2 * n;
-            System.out.printf(Locale.ROOT, "{\"connections\":%d,\"qps\":%d,\"setupPerSecond\":%.0f,"
+            System.out.printf(Locale.ROOT, "{\"connections\":%d,\"traffic\":%b,\"qps\":%d,\"setupPerSecond\":%.0f,"
                             + "\"heapKiBPerQp\":%.1f,\"directKiBPerQp\":%.1f,\"txBuffer\":%d,\"maxFpdu\":%d,\"reactors\":%d}%n",
-                    n, qps, n / secs, (h1 - h0) / 1024.0 / qps, (d1 - d0) / 1024.0 / qps, tx, fpdu, cfg.reactors());
+                    n, traffic, qps, n / secs, (h1 - h0) / 1024.0 / qps, (d1 - d0) / 1024.0 / qps, tx, fpdu, cfg.reactors());
             for (Connection c : all) {
                 c.close();
             }

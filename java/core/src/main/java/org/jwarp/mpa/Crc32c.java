@@ -38,12 +38,15 @@ public final class Crc32c {
         }
     }
 
-    /** Starts an incremental computation ({@link #update}, {@link #value}). */
-    public void reset() {
+    /** Starts an incremental CRC over several pieces ({@link #update}, then {@link #value}). */
+    public void begin() {
         crc.reset();
     }
 
-    /** Adds {@code length} bytes of {@code buf} from absolute {@code index}; position and limit are restored. */
+    /**
+     * Adds {@code length} bytes of {@code buf} from absolute index {@code index}; the buffer's
+     * position and limit are restored before returning (use a private view of shared memory).
+     */
     public void update(ByteBuffer buf, int index, int length) {
         int pos = buf.position();
         int lim = buf.limit();
@@ -57,7 +60,7 @@ public final class Crc32c {
         }
     }
 
-    /** The CRC32c of the bytes added since {@link #reset}. */
+    /** The standard CRC32c value of the pieces added since {@link #begin}. */
     public int value() {
         return (int) crc.getValue();
     }

@@ -242,7 +242,7 @@ public final class FpduDecoder {
                 int hl = needed - Fpdu.ULPDU_OFFSET;
                 if (handler.beginDirect(gather, Fpdu.ULPDU_OFFSET, hl, ulpdu)) {
                     if (crcEnabled) {
-                        crc.reset();
+                        crc.begin();
                         crc.update(gather, 0, needed);
                     }
                     directLeft = ulpdu - hl;

@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Exception: receive polling (see {@link SoftCompletionQueue}). A thread waiting on a CQ may
  * read a stream's socket itself; while it does, the stream is <em>polled</em>: its key has no
- * OP_READ interest, so data arriving for it does not wake this loop. The loop keeps the polled
- * streams in a list and, while it is not empty, wakes at least every lease period to hand back
- * to itself (OP_READ on again) any stream whose poller went quiet for longer than the lease.
+ * OP_READ interest, so data arriving for it does not wake this loop. The loop keeps the CQ pollers
+ * holding its streams in a list and, while it is not empty, wakes at least every lease period to
+ * take back (OP_READ on again) the streams of any poller that went away for longer than the
+ * lease: one check per CQ, not per stream.
  */
 final class Reactor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Reactor.class);
@@ -92,10 +93,11 @@ final class Reactor implements AutoCloseable {
         }
     }
 
-    /** Streams a poller reads (OP_READ off); guarded by {@link #lock}. */
-    private final ArrayList<SoftStream> polled = new ArrayList<>();
-    /** Reactor-thread copy of {@link #polled} for the lease check (no allocation per turn). */
-    private final ArrayList<SoftStream> polledBatch = new ArrayList<>();
+    /** CQ pollers holding streams of this loop (OP_READ off); guarded by {@link #lock}. */
+    private final ArrayList<CqPoller> pollers = new ArrayList<>();
+    /** Reactor-thread copy of {@link #pollers} for the lease check (no allocation per turn). */
+    private final ArrayList<CqPoller> pollerBatch = new ArrayList<>();
+    /** Streams of this loop a poller holds; written under {@link #lock}. */
     private volatile int polledCount;
     private final long pollLeaseNanos;
 
@@ -214,19 +216,22 @@ final class Reactor implements AutoCloseable {
         }
     }
 
-    /** A poller took {@code s} over (its key lost OP_READ); the lease check now covers it. */
-    void addPolled(SoftStream s) {
+    /** Poller {@code p} took a stream of this loop over (its key lost OP_READ); the lease check now covers it. */
+    void addPolled(CqPoller p) {
         synchronized (lock) {
-            polled.add(s);
-            polledCount = polled.size();
+            polledCount++;
+            if (!pollers.contains(p)) {
+                pollers.add(p);
+            }
         }
     }
 
-    /** {@code s} is read by the reactor again. */
-    void removePolled(SoftStream s) {
+    /** A stream of this loop is read by the reactor again. */
+    void removePolled(CqPoller p) {
         synchronized (lock) {
-            polled.remove(s);
-            polledCount = polled.size();
+            if (--polledCount == 0) {
+                pollers.clear();
+            }
         }
     }
 
@@ -235,25 +240,28 @@ final class Reactor implements AutoCloseable {
         return polledCount;
     }
 
-    /** Hands back to the reactor every polled stream whose poller has been quiet for the lease. */
+    /**
+     * Hands back to the reactor the streams of every poller that has been away for the lease: one
+     * check per poller (CQ), not per stream; a stream is touched only when it is handed back.
+     */
     private void checkPollLeases() {
         if (polledCount == 0) {
             return;
         }
         synchronized (lock) {
-            for (int i = 0; i < polled.size(); i++) {
-                polledBatch.add(polled.get(i));
+            for (int i = 0; i < pollers.size(); i++) {
+                pollerBatch.add(pollers.get(i));
             }
         }
         long now = System.nanoTime();
-        for (int i = 0; i < polledBatch.size(); i++) {
+        for (int i = 0; i < pollerBatch.size(); i++) {
             try {
-                polledBatch.get(i).receiver.revokeStalePoll(now, pollLeaseNanos);
+                pollerBatch.get(i).revokeIfStale(this, now, pollLeaseNanos);
             } catch (RuntimeException e) {
                 LOG.error("poll lease check failed", e);
             }
         }
-        polledBatch.clear();
+        pollerBatch.clear();
     }
 
     private void loop() {

@@ -1,13 +1,6 @@
 package org.jwarp.soft;
 
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedSelectorException;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 
 import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.CompletionChannel;
@@ -36,36 +29,32 @@ import org.slf4j.LoggerFactory;
  * arming (found by the poll that follows it) or raises the event on the CQ's
  * {@link SoftCompletionChannel}.
  *
- * <h2>Receive polling (leader/follower)</h2>
+ * <h2>Receive polling (leader/follower, {@link CqPoller})</h2>
  * Without it every received message costs two thread hand-offs: the reactor wakes from select,
- * reads, runs the engine and fills the CQ, then wakes the thread blocked in {@link #await}. On a
- * small machine those wake-ups dominate a loopback round trip, whereas a plain TCP ping-pong
- * thread reads its own socket. So a thread that awaits on an empty CQ first becomes the CQ's
- * <em>leader</em> (one at a time, by try-lock; the others follow, spinning on the ring): for up
- * to {@link SoftConfig#pollSpinMicros()} it reads, non-blocking, the sockets of the streams whose
- * QPs use this CQ, each under that stream's I/O lock taken without waiting (a busy lock means
- * the reactor or a poster drives the stream just now, and that driver will fill the CQ), runs
- * the engine and reaps the completions it produced itself; then it hands the streams back to
- * the reactor and parks in the monitor as before. The guarantees stay those of the single
- * engine per stream: the I/O lock serializes readers, so bytes reach the engine in order and
- * completions enter the ring in order per queue; the park path is the unchanged monitor
- * protocol, and the streams are handed back before it, so no wake-up is lost.
+ * reads, runs the engine and fills the CQ, then wakes the thread blocked in {@link #await}. A
+ * plain TCP ping-pong thread reads its own socket instead. So a thread that awaits on an empty
+ * CQ first becomes the CQ's <em>leader</em> (one at a time, by try-lock; the others park on the
+ * monitor): it spins on the ring for up to {@link SoftConfig#pollSpinMicros()} without a system
+ * call (a completion produced by another thread may land), then blocks in the CQ's own selector,
+ * where every stream of the CQ is registered, and reads only the sockets it reports readable,
+ * each under that stream's I/O lock taken without waiting (a busy lock means the reactor or a
+ * poster drives the stream just now, and that driver will fill the CQ). A small message costs
+ * one {@code epoll_wait} and one {@code read()}, however many streams share the CQ: no empty
+ * reads, no scan of idle streams. {@link #complete} wakes a leader blocked in the selector when
+ * the completion came from another thread. The I/O lock serializes readers, so bytes reach the
+ * engine in order and completions enter the ring in order per queue; the park path is the
+ * unchanged monitor protocol, and the streams are handed back before it, so no wake-up is lost.
  *
- * <p>A stream being read by a poller has no OP_READ interest at the reactor (its data must not
- * wake the reactor thread for nothing, which on two cores costs as much as the hand-off saved).
- * The hand-over is sticky: a leader that found a completion keeps the streams, because its
- * thread usually comes back within microseconds (a ping-pong); handing them back on each return
- * would cost a selector wake-up per message. The reactor stays responsible for liveness: a
- * stream whose poller has not read it for {@link SoftConfig#pollLeaseMicros()} is taken back
- * (peers that only need the reactor: Read Requests to answer, Writes to place, a TERM, a
- * close), and EOF, I/O errors and TERMs met by a poller are handed to the reactor at once, which
- * tears down and flushes as always. Deadlines keep a stream on the reactor (the responder's RTR
- * timer). {@link #poll} never takes streams over, but while a poller holds them it reads them
- * too (a spin-polling thread makes progress as an awaiting one does).
- *
- * <p>Only CQs serving at most {@link SoftConfig#pollMaxStreams()} streams are polled: with many
- * streams, one selector wake-up is cheaper than a read attempt per stream and spin. The spin is
- * bounded and uses {@link Thread#onSpinWait()}; no step allocates.
+ * <p>A stream read by a poller has no OP_READ interest at its reactor (its data must not wake
+ * the reactor thread for nothing). The hand-over is sticky: a leader that found a completion
+ * keeps the streams, because its thread usually comes back within microseconds (a ping-pong).
+ * The reactor stays responsible for liveness: when no thread has led or polled this CQ for
+ * {@link SoftConfig#pollLeaseMicros()}, it takes the CQ's streams back (peers that only need the
+ * reactor: Read Requests to answer, Writes to place, a TERM, a close); that check costs one test
+ * per CQ per reactor turn, not one per stream. EOF, I/O errors and TERMs met by a poller are
+ * handed to the reactor at once, which tears down and flushes as always. Deadlines keep a stream
+ * on the reactor (the responder's RTR timer). {@link #poll} (spin mode) takes the streams over
+ * too and reads the readable ones without blocking ({@code selectNow}). No step allocates.
  */
 public final class SoftCompletionQueue implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(SoftCompletionQueue.class);
@@ -85,19 +74,10 @@ public final class SoftCompletionQueue implements CompletionQueue {
     /** Streams of the QPs using this CQ (copy-on-write: attach and close are cold). */
     private volatile SoftStream[] streams = NO_STREAMS;
     private final Object streamsLock = new Object();
-    /** Held by the thread that polls the streams' sockets. */
-    private final ReentrantLock leader = new ReentrantLock();
-    /** The leader's receive buffer, allocated at the first poll; guarded by {@link #leader}. */
-    private ByteBuffer pollRx;
-    /** The leader's selector over the streams' sockets (created at its first block). */
-    private volatile Selector pollSelector;
-    /** Streams registered with {@link #pollSelector} and their keys; guarded by {@link #leader}. */
-    private SoftStream[] keyed = NO_STREAMS;
-    private SelectionKey[] keys = new SelectionKey[0];
-    /** True while the leader blocks in {@link #pollSelector}. */
-    private volatile boolean leaderBlocked;
-    private static final Consumer<SelectionKey> IGNORE = k -> { };
+    /** Receive polling by waiting threads (leader, selector, leases). */
+    private final CqPoller poller;
     private final long spinNanos;
+    private final boolean pollOn;
     private final int maxPollStreams;
 
     /** Arming: {@link #ARM_NONE}, {@link #ARM_ANY} or {@link #ARM_SOLICITED}; written under {@link #lock}. */
@@ -122,6 +102,8 @@ public final class SoftCompletionQueue implements CompletionQueue {
         SoftConfig cfg = device != null ? device.config() : SoftConfig.defaults();
         spinNanos = TimeUnit.MICROSECONDS.toNanos(cfg.pollSpinMicros());
         maxPollStreams = cfg.pollMaxStreams();
+        pollOn = cfg.pollSpinMicros() > 0;
+        poller = new CqPoller(this, device);
         ring = new WorkCompletion[entries];
         for (int i = 0; i < entries; i++) {
             ring[i] = new WorkCompletion();
@@ -186,9 +168,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
             if (waiters > 0) {
                 lock.notify();
             }
-            if (leaderBlocked) {
-                pollSelector.wakeup(); // a leader blocked on the sockets: this completion came from elsewhere
-            }
+            poller.wakeIfBlocked(); // a leader blocked on the sockets: this completion came from elsewhere
         }
     }
 
@@ -271,39 +251,23 @@ public final class SoftCompletionQueue implements CompletionQueue {
 
     /** True when receive polling applies to this CQ now. */
     private boolean pollable(SoftStream[] ss) {
-        return spinNanos > 0 && ss.length > 0 && ss.length <= maxPollStreams;
+        return pollOn && ss.length > 0 && ss.length <= maxPollStreams;
     }
 
-    /** One non-blocking pass over the streams some poller holds (from {@link #poll}); only the leader reads. */
-    private void progress(SoftStream[] ss) {
-        if (!leader.tryLock()) {
-            return;
-        }
-        try {
-            ByteBuffer rx = rxBuffer();
-            for (SoftStream s : ss) {
-                s.receiver.pollReceive(rx, false, false);
-            }
-        } finally {
-            leader.unlock();
-        }
+    SoftStream[] streams() {
+        return streams;
     }
 
-    /** Leader only. */
-    private ByteBuffer rxBuffer() {
-        ByteBuffer rx = pollRx;
-        if (rx == null) {
-            rx = pollRx = device != null ? device.buffers().acquire(Reactor.RX_BUFFER)
-                    : ByteBuffer.allocateDirect(Reactor.RX_BUFFER);
-        }
-        return rx;
+    boolean hasCompletion() {
+        return tail != head;
     }
 
-    /** Before parking or returning empty-handed: the reactor reads every stream again. No CQ lock held. */
-    private static void release(SoftStream[] ss) {
-        for (SoftStream s : ss) {
-            s.receiver.releasePoll();
-        }
+    boolean isClosed() {
+        return closed;
+    }
+
+    boolean hasWaiters() {
+        return waiters > 0;
     }
 
     @Override
@@ -313,7 +277,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
             if (!pollable(ss)) {
                 return 0; // empty: no lock (a racing completion is seen by the next poll)
             }
-            progress(ss);
+            poller.progress(ss);
             if (tail == head) {
                 return 0;
             }
@@ -336,11 +300,11 @@ public final class SoftCompletionQueue implements CompletionQueue {
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
-        if (tail == head && !closed && pollable(streams) && leader.tryLock()) {
+        if (tail == head && !closed && pollable(streams) && poller.leader.tryLock()) {
             try {
-                lead(start, deadline);
+                poller.lead(start, deadline, spinNanos);
             } finally {
-                leader.unlock();
+                poller.leader.unlock();
             }
         }
         synchronized (lock) {
@@ -361,154 +325,15 @@ public final class SoftCompletionQueue implements CompletionQueue {
         }
     }
 
-    /**
-     * The leader's loop: reads the streams (taking them over from the reactor), spins for the
-     * configured time, then blocks on the streams' sockets in this CQ's own selector. Returns with
-     * a completion in the ring (keeping the streams), or at the deadline / when it cannot block
-     * on every stream (handing them back; the caller then parks on the monitor).
-     */
-    private void lead(long start, long deadline) throws InterruptedException {
-        long spinEnd = start + Math.min(spinNanos, Math.max(0, deadline - start));
-        boolean keep = false;
-        SoftStream[] ss = streams;
-        try {
-            ByteBuffer rx = rxBuffer();
-            while (pollable(ss)) {
-                boolean blocking = System.nanoTime() - spinEnd >= 0;
-                int worst = StreamReceive.POLL_HELD;
-                for (SoftStream s : ss) {
-                    worst = Math.min(worst, s.receiver.pollReceive(rx, true, blocking));
-                }
-                if (tail != head || closed) {
-                    keep = true;
-                    return;
-                }
-                long now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    return;
-                }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                if (!blocking || worst == StreamReceive.POLL_BUSY) {
-                    Thread.onSpinWait(); // spinning, or a stream's lock was busy: look again
-                } else if (worst == StreamReceive.POLL_NO || !block(ss, deadline - now)) {
-                    return; // a stream stays with the reactor (or no selector): park, its completions notify
-                }
-                ss = streams;
-            }
-        } finally {
-            // Keep the streams only with a completion in hand (the caller comes back soon) and no
-            // thread parked on the monitor (it would wait for the lease to run out).
-            if (!keep || waiters > 0) {
-                release(ss);
-                if (ss != streams) {
-                    release(streams);
-                }
-            } else {
-                for (SoftStream s : ss) {
-                    s.receiver.touchPoll(); // a pass that meant to block may have held it: the lease runs from now
-                }
-            }
-        }
-    }
-
-    /**
-     * Leader: blocks until a socket of {@code ss} is readable, a completion arrives from another
-     * thread ({@link #complete} wakes the selector), the CQ closes or {@code nanos} pass.
-     * False when the selector cannot be used (then the caller parks on the monitor).
-     */
-    private boolean block(SoftStream[] ss, long nanos) {
-        Selector sel = selector(ss);
-        if (sel == null) {
-            return false;
-        }
-        leaderBlocked = true;
-        try {
-            if (tail == head && !closed) {
-                sel.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
-            }
-        } catch (IOException | ClosedSelectorException e) {
-            return false;
-        } finally {
-            leaderBlocked = false;
-            for (SoftStream s : ss) {
-                s.receiver.touchPoll();
-            }
-        }
-        return true;
-    }
-
-    /** Leader: this CQ's selector with exactly {@code ss} registered for OP_READ; null if unusable. */
-    private Selector selector(SoftStream[] ss) {
-        Selector sel = pollSelector;
-        try {
-            if (sel == null) {
-                synchronized (lock) {
-                    if (closed) {
-                        return null;
-                    }
-                    sel = pollSelector = Selector.open();
-                }
-            }
-            if (keyed != ss) {
-                SelectionKey[] nk = new SelectionKey[ss.length];
-                for (int i = 0; i < ss.length; i++) {
-                    for (int j = 0; j < keyed.length; j++) {
-                        if (keyed[j] == ss[i]) {
-                            nk[i] = keys[j];
-                            keys[j] = null;
-                        }
-                    }
-                    if (nk[i] == null) {
-                        try {
-                            nk[i] = ss[i].channel().register(sel, SelectionKey.OP_READ, ss[i]);
-                        } catch (IOException | RuntimeException e) {
-                            return null; // closing: the reactor handles it
-                        }
-                    }
-                }
-                for (SelectionKey k : keys) {
-                    if (k != null) {
-                        k.cancel();
-                    }
-                }
-                keyed = ss;
-                keys = nk;
-                sel.selectNow(); // applies the cancellations: closed sockets are released
-            }
-            return sel;
-        } catch (IOException | ClosedSelectorException e) {
-            return null;
-        }
-    }
-
     @Override
     public void close() {
-        Selector sel;
         synchronized (lock) {
             closed = true;
-            sel = pollSelector;
             lock.notifyAll();
         }
-        if (sel != null) {
-            try {
-                sel.close(); // wakes a leader blocked in it first
-            } catch (IOException e) {
-                LOG.debug("poll selector close failed", e);
-            }
-        }
+        poller.close();
         if (device != null) {
             device.forget(this);
-            // under the leader lock: no leader reads into it now, and a later one allocates afresh
-            leader.lock();
-            try {
-                ByteBuffer rx = pollRx;
-                pollRx = null;
-                device.buffers().release(rx);
-            } finally {
-                leader.unlock();
-            }
         }
     }
 }

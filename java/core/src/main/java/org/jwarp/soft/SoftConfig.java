@@ -20,16 +20,16 @@ import java.time.Duration;
  * @param txBufferSize      transmit staging buffer per connection (receive buffers are per
  *                          reactor thread: the decoders keep what they need)
  * @param reactors          event-loop threads per provider (connections are spread round-robin)
- * @param pollSpinMicros    receive polling ({@code jwarp.soft.pollSpinMicros}): how long a thread
- *                          in {@link SoftCompletionQueue#await} on an empty CQ reads the sockets of
- *                          that CQ's streams itself, spinning, before it parks and leaves receiving
- *                          to the reactor; 0 turns receive polling off (the reactor delivers every
- *                          completion). See {@link SoftCompletionQueue} for the scheme.
+ * @param pollSpinMicros    receive polling ({@code jwarp.soft.pollSpinMicros}): a thread in
+ *                          {@link SoftCompletionQueue#await} on an empty CQ reads the sockets of that
+ *                          CQ's streams itself; it spins this long on the ring (no system call)
+ *                          before it blocks in the CQ's selector; 0 turns receive polling off (the
+ *                          reactor delivers every completion). See {@link SoftCompletionQueue}.
  * @param pollMaxStreams    receive polling is used only on CQs serving at most this many streams
- *                          ({@code jwarp.soft.pollMaxStreams}); beyond, one selector wake-up beats
- *                          one read attempt per stream and spin
+ *                          ({@code jwarp.soft.pollMaxStreams}; default: no practical limit, as the
+ *                          poller reads only the sockets its selector reports readable)
  * @param pollLeaseMicros   a stream whose poller has not read it for this long is handed back to
- *                          the reactor ({@code jwarp.soft.pollLeaseMicros}); bounds the delay seen
+ *                          the reactor ({@code jwarp.soft.pollLeaseMicros}; checked once per CQ); bounds the delay seen
  *                          by anything the reactor must notice (Read Requests to answer, Writes to
  *                          place, a TERM, a close) when the polling thread went off to do other work
  * @param fpduStallTimeout  longest time part of an inbound FPDU may wait for its remainder with no
@@ -44,7 +44,7 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
 
     /** Default receive polling: spin this long before parking (covers a loopback round trip). */
     static final int DEFAULT_POLL_SPIN_MICROS = 2;
-    static final int DEFAULT_POLL_MAX_STREAMS = 4;
+    static final int DEFAULT_POLL_MAX_STREAMS = 1 << 20;
     static final int DEFAULT_POLL_LEASE_MICROS = 1000;
     /** Default FPDU stall timeout (like the initiator's MPA Reply timeout). */
     static final Duration DEFAULT_FPDU_STALL = Duration.ofSeconds(10);

@@ -1,19 +1,15 @@
 package org.jwarp.soft;
 
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.EnumSet;
 
-import org.jwarp.ddp.DdpHeader;
-import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.Fpdu;
-import org.jwarp.mpa.MpaFrame;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.ground.RtrType;
 import org.jwarp.rdmap.RdmapEndpoint;
 import org.jwarp.rdmap.RdmapListener;
 import org.jwarp.rdmap.RdmapOpcode;
 import org.jwarp.rdmap.RdmapSettings;
-import org.jwarp.rdmap.ReadRequestHeader;
 import org.jwarp.ground.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
 import org.jwarp.verbs.ConnectionTerminatedException;
@@ -44,8 +40,6 @@ final class SoftDataPath implements RdmapListener {
     private static final long RTR_RECV_ID = Long.MIN_VALUE + 1;
     /** Longest run of transmit/flush rounds per pump before yielding to other streams. */
     private static final int MAX_ROUNDS = 16;
-    /** Linux siw's FPDU limit on non-loopback paths: an Ethernet MSS with timestamps, rounded to 8. */
-    static final int ETHERNET_FPDU = 1448;
 
     private final SoftStream stream;
     private final SoftQueuePair qp;
@@ -63,6 +57,8 @@ final class SoftDataPath implements RdmapListener {
     private boolean stopped;
     /** Scratch gather/scatter list handed to the engine (it copies the entries). */
     private final ByteBuffer[] sgBuf;
+    /** Zero-copy transmit: FPDU headers staged, payloads referenced (the stream's {@link StreamTransmit#gather}). */
+    private final TxGather gather;
     private final int[] sgOff;
     private final int[] sgLen;
 
@@ -76,13 +72,15 @@ final class SoftDataPath implements RdmapListener {
         }
         int ird = Math.min(outcome.ird(), SoftProvider.MAX_IRD_ORD);
         this.ord = Math.min(outcome.ord(), SoftProvider.MAX_IRD_ORD);
-        int fpdu = stream.remoteAddress().getAddress().isLoopbackAddress() ? config.maxFpdu()
-                : Math.min(config.maxFpdu(), ETHERNET_FPDU);
+        InetSocketAddress local = stream.localAddress();
+        int fpdu = FpduSizing.forLocalAddress(local == null ? null : local.getAddress(), config.maxFpdu());
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
-        int maxSge = Math.max(qp.maxSendSge, qp.maxRecvSge);
+        int maxSge = Math.max(qp.sq.maxSge, qp.maxRecvSge);
         ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge);
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
+        gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
+        stream.sender.gather = gather;
         sgBuf = new ByteBuffer[maxSge];
         sgOff = new int[maxSge];
         sgLen = new int[maxSge];
@@ -93,6 +91,11 @@ final class SoftDataPath implements RdmapListener {
     /** The ORD the QP enforces at post time (device-capped). */
     int ord() {
         return ord;
+    }
+
+    /** The MULPDU this side segments to (RFC 5044 §8.1), from {@link FpduSizing}. */
+    int mulpdu() {
+        return ep.settings().mulpdu();
     }
 
     boolean awaitingFirstFpdu() {
@@ -178,24 +181,26 @@ final class SoftDataPath implements RdmapListener {
             feedSends();
         }
         ByteBuffer tx = stream.txBuffer();
+        int wire = ep.maxFpduWireLength();
+        gather.bind(tx);
         for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
-            if (tx.remaining() < ep.maxFpduWireLength()) {
+            if (!gather.room(wire)) {
                 stream.sender.flushQuietly();
-                if (tx.remaining() < ep.maxFpduWireLength() || stopped) {
+                if (!gather.room(wire) || stopped) {
                     break; // socket full: OP_WRITE resumes
                 }
             }
-            if (ep.transmit(tx) == 0) {
+            if (ep.transmit(tx, gather) == 0) {
                 break;
             }
             if (!fenced) {
                 feedSends();
             }
         }
-        if (!stopped && tx.position() > 0) {
+        if (!stopped && gather.pending()) {
             stream.sender.flushQuietly(); // leaves OP_WRITE set while bytes remain
         }
-        if (!stopped && ep.hasPendingOutput() && tx.remaining() >= ep.maxFpduWireLength()) {
+        if (!stopped && ep.hasPendingOutput() && gather.room(wire)) {
             stream.sender.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
@@ -245,7 +250,7 @@ final class SoftDataPath implements RdmapListener {
                         sgLen[j] = qp.rSgLen[base + j];
                     }
                     ep.postReceive(qp.rqIssued, sgBuf, sgOff, sgLen, n);
-                    clearScratch(n);
+                    java.util.Arrays.fill(sgBuf, 0, n, null);
                 }
                 qp.rqIssued++;
             }
@@ -257,76 +262,8 @@ final class SoftDataPath implements RdmapListener {
             return;
         }
         synchronized (qp.lock) {
-            int depth = qp.sqSize();
-            while (qp.sqIssued < qp.sqPosted && ep.sqOutstanding() < depth) {
-                long seq = qp.sqIssued;
-                int i = (int) (seq % depth);
-                if (qp.sFence[i] && readIssuedBefore(seq)) {
-                    break; // IBV_SEND_FENCE: waits until every earlier Read completed; a Read Response resumes it
-                }
-                qp.sState[i] = SoftQueuePair.ISSUED;
-                qp.sqIssued++;
-                int n = gatherList(i);
-                int len = qp.sLen[i];
-                int base = i * qp.maxSendSge;
-                try {
-                    switch (qp.sOp[i]) {
-                        case SEND -> ep.postSend(seq, qp.sSolicited[i] ? RdmapOpcode.SEND_SE : RdmapOpcode.SEND, sgBuf,
-                                sgOff, sgLen, n, 0, true);
-                        case SEND_WITH_INVALIDATE -> ep.postSend(seq, qp.sSolicited[i] ? RdmapOpcode.SEND_SE_INVALIDATE
-                                : RdmapOpcode.SEND_INVALIDATE, sgBuf, sgOff, sgLen, n, qp.sInv[i], true);
-                        case RDMA_WRITE -> ep.postWrite(seq, sgBuf, sgOff, sgLen, n, qp.sRkey[i], qp.sRaddr[i], true);
-                        case RDMA_READ -> {
-                            SoftMemoryRegion mr = qp.sSgCount[i] == 0 ? null : qp.sSgMr[base];
-                            ep.postRead(seq, mr == null ? 0 : mr.lkey(), mr == null ? 0 : mr.address() + qp.sSgOff[base],
-                                    len, qp.sRkey[i], qp.sRaddr[i], true);
-                        }
-                    }
-                } catch (IllegalArgumentException | IllegalStateException e) {
-                    LOG.debug("QP {} WR refused by the engine: {}", qp.qpNum(), e.getMessage());
-                    qp.finishSend(i, e instanceof IllegalArgumentException ? WcStatus.LOC_PROT_ERR
-                            : WcStatus.LOC_QP_OP_ERR);
-                }
-                clearScratch(n);
-            }
+            qp.sq.issue(ep, sgBuf, sgOff, sgLen);
         }
-    }
-
-    /** Fills the scratch list with slot i's gather list (its inline copy for an inline WR); returns the entry count. */
-    private int gatherList(int i) {
-        if (qp.sInline[i]) {
-            sgBuf[0] = qp.inlineBuf;
-            sgOff[0] = i * qp.maxInline;
-            sgLen[0] = qp.sLen[i];
-            return 1;
-        }
-        int n = qp.sSgCount[i];
-        int base = i * qp.maxSendSge;
-        for (int j = 0; j < n; j++) {
-            SoftMemoryRegion mr = qp.sSgMr[base + j];
-            sgBuf[j] = mr == null ? EMPTY : mr.raw();
-            sgOff[j] = mr == null ? 0 : qp.sSgOff[base + j];
-            sgLen[j] = qp.sSgLen[base + j];
-        }
-        return n;
-    }
-
-    private void clearScratch(int n) {
-        for (int j = 0; j < n; j++) {
-            sgBuf[j] = null;
-        }
-    }
-
-    /** Whether an RDMA Read posted before {@code seq} is still outstanding (qp lock held). */
-    private boolean readIssuedBefore(long seq) {
-        int depth = qp.sqSize();
-        for (long q = qp.sqDone; q < seq; q++) {
-            int j = (int) (q % depth);
-            if (qp.sOp[j] == org.jwarp.verbs.SendOpcode.RDMA_READ && qp.sState[j] != SoftQueuePair.DONE) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** After engine work: a finished TERM or a peer TERM ends the stream. */
@@ -395,12 +332,9 @@ final class SoftDataPath implements RdmapListener {
         }
         stopped = true;
         if (peerTerm != null) {
-            WcStatus st = statusFor(peerTerm.code());
+            WcStatus st = SoftTerm.statusFor(peerTerm.code());
             synchronized (qp.lock) {
-                // the oldest outstanding send-queue WR is the one the peer refused
-                if (qp.sqDone < qp.sqIssued) {
-                    qp.finishSend((int) (qp.sqDone % qp.sqSize()), st);
-                }
+                qp.sq.finishOldest(st); // the oldest outstanding send-queue WR is the one the peer refused
             }
         }
         if (ep.state() != RdmapEndpoint.State.RTS) {
@@ -424,8 +358,30 @@ final class SoftDataPath implements RdmapListener {
         if (wrId < 0) {
             return;
         }
+        // Zero-copy: the WR's payload may still be referenced by staged FPDUs; it completes once
+        // the socket accepted its last byte (completeAccepted).
+        // An RDMA Read completes on its Read Response, and anything reported while nothing is
+        // staged has left already: those complete now.
+        int slot = (int) (wrId % qp.sqSize());
+        if (opcode == RdmapOpcode.READ_REQUEST || !gather.pending()) {
+            synchronized (qp.lock) {
+                qp.sq.finishIssued(slot);
+            }
+        } else {
+            gather.completeAt(slot, gather.queuedEnd());
+        }
+    }
+
+    /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
+    void completeAccepted(TxGather g) {
+        int slot = g.acceptedSlot();
+        if (slot < 0 || stopped) {
+            return;
+        }
         synchronized (qp.lock) {
-            qp.finishSend((int) (wrId % qp.sqSize()), WcStatus.SUCCESS);
+            for (; slot >= 0; slot = g.acceptedSlot()) {
+                qp.sq.finishIssued(slot);
+            }
         }
     }
 
@@ -459,17 +415,5 @@ final class SoftDataPath implements RdmapListener {
             stream.firstFpduArrived();
             stream.sender.kick();
         }
-    }
-
-    /** ibv_wc_status for a TERM received from the peer (RFC 5040 §7.2 / RFC 5041 §7.2 codes). */
-    static WcStatus statusFor(TermCode c) {
-        if (c.layer() == TermCode.LAYER_RDMAP) {
-            return c.etype() == TermCode.ETYPE_RDMAP_REMOTE_PROTECTION ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_OP_ERR;
-        }
-        if (c.layer() == TermCode.LAYER_DDP) {
-            return c.etype() == TermCode.ETYPE_DDP_TAGGED ? WcStatus.REM_ACCESS_ERR
-                    : c.etype() == TermCode.ETYPE_DDP_UNTAGGED ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
-        }
-        return WcStatus.FATAL_ERR;
     }
 }

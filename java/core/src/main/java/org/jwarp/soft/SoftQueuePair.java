@@ -1,6 +1,5 @@
 package org.jwarp.soft;
 
-import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jwarp.verbs.MemoryRegion;
@@ -39,12 +38,6 @@ import org.jwarp.verbs.WorkRequestException;
 public final class SoftQueuePair implements QueuePair {
     private static final AtomicInteger NEXT_QPN = new AtomicInteger(1);
 
-    /** Send slot states. */
-    static final byte FREE = 0;
-    static final byte POSTED = 1;
-    static final byte ISSUED = 2;
-    static final byte DONE = 3;
-
     final int qpNum = NEXT_QPN.getAndIncrement();
     private final QueuePairConfig config;
     final SoftProtectionDomain pd;
@@ -53,36 +46,8 @@ public final class SoftQueuePair implements QueuePair {
     final Object lock = new Object();
     volatile QpState state = QpState.INIT;
     private volatile SoftStream stream;
-    int ord;
-
-    // Send queue: [sqFreed, sqDone) completed but held (unsignalled, awaiting a later signalled
-    // completion), [sqDone, sqIssued) issued, [sqIssued, sqPosted) waiting.
-    final long[] sWrId;
-    final SendOpcode[] sOp;
-    /** Slot i's gather list at {@code i * maxSendSge}, {@code sSgCount[i]} entries. */
-    final int maxSendSge;
-    final SoftMemoryRegion[] sSgMr;
-    final int[] sSgOff;
-    final int[] sSgLen;
-    final int[] sSgCount;
-    final int[] sLen;
-    final boolean[] sInline;
-    final boolean[] sFence;
-    final long[] sRaddr;
-    final int[] sRkey;
-    final int[] sInv;
-    final boolean[] sSignaled;
-    final boolean[] sSolicited;
-    final byte[] sState;
-    final WcStatus[] sStatus;
-    /** Inline payloads, slot i's at {@code i * maxInline}: copied at post time. */
-    final int maxInline;
-    final ByteBuffer inlineBuf;
-    long sqPosted;
-    long sqIssued;
-    long sqDone;
-    long sqFreed;
-    int readsOutstanding;
+    /** The send queue: its ring, its checks and the ORD count. */
+    final SoftSendQueue sq;
     private long postCalls;
 
     // Receive queue: [rqDone, rqIssued) handed to DDP, [rqIssued, rqPosted) waiting.
@@ -132,25 +97,7 @@ public final class SoftQueuePair implements QueuePair {
         this.sendCq = s;
         this.recvCq = r;
         int n = config.maxSendWr();
-        maxSendSge = config.maxSendSge();
-        sWrId = new long[n];
-        sOp = new SendOpcode[n];
-        sSgMr = new SoftMemoryRegion[n * maxSendSge];
-        sSgOff = new int[n * maxSendSge];
-        sSgLen = new int[n * maxSendSge];
-        sSgCount = new int[n];
-        sLen = new int[n];
-        sInline = new boolean[n];
-        sFence = new boolean[n];
-        sRaddr = new long[n];
-        sRkey = new int[n];
-        sInv = new int[n];
-        sSignaled = new boolean[n];
-        sSolicited = new boolean[n];
-        sState = new byte[n];
-        sStatus = new WcStatus[n];
-        maxInline = config.maxInlineData();
-        inlineBuf = ByteBuffer.allocateDirect(n * maxInline);
+        sq = new SoftSendQueue(this, n, config.maxSendSge(), config.maxInlineData());
         int m = config.maxRecvWr();
         maxRecvSge = srq != null ? Math.max(config.maxRecvSge(), srq.maxSge()) : config.maxRecvSge();
         rWrId = new long[m];
@@ -158,7 +105,7 @@ public final class SoftQueuePair implements QueuePair {
         rSgOff = new int[m * maxRecvSge];
         rSgLen = new int[m * maxRecvSge];
         rSgCount = new int[m];
-        caps = new QueuePairCaps(n, m, maxSendSge, maxRecvSge, SoftProvider.MAX_SGE_RD, maxInline);
+        caps = new QueuePairCaps(n, m, sq.maxSge, maxRecvSge, SoftProvider.MAX_SGE_RD, sq.maxInline);
     }
 
     /** Runs the configuration's hook (posting receives before any peer message can arrive). */
@@ -191,7 +138,7 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     int sqSize() {
-        return sWrId.length;
+        return sq.size();
     }
 
     int rqSize() {
@@ -202,7 +149,7 @@ public final class SoftQueuePair implements QueuePair {
     void attach(SoftStream s, int negotiatedOrd) {
         synchronized (lock) {
             stream = s;
-            ord = negotiatedOrd;
+            sq.ord = negotiatedOrd;
             if (state == QpState.INIT) {
                 state = QpState.RTS;
             }
@@ -266,7 +213,7 @@ public final class SoftQueuePair implements QueuePair {
         synchronized (lock) {
             int k = 0;
             for (SendRequest wr = first; wr != null; wr = wr.next, k++) {
-                refused = enqueueSend(wr, k);
+                refused = sq.enqueue(wr, k);
                 if (refused != null) {
                     break;
                 }
@@ -283,55 +230,6 @@ public final class SoftQueuePair implements QueuePair {
         if (refused != null) {
             throw refused;
         }
-    }
-
-    /** Checks one send WR and puts it into the ring; returns why it was refused, or null. Lock held. */
-    private WorkRequestException enqueueSend(SendRequest wr, int k) {
-        WorkRequestException refused = WorkRequestChecks.send(this, wr, k);
-        if (refused != null) {
-            return refused;
-        }
-        SendOpcode op = wr.opcode;
-        int n = wr.sgl.count();
-        long total = wr.length();
-        if (op == SendOpcode.RDMA_READ) {
-            readsOutstanding++;
-        }
-        int i = (int) (sqPosted % sWrId.length);
-        sWrId[i] = wr.wrId;
-        sOp[i] = op;
-        sLen[i] = (int) total;
-        sInline[i] = wr.inline;
-        int base = i * maxSendSge;
-        if (wr.inline) {
-            int at = i * maxInline;
-            for (int j = 0; j < n; j++) {
-                SoftMemoryRegion m = (SoftMemoryRegion) wr.sgl.region(j);
-                int len = wr.sgl.length(j);
-                if (len > 0) {
-                    inlineBuf.put(at, m.raw(), (int) wr.sgl.offset(j), len);
-                    at += len;
-                }
-            }
-            sSgCount[i] = 0;
-        } else {
-            for (int j = 0; j < n; j++) {
-                sSgMr[base + j] = (SoftMemoryRegion) wr.sgl.region(j);
-                sSgOff[base + j] = (int) wr.sgl.offset(j);
-                sSgLen[base + j] = wr.sgl.length(j);
-            }
-            sSgCount[i] = n;
-        }
-        sFence[i] = wr.fence;
-        sRaddr[i] = wr.remoteAddress;
-        sRkey[i] = wr.rkey;
-        sInv[i] = wr.invalidateRkey;
-        sSignaled[i] = wr.signaled;
-        sSolicited[i] = wr.solicited;
-        sState[i] = POSTED;
-        sStatus[i] = WcStatus.SUCCESS;
-        sqPosted++;
-        return null;
     }
 
     /**
@@ -432,41 +330,6 @@ public final class SoftQueuePair implements QueuePair {
 
     // ---- reactor side: lock held by the caller where noted ----
 
-    /** Marks the send slot done with {@code status} and emits every completion now in order. Lock held. */
-    void finishSend(int slot, WcStatus status) {
-        if (sOp[slot] == SendOpcode.RDMA_READ) {
-            readsOutstanding--;
-        }
-        sState[slot] = DONE;
-        sStatus[slot] = status;
-        drainSendCompletions();
-    }
-
-    /** Lock held. */
-    private void drainSendCompletions() {
-        while (sqDone < sqIssued) {
-            int i = (int) (sqDone % sWrId.length);
-            if (sState[i] != DONE) {
-                return;
-            }
-            WcStatus st = sStatus[i];
-            boolean signalled = sSignaled[i] || st != WcStatus.SUCCESS;
-            if (signalled) {
-                sendCq.complete(sWrId[i], st, wcOpcode(sOp[i]), st == WcStatus.SUCCESS ? sLen[i] : 0, qpNum, 0, 0,
-                        false, false);
-            }
-            sState[i] = FREE;
-            int base = i * maxSendSge;
-            for (int j = 0; j < sSgCount[i]; j++) {
-                sSgMr[base + j] = null;
-            }
-            sqDone++;
-            if (signalled) {
-                sqFreed = sqDone; // this and every older unsignalled slot are free again
-            }
-        }
-    }
-
     /** Completes the oldest issued receive. Lock held. */
     void finishRecv(long seq, WcStatus status, int byteLength, boolean solicited, int invalidated, boolean withInv) {
         int i = (int) (seq % rWrId.length);
@@ -485,19 +348,7 @@ public final class SoftQueuePair implements QueuePair {
     void flush() {
         synchronized (lock) {
             state = QpState.ERR;
-            for (long q = sqDone; q < sqPosted; q++) {
-                int i = (int) (q % sWrId.length);
-                if (sState[i] != DONE) {
-                    if (sOp[i] == SendOpcode.RDMA_READ) {
-                        readsOutstanding--;
-                    }
-                    sState[i] = DONE;
-                    sStatus[i] = WcStatus.WR_FLUSH_ERR;
-                }
-            }
-            sqIssued = sqPosted;
-            drainSendCompletions();
-            sqFreed = sqDone;
+            sq.flush();
             for (long q = rqDone; q < rqPosted; q++) {
                 finishRecv(q, WcStatus.WR_FLUSH_ERR, 0, false, 0, false);
             }
@@ -516,8 +367,7 @@ public final class SoftQueuePair implements QueuePair {
     @Override
     public String toString() {
         SoftStream st = stream;
-        return "SoftQueuePair[qp=" + qpNum + ", " + state + ", sq posted/issued/done/freed=" + sqPosted + "/" + sqIssued + "/"
-                + sqDone + "/" + sqFreed + ", reads=" + readsOutstanding + ", rq posted/issued/done=" + rqPosted + "/" + rqIssued + "/"
+        return "SoftQueuePair[qp=" + qpNum + ", " + state + ", " + sq + ", rq posted/issued/done=" + rqPosted + "/" + rqIssued + "/"
                 + rqDone + (st != null ? ", " + st.debugState() : "") + "]";
     }
 }

@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  * completions ({@link StreamReceive#pollReceive}); see {@link SoftCompletionQueue} for the scheme. While a
  * poller holds the stream (<em>polled</em>), its key has no OP_READ interest, so the reactor is
  * not woken for its data; the poller hands it back before it parks ({@link StreamReceive#releasePoll}), the
- * reactor takes it back when the poller stays away longer than the lease
- * ({@link StreamReceive#revokeStalePoll}), and anything the reactor must do (EOF, an I/O error, a TERM to act
+ * reactor takes it back when the CQ's poller stays away longer than the lease
+ * ({@link StreamReceive#revokePoll}), and anything the reactor must do (EOF, an I/O error, a TERM to act
  * on) hands it back at once. Reads happen only under the lock, so the byte stream reaches the
  * engine in order whoever reads it.
  */

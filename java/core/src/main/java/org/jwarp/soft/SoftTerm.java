@@ -2,6 +2,8 @@ package org.jwarp.soft;
 
 import java.nio.ByteBuffer;
 
+import org.jwarp.verbs.WcStatus;
+
 import org.jwarp.ddp.DdpHeader;
 import org.jwarp.mpa.Fpdu;
 import org.jwarp.mpa.FpduEncoder;
@@ -72,5 +74,17 @@ final class SoftTerm {
                 RdmapOpcode.QN_TERMINATE, 1, 0);
         int n = TerminateCodec.encode(tx, at + DdpHeader.UNTAGGED_HEADER_LENGTH, code, 0, tx, 0, 0, 0, false);
         noCrc.finish(tx, DdpHeader.UNTAGGED_HEADER_LENGTH + n);
+    }
+
+    /** ibv_wc_status for a TERM received from the peer (RFC 5040 §7.2 / RFC 5041 §7.2 codes). */
+    static WcStatus statusFor(TermCode c) {
+        if (c.layer() == TermCode.LAYER_RDMAP) {
+            return c.etype() == TermCode.ETYPE_RDMAP_REMOTE_PROTECTION ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_OP_ERR;
+        }
+        if (c.layer() == TermCode.LAYER_DDP) {
+            return c.etype() == TermCode.ETYPE_DDP_TAGGED ? WcStatus.REM_ACCESS_ERR
+                    : c.etype() == TermCode.ETYPE_DDP_UNTAGGED ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
+        }
+        return WcStatus.FATAL_ERR;
     }
 }

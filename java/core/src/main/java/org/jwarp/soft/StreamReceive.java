@@ -16,21 +16,22 @@ import org.jwarp.verbs.RdmaTimeoutException;
  * once. Reads happen only under the I/O lock, so bytes reach the engine in order.
  */
 final class StreamReceive {
-    /** {@link #pollReceive} results. */
+    /** {@link #claim} / {@link #pollReceive} results. */
     static final int POLL_NO = 0;
     static final int POLL_BUSY = 1;
     static final int POLL_HELD = 2;
     /** Bytes an established stream reads per reactor turn (bounded work per connection per turn). */
     static final int READ_BUDGET = 64 * 1024;
-    /** A poller reads the socket and OP_READ is off; written under the I/O lock, read racily. */
-    private volatile boolean polled;
-    /** When a poller last read the socket ({@link System#nanoTime()}). */
-    private volatile long polledAt;
+    /** The CQ poller that reads the socket while OP_READ is off; written under the I/O lock, read racily. */
+    private volatile CqPoller owner;
     /** A poller met EOF / an I/O error; the reactor acts on it. Guarded by the I/O lock. */
     boolean pendingEof;
     IOException pendingError;
     /** Inbound FPDUs decoded when the FPDU stall timer was armed (reactor, under the I/O lock). */
     private long stallMark;
+    /** Socket reads by pollers, and those that found nothing (I/O lock; read racily by tests). */
+    long pollReads;
+    long pollEmptyReads;
     /** Most FPDUs decoded in one reactor read turn (reactor only; read racily by tests). */
     private volatile long maxFpdusPerTurn;
 
@@ -41,40 +42,70 @@ final class StreamReceive {
     }
 
     /**
-     * Poller thread (a thread waiting on a CQ of this stream's QP): if nobody else drives the
-     * stream right now, reads what the socket has (non-blocking), runs the engine on it and
-     * transmits what that produced (Read Responses, answers posted meanwhile); completions go to
-     * the CQs as they would from the reactor. With {@code claim} it takes the stream over from the
-     * reactor (OP_READ off) if needed; without, it reads only a stream some poller already holds.
-     * Anything only the reactor may do hands the stream back.
+     * Poller thread: takes the stream over from the reactor for {@code p} (OP_READ off at the
+     * reactor) unless nobody may: a deadline (the RTR timer) or a pending event keeps it there.
      *
-     * @param rx   the poller's receive buffer (the engine copies what it keeps)
-     * @param hold the leader blocks on the socket next: the lease does not run meanwhile
-     * @return {@link #POLL_HELD} when the caller holds the stream now, {@link #POLL_BUSY} when
-     *         someone else drove it just now, {@link #POLL_NO} when it stays with the reactor
+     * @return {@link #POLL_HELD} when a poller holds the stream now, {@link #POLL_BUSY} when its
+     *         lock was busy (try again later), {@link #POLL_NO} when it stays with the reactor
      */
-    int pollReceive(ByteBuffer rx, boolean claim, boolean hold) {
-        if (s.phase != SoftStream.Phase.ESTABLISHED || (!claim && !polled) || s.io.isHeldByCurrentThread()
-                || s.reactor.inReactorThread()) {
+    int claim(CqPoller p) {
+        if (owner != null) {
+            return POLL_HELD;
+        }
+        if (s.phase != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
             return POLL_NO;
         }
         if (!s.io.tryLock()) {
             return POLL_BUSY;
         }
         try {
-            if (s.phase != SoftStream.Phase.ESTABLISHED || s.rtrTimer || pendingEof || pendingError != null || s.key == null
-                    || !s.key.isValid()) {
-                return POLL_NO; // a deadline (the RTR timer) or a pending event: the reactor's business
+            return claimLocked(p) ? POLL_HELD : POLL_NO;
+        } finally {
+            s.io.unlock();
+        }
+    }
+
+    private boolean claimLocked(CqPoller p) {
+        if (owner != null) {
+            return true;
+        }
+        if (s.phase != SoftStream.Phase.ESTABLISHED || s.rtrTimer || pendingEof || pendingError != null || s.key == null
+                || !s.key.isValid()) {
+            return false;
+        }
+        try {
+            readInterest(false);
+        } catch (CancelledKeyException e) {
+            return false;
+        }
+        owner = p;
+        p.held.incrementAndGet();
+        s.reactor.addPolled(p);
+        return true;
+    }
+
+    /**
+     * Poller thread, the CQ's selector reported the socket readable: if nobody else drives the
+     * stream right now, reads what the socket has (one read for a small message), runs the engine
+     * on it and transmits what that produced (Read Responses, answers posted meanwhile);
+     * completions go to the CQs as they would from the reactor. Takes the stream over for
+     * {@code p} if nobody holds it. Anything only the reactor may do hands the stream back.
+     *
+     * @param rx the poller's receive buffer (the engine copies what it keeps)
+     * @return {@link #POLL_HELD}, {@link #POLL_BUSY} (someone else drives it just now) or
+     *         {@link #POLL_NO} (it stays with, or went back to, the reactor)
+     */
+    int pollReceive(ByteBuffer rx, CqPoller p) {
+        if (s.phase != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
+            return POLL_NO;
+        }
+        if (!s.io.tryLock()) {
+            return POLL_BUSY;
+        }
+        try {
+            if (!claimLocked(p)) {
+                return POLL_NO;
             }
-            if (!polled) {
-                if (!claim) {
-                    return POLL_NO;
-                }
-                polled = true;
-                readInterest(false);
-                s.reactor.addPolled(s);
-            }
-            polledAt = System.nanoTime();
             s.sender.inline = true;
             s.sender.deferred = false;
             boolean got = false;
@@ -82,19 +113,21 @@ final class StreamReceive {
                 for (int round = 0; round < 8; round++) {
                     rx.clear();
                     int n = s.ch.read(rx);
+                    pollReads++;
                     if (n < 0) {
                         pendingEof = true;
                         s.sender.deferred = true;
                         break;
                     }
                     if (n == 0) {
+                        pollEmptyReads++;
                         break;
                     }
                     got = true;
                     rx.flip();
                     s.data.onBytes(rx);
                     if (s.sender.deferred || s.phase != SoftStream.Phase.ESTABLISHED || n < rx.capacity()) {
-                        break;
+                        break; // a short read emptied the socket: no second read to find it empty
                     }
                 }
                 // Transmit what the input produced (Read Responses, a TERM); with nothing read the
@@ -119,11 +152,6 @@ final class StreamReceive {
             if (s.sender.moreOutput) {
                 s.reactor.schedule(s); // round cap: the reactor goes on
             }
-            if (hold) {
-                // Set under the lock: a lease check (also under it) cannot revoke what the
-                // leader is about to block on.
-                polledAt = System.nanoTime() + (1L << 62);
-            }
             return POLL_HELD;
         } catch (CancelledKeyException e) {
             return POLL_NO; // closed meanwhile
@@ -132,14 +160,14 @@ final class StreamReceive {
         }
     }
 
-    /** Poller thread, about to park (holding no CQ lock): the reactor reads this stream again. */
-    void releasePoll() {
-        if (!polled) {
+    /** Poller thread, about to park (holding no CQ lock): the reactor reads this stream again if {@code p} held it. */
+    void releasePoll(CqPoller p) {
+        if (owner != p) {
             return;
         }
         s.lockIo();
         try {
-            if (polled) {
+            if (owner == p) {
                 unpoll();
                 s.reactor.wake(); // the selector applies the restored OP_READ only when it (re)enters select
             }
@@ -148,37 +176,38 @@ final class StreamReceive {
         }
     }
 
-    /** Reactor thread: takes the stream back when its poller has not read it for {@code leaseNanos}. */
-    void revokeStalePoll(long now, long leaseNanos) {
-        if (!polled || now - polledAt < leaseNanos || !s.io.tryLock()) {
-            return; // a poller holding the lock is reading: not stale
+    /** Reactor thread, {@code p}'s lease ran out: takes the stream back. False when it could not (lock busy). */
+    boolean revokePoll(CqPoller p) {
+        if (owner != p) {
+            return true;
+        }
+        if (!s.io.tryLock()) {
+            return false; // a poster or poller drives it just now: next turn
         }
         try {
-            if (polled && now - polledAt >= leaseNanos) {
+            if (owner == p) {
                 unpoll();
                 armStallTimer();
             }
+            return true;
         } finally {
             s.io.unlock();
         }
     }
 
-    /** The leader stopped blocking: the lease runs from now. */
-    void touchPoll() {
-        polledAt = System.nanoTime();
-    }
-
     /** True while a poller holds the stream (tests, diagnostics). */
     boolean isPolled() {
-        return polled;
+        return owner != null;
     }
 
     /** {@link SoftStream#io} held. */
-void unpoll() {
-        if (polled) {
-            polled = false;
+    void unpoll() {
+        CqPoller p = owner;
+        if (p != null) {
+            owner = null;
+            p.held.decrementAndGet();
             readInterest(true);
-            s.reactor.removePolled(s);
+            s.reactor.removePolled(p);
             if (s.data != null && s.data.partialInput() && !s.timed) {
                 s.reactor.schedule(s); // the reactor arms the FPDU stall timer (runScheduled)
             }

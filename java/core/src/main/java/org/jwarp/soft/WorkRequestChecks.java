@@ -27,13 +27,13 @@ final class WorkRequestChecks {
         if (qp.state != QpState.RTS) {
             return new WorkRequestException("QP " + qp.qpNum + " is in qp.state " + qp.state + ", not RTS", k, null);
         }
-        if (qp.sqPosted - qp.sqFreed == qp.sWrId.length) {
-            return new WorkRequestException("send queue full: " + qp.sWrId.length + " slots held (maxSendWr; an "
+        if (qp.sq.posted - qp.sq.freed == qp.sq.size()) {
+            return new WorkRequestException("send queue full: " + qp.sq.size() + " slots held (maxSendWr; an "
                     + "unsignalled WR holds its slot until a later signalled one completes)", k, null);
         }
         boolean read = op == SendOpcode.RDMA_READ;
         int n = wr.sgl.count();
-        int limit = read ? SoftProvider.MAX_SGE_RD : qp.maxSendSge;
+        int limit = read ? SoftProvider.MAX_SGE_RD : qp.sq.maxSge;
         if (n > limit) {
             return new WorkRequestException("num_sge " + n + " exceeds the QP's " + (read ? "maxSgeRd " : "maxSendSge ")
                     + limit, k, "num_sge");
@@ -53,15 +53,15 @@ final class WorkRequestChecks {
             if (read) {
                 return new WorkRequestException("inline: an RDMA Read cannot be inline", k, "inline");
             }
-            if (total > qp.maxInline) {
-                return new WorkRequestException("inline: " + total + " bytes exceed the QP's maxInlineData " + qp.maxInline,
+            if (total > qp.sq.maxInline) {
+                return new WorkRequestException("inline: " + total + " bytes exceed the QP's maxInlineData " + qp.sq.maxInline,
                         k, "inline");
             }
         }
         if (read) {
-            if (qp.readsOutstanding >= qp.ord) {
-                return new WorkRequestException("RDMA Read refused: " + qp.readsOutstanding
-                        + " Reads outstanding reach the negotiated ORD " + qp.ord + " (RFC 6581 §9.1, RFC 5040 §6.5)", k,
+            if (qp.sq.readsOutstanding >= qp.sq.ord) {
+                return new WorkRequestException("RDMA Read refused: " + qp.sq.readsOutstanding
+                        + " Reads outstanding reach the negotiated ORD " + qp.sq.ord + " (RFC 6581 §9.1, RFC 5040 §6.5)", k,
                         "opcode");
             }
         }

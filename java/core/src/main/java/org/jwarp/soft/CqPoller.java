@@ -1,0 +1,263 @@
+package org.jwarp.soft;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Receive polling of one {@link SoftCompletionQueue} (the CQ side of siw_qp_rx run on the waiting
+ * thread): a thread waiting on the CQ reads the sockets of the CQ's streams itself, driven by the
+ * readiness of the CQ's own selector, so it reads only the sockets that have data (one
+ * {@code read()} per message, no empty reads, no scan of idle streams however many QPs share the
+ * CQ). See {@link SoftCompletionQueue} for the scheme and its guarantees.
+ *
+ * <p>Ownership: one thread at a time leads (by try-lock). The leader claims the CQ's streams from
+ * their reactor (OP_READ off there, {@link StreamReceive#claim}); the claim is sticky across
+ * waits, and the reactor takes the streams back only when this poller has been away (neither
+ * leading nor polling) for the lease ({@link #revokeIfStale}): one check per poller per reactor
+ * turn, not one per stream.
+ */
+final class CqPoller {
+    private static final Logger LOG = LoggerFactory.getLogger(CqPoller.class);
+
+    private final SoftCompletionQueue cq;
+    private final SoftDevice device;
+    /** Held by the thread that reads the streams' sockets. */
+    final ReentrantLock leader = new ReentrantLock();
+    /** The leader's receive buffer, allocated at the first poll; guarded by {@link #leader}. */
+    private ByteBuffer rx;
+    /** This CQ's selector over the streams' sockets; created at the first poll. */
+    private volatile Selector selector;
+    /** Streams registered with {@link #selector} (the array last keyed); guarded by {@link #leader}. */
+    private SoftStream[] keyed;
+    /** Every stream of {@link #keyed} is claimed by this poller; guarded by {@link #leader}. */
+    private boolean claimedAll;
+    /** True while the leader blocks in {@link #selector}: a completion from elsewhere wakes it. */
+    volatile boolean blocked;
+    /** True while a thread leads or polls: the lease does not run. */
+    private volatile boolean present;
+    /** When the last leader or poller left ({@link System#nanoTime()}). */
+    private volatile long leftAt;
+    /** Set by {@link #reader} when a stream went back to its reactor; guarded by {@link #leader}. */
+    private boolean lost;
+    /** Set once by {@link #close}; written under this object's monitor. */
+    private volatile boolean closed;
+    /** Streams this poller holds (claimed, not yet handed back). */
+    final AtomicInteger held = new AtomicInteger();
+    private final Consumer<SelectionKey> reader = this::readReady;
+
+    CqPoller(SoftCompletionQueue cq, SoftDevice device) {
+        this.cq = cq;
+        this.device = device;
+    }
+
+    private void readReady(SelectionKey k) {
+        if (((SoftStream) k.attachment()).receiver.pollReceive(rx, this) == StreamReceive.POLL_NO) {
+            lost = true;
+        }
+    }
+
+    /**
+     * A non-blocking pass from {@link SoftCompletionQueue#poll} (spin mode): claims the streams
+     * if needed and reads those the selector reports readable. Allocation-free.
+     */
+    void progress(SoftStream[] ss) {
+        if (!leader.tryLock()) {
+            return;
+        }
+        try {
+            Selector sel = prepare(ss);
+            if (sel != null) {
+                sel.selectNow(reader);
+            }
+        } catch (IOException | ClosedSelectorException e) {
+            LOG.debug("poll selector unusable", e);
+        } finally {
+            leftAt = System.nanoTime();
+            leader.unlock();
+        }
+    }
+
+    /**
+     * The leader's loop, {@link #leader} held: blocks in this CQ's selector (spinning on it
+     * without blocking for {@code spinNanos} first) and reads the readable streams, until a
+     * completion is in the ring (streams kept: the thread usually comes back within
+     * microseconds), the deadline, or the selector becomes unusable (streams handed back; the
+     * caller then parks on the monitor, where every completion notifies it).
+     */
+    void lead(long start, long deadline, long spinNanos) throws InterruptedException {
+        long spinEnd = start + Math.min(spinNanos, Math.max(0, deadline - start));
+        boolean keep = false;
+        present = true;
+        try {
+            while (true) {
+                Selector sel;
+                try {
+                    sel = prepare(cq.streams());
+                } catch (ClosedSelectorException e) {
+                    return;
+                }
+                if (sel == null) {
+                    return;
+                }
+                if (cq.hasCompletion() || cq.isClosed()) {
+                    keep = true;
+                    return;
+                }
+                long now = System.nanoTime();
+                if (now - deadline >= 0) {
+                    return;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                try {
+                    if (now - spinEnd < 0) {
+                        Thread.onSpinWait(); // a completion from another thread may land: no system call
+                    } else {
+                        blocked = true; // before the last look: complete() wakes the selector after it
+                        if (!cq.hasCompletion() && !cq.isClosed()) {
+                            sel.select(reader, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - now)));
+                        }
+                    }
+                } catch (IOException | ClosedSelectorException e) {
+                    return;
+                } finally {
+                    blocked = false;
+                }
+            }
+        } finally {
+            // Keep the streams only with a completion in hand (the caller comes back soon) and no
+            // thread parked on the monitor (it would wait for the lease to run out).
+            if (!keep || cq.hasWaiters()) {
+                release();
+            }
+            leftAt = System.nanoTime();
+            present = false;
+        }
+    }
+
+    /**
+     * Leader: the selector with every stream of {@code ss} registered, and the streams claimed
+     * (O(n) only when the set changed or a stream went back to its reactor). Null if unusable.
+     */
+    private Selector prepare(SoftStream[] ss) {
+        Selector sel = selector;
+        if (sel == null) {
+            synchronized (this) {
+                if (closed) {
+                    return null;
+                }
+                try {
+                    sel = selector = Selector.open();
+                } catch (IOException e) {
+                    return null;
+                }
+            }
+        }
+        if (closed) {
+            return null;
+        }
+        if (rx == null) {
+            rx = device != null ? device.buffers().acquire(Reactor.RX_BUFFER) : ByteBuffer.allocateDirect(Reactor.RX_BUFFER);
+        }
+        if (keyed != ss) {
+            for (SoftStream s : ss) {
+                SocketChannel ch = s.channel();
+                if (ch != null && ch.keyFor(sel) == null) {
+                    try {
+                        ch.register(sel, SelectionKey.OP_READ, s);
+                    } catch (ClosedChannelException | RuntimeException e) {
+                        // closing: the reactor tears it down; its key went with the channel
+                    }
+                }
+            }
+            keyed = ss; // keys of streams gone are cancelled by their channel's close
+            claimedAll = false;
+        }
+        if (lost) {
+            lost = false;
+            claimedAll = false;
+        }
+        if (!claimedAll) {
+            boolean all = true;
+            for (SoftStream s : ss) {
+                all &= s.receiver.claim(this) == StreamReceive.POLL_HELD;
+            }
+            claimedAll = all;
+        }
+        return sel;
+    }
+
+    /** Hands every stream this poller holds back to its reactor. */
+    void release() {
+        claimedAll = false;
+        for (SoftStream s : cq.streams()) {
+            s.receiver.releasePoll(this);
+        }
+    }
+
+    /**
+     * Reactor thread: if no thread has led or polled for {@code leaseNanos}, hands this poller's
+     * streams on {@code r} back to it. True when this poller holds none of {@code r}'s streams now.
+     */
+    boolean revokeIfStale(Reactor r, long now, long leaseNanos) {
+        if (held.get() == 0 || present || now - leftAt < leaseNanos) {
+            return false;
+        }
+        boolean none = true;
+        for (SoftStream s : cq.streams()) {
+            if (s.reactor == r) {
+                none &= s.receiver.revokePoll(this);
+            }
+        }
+        return none;
+    }
+
+    /** The CQ closed: wakes and stops a blocked leader, hands the streams back, frees the buffer. */
+    void close() {
+        Selector sel;
+        synchronized (this) {
+            closed = true;
+            sel = selector;
+        }
+        if (sel != null) {
+            try {
+                sel.close(); // wakes a leader blocked in it first
+            } catch (IOException e) {
+                LOG.debug("poll selector close failed", e);
+            }
+        }
+        leader.lock();
+        try {
+            release();
+            if (device != null && rx != null) {
+                device.buffers().release(rx);
+            }
+            rx = null;
+        } finally {
+            leader.unlock();
+        }
+    }
+
+    /** A completion arrived from another thread: wakes a leader blocked in the selector. */
+    void wakeIfBlocked() {
+        if (blocked && !leader.isHeldByCurrentThread()) { // the leader's own reads complete while it selects
+            Selector sel = selector;
+            if (sel != null) {
+                sel.wakeup();
+            }
+        }
+    }
+}

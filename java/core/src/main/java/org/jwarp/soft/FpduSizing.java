@@ -1,0 +1,65 @@
+package org.jwarp.soft;
+
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The largest FPDU this side sends on a connection, from the path's MSS (RFC 5044 §8.1: the
+ * MULPDU follows the EMSS, so an FPDU fits one TCP segment), as Linux siw sizes it: the TCP
+ * segment length rounded down to a multiple of 8.
+ *
+ * <p>Java cannot read TCP_MAXSEG, so the MSS is derived from the MTU of the interface that owns
+ * the connection's local address (the interface the route to the peer leaves by): MTU minus the
+ * IP header (20 bytes IPv4, 40 IPv6), the TCP header (20) and the timestamp option Linux puts in
+ * every segment (12). An Ethernet MTU of 1500 gives 1448, a jumbo MTU of 9000 gives 8944, loopback
+ * (MTU 65536) leaves the configured cap. When the interface or its MTU cannot be read, the
+ * fallback is the Ethernet value 1448, which is never larger than a real Ethernet path's MSS.
+ * What this cannot see: a peer advertising a smaller MSS than our interface allows (a jumbo-MTU
+ * host talking to a 1500-MTU one); its FPDUs then span two segments, which TCP and siw accept
+ * (siw's receive path does not check the MULPDU) but which RFC 5044 §8.1 recommends against.
+ */
+final class FpduSizing {
+    private static final Logger LOG = LoggerFactory.getLogger(FpduSizing.class);
+    /** IPv4 header without options, TCP header, and the TCP timestamp option (Linux default on). */
+    private static final int IPV4 = 20;
+    private static final int IPV6 = 40;
+    private static final int TCP = 20;
+    private static final int TCP_TIMESTAMPS = 12;
+    /** The fallback FPDU: an Ethernet MSS with timestamps (MTU 1500), already a multiple of 8. */
+    static final int ETHERNET_FPDU = 1448;
+
+    private FpduSizing() {
+    }
+
+    /** The FPDU size for a path with this MTU: the MSS rounded down to a multiple of 8 (siw's rule). */
+    static int forMtu(int mtu, boolean ipv6) {
+        int mss = mtu - (ipv6 ? IPV6 : IPV4) - TCP - TCP_TIMESTAMPS;
+        return mss & ~7;
+    }
+
+    /**
+     * The FPDU size for a connection whose local address is {@code local}: {@link #forMtu} of its
+     * interface's MTU, capped by {@code configMax}; the Ethernet fallback when the MTU is unknown.
+     */
+    static int forLocalAddress(InetAddress local, int configMax) {
+        int mtu = -1;
+        try {
+            NetworkInterface nif = local == null ? null : NetworkInterface.getByInetAddress(local);
+            if (nif != null) {
+                mtu = nif.getMTU();
+            }
+        } catch (SocketException e) {
+            LOG.debug("MTU of the interface of {} not readable: {}", local, e.toString());
+        }
+        int fpdu = mtu <= 0 ? ETHERNET_FPDU : forMtu(mtu, local instanceof Inet6Address);
+        if (fpdu < 64) {
+            fpdu = ETHERNET_FPDU; // an MTU too small for any useful FPDU is not believed
+        }
+        return Math.min(configMax, fpdu);
+    }
+}
