@@ -222,6 +222,10 @@ public final class RpingCommand implements Callable<Integer> {
 
     /** One server connection; returns its exit status, having printed why it failed. */
     private int serve(Device dev, ConnectionRequest req, PrintWriter out, PrintWriter err) throws InterruptedException {
+        if (debug) {
+            out.println("connect request from " + req.remote());
+            out.flush();
+        }
         try (RpingSession s = RpingSession.open(dev, true, size, timeoutNanos(), verbose, validate, debug, out)) {
             Connection c;
             try {

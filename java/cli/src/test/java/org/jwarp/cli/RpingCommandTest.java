@@ -138,6 +138,21 @@ class RpingCommandTest {
     }
 
     @Test
+    void clientLeavesFromItsSourceAddress_5044_7_1() throws Exception {
+        int port = freePort();
+        Run server = Run.start("rping", "-s", "-a", LOOP, "-p", "" + port, "-d").listening();
+        // 127.0.0.2 is loopback too, but not the server's address: the request must come from it
+        Run client = Run.start("rping", "-c", "-I", "127.0.0.2", "-a", LOOP, "-p", "" + port, "-C", "2", "-V");
+        assertEquals(0, client.await(60), client.transcript());
+        assertEquals(0, server.await(30), server.transcript());
+        assertTrue(server.out().toString().contains("connect request from /127.0.0.2:"), server.transcript());
+        // an address this host does not have cannot be the source: a setup failure naming it
+        Run foreign = Run.start("rping", "-c", "-I", "192.0.2.1", "-a", LOOP, "-p", "" + port, "-C", "1");
+        assertTrue(foreign.await(30) != 0, foreign.transcript());
+        assertTrue(foreign.err().toString().contains("192.0.2.1"), foreign.transcript());
+    }
+
+    @Test
     void persistentServerServesConcurrentClientsUntilInterrupted_5040_5() throws Exception {
         int port = freePort();
         Run server = Run.start("rping", "-s", "-P", "-a", LOOP, "-p", "" + port, "-d", "-S", "1000").listening();

@@ -38,6 +38,33 @@ public final class Crc32c {
         }
     }
 
+    /** Starts an incremental CRC over several pieces ({@link #update}, then {@link #value}). */
+    public void begin() {
+        crc.reset();
+    }
+
+    /**
+     * Adds {@code length} bytes of {@code buf} from absolute index {@code index}; the buffer's
+     * position and limit are restored before returning (use a private view of shared memory).
+     */
+    public void update(ByteBuffer buf, int index, int length) {
+        int pos = buf.position();
+        int lim = buf.limit();
+        try {
+            buf.limit(index + length);
+            buf.position(index);
+            crc.update(buf);
+        } finally {
+            buf.limit(lim);
+            buf.position(pos);
+        }
+    }
+
+    /** The standard CRC32c value of the pieces added since {@link #begin}. */
+    public int value() {
+        return (int) crc.getValue();
+    }
+
     /** Writes {@code crc} at {@code index} in the siw wire order (little-endian of the value). */
     public static void putWire(ByteBuffer buf, int index, int crc) {
         buf.put(index, (byte) crc);

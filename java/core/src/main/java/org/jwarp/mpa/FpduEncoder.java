@@ -42,6 +42,45 @@ public final class FpduEncoder {
     }
 
     /**
+     * Completes a gathered FPDU (no markers): the caller wrote {@code headerLength} bytes of the
+     * ULPDU at {@link #ulpduIndex}; its {@code payload} (the view's remaining bytes) stays outside
+     * {@code dst} and is spliced in by an {@link FpduSink} right after the header. Writes
+     * ULPDU_Length, then pad and CRC directly after the header, the CRC computed over length field,
+     * header, payload and pad (RFC 5044 §4.4) exactly as {@link #finish} would for the contiguous
+     * FPDU, so the stream bytes are identical. Returns the staging bytes written (length field,
+     * header, pad, CRC) and advances {@code dst}'s position past them.
+     */
+    public int finishGathered(ByteBuffer dst, int headerLength, ByteBuffer payload) {
+        if (markers != null) {
+            throw new IllegalStateException("gathered FPDUs need markers off (RFC 5044 §5 markers re-lay the FPDU)");
+        }
+        int n = payload.remaining();
+        int ulpduLength = headerLength + n;
+        if (ulpduLength > Fpdu.MAX_ULPDU_LENGTH) {
+            throw new FpduFormatException("ULPDU_Length " + ulpduLength + " outside 0..65535 (RFC 5044 §4.1)");
+        }
+        int start = dst.position();
+        int pad = Fpdu.padLength(ulpduLength);
+        dst.putShort(start + Fpdu.LENGTH_OFFSET, (short) ulpduLength);
+        int padAt = start + Fpdu.ULPDU_OFFSET + headerLength;
+        for (int i = 0; i < pad; i++) {
+            dst.put(padAt + i, (byte) 0);
+        }
+        int value = 0;
+        if (crcEnabled) {
+            crc.begin();
+            crc.update(dst, start, Fpdu.ULPDU_OFFSET + headerLength);
+            crc.update(payload, payload.position(), n);
+            crc.update(dst, padAt, pad);
+            value = crc.value();
+        }
+        Crc32c.putWire(dst, padAt + pad, value);
+        int staged = padAt + pad + Fpdu.CRC_SIZE - start;
+        dst.position(start + staged);
+        return staged;
+    }
+
+    /**
      * Completes the FPDU whose ULPDU of {@code ulpduLength} bytes the caller wrote at
      * {@link #ulpduIndex}; returns the stream bytes written and advances {@code dst}'s position.
      */

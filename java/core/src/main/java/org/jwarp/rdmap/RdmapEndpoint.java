@@ -13,6 +13,7 @@ import org.jwarp.memory.StagTable;
 import org.jwarp.mpa.FpduDecoder;
 import org.jwarp.mpa.FpduEncoder;
 import org.jwarp.mpa.FpduHandler;
+import org.jwarp.mpa.FpduSink;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -126,6 +127,10 @@ public final class RdmapEndpoint {
     private int termDdpLen;
     private int termRdmaLen;
     private boolean termSegLenValid;
+
+    /** Payload bytes from which a segment is referenced rather than copied by a gathering transmit. */
+    public static final int GATHER_MIN = 1024;
+    private FpduSink txSink;
 
     private ByteBuffer curSeg;
     private int curIdx;
@@ -348,6 +353,30 @@ public final class RdmapEndpoint {
         sqSgCount[s] = n;
     }
 
+    /** Set by {@link #pieceHolding}: the buffer index at which the found piece holds the range. */
+    private int pieceIndex;
+
+    /**
+     * The gather-list entry (absolute index into {@link #sgBuf}) holding message bytes
+     * [{@code from}, +{@code n}) of entry s entirely, or -1 when they span pieces; sets {@link #pieceIndex}.
+     */
+    private int pieceHolding(int s, int from, int n) {
+        int base = s * maxSge;
+        int pos = 0;
+        for (int i = 0; i < sqSgCount[s]; i++) {
+            int len = sgLen[base + i];
+            if (from < pos + len) {
+                if (from + n > pos + len) {
+                    return -1;
+                }
+                pieceIndex = sgOff[base + i] + from - pos;
+                return base + i;
+            }
+            pos += len;
+        }
+        return -1;
+    }
+
     /** Copies {@code n} message bytes of entry s from message offset {@code from} into {@code dst} at {@code at}. */
     private void copyOut(int s, int from, ByteBuffer dst, int at, int n) {
         int base = s * maxSge;
@@ -539,6 +568,19 @@ public final class RdmapEndpoint {
      * returns the bytes written. Give it at least {@link #maxFpduWireLength()} bytes of room.
      */
     public int transmit(ByteBuffer dst) {
+        return transmit(dst, null);
+    }
+
+    /**
+     * As {@link #transmit(ByteBuffer)}, but a Send or Write segment of at least
+     * {@link #GATHER_MIN} payload bytes lying in one gather piece is not copied: its header, pad
+     * and CRC go into {@code dst} and its payload is referenced through {@code sink} (zero-copy
+     * transmit; the stream bytes are the same). The referenced memory must stay unchanged until
+     * the sink has written it, so a WR's completion (reported here as soon as its last segment is
+     * staged) is the caller's to hold back until then. A null sink, or markers on, copies as before.
+     */
+    public int transmit(ByteBuffer dst, FpduSink sink) {
+        txSink = encoder.markersEnabled() ? null : sink;
         int start = dst.position();
         while (true) {
             if (state == State.TERMINATE) {
@@ -605,7 +647,9 @@ public final class RdmapEndpoint {
                 int n = DdpSegmenter.segmentLength(sqLen[s], progress, max);
                 boolean last = DdpSegmenter.isLast(sqLen[s], progress, max);
                 int hl = tagged ? DdpHeader.TAGGED_HEADER_LENGTH : DdpHeader.UNTAGGED_HEADER_LENGTH;
-                if (dst.remaining() < encoder.wireLength(hl + n)) {
+                int piece = txSink != null && n >= GATHER_MIN ? pieceHolding(s, progress, n) : -1;
+                if (piece >= 0 ? dst.remaining() < encoder.wireLength(hl) || !txSink.canReference(n)
+                        : dst.remaining() < encoder.wireLength(hl + n)) {
                     return false;
                 }
                 int u = encoder.ulpduIndex(dst);
@@ -618,10 +662,14 @@ public final class RdmapEndpoint {
                     }
                     txHdr.wrap(dst, u).putUntagged(last, control, sqStag[s], RdmapOpcode.QN_SEND, sqMsn[s], progress);
                 }
-                if (n > 0) {
-                    copyOut(s, progress, dst, u + hl, n);
+                if (piece >= 0) {
+                    encoder.finishGathered(dst, hl, txSink.reference(u + hl, sgBuf[piece], pieceIndex, n));
+                } else {
+                    if (n > 0) {
+                        copyOut(s, progress, dst, u + hl, n);
+                    }
+                    encoder.finish(dst, hl + n);
                 }
-                encoder.finish(dst, hl + n);
                 sqProgress[s] = progress + n;
                 if (last) {
                     sqDone[s] = true;

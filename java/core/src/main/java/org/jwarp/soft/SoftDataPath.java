@@ -57,6 +57,8 @@ final class SoftDataPath implements RdmapListener {
     private boolean stopped;
     /** Scratch gather/scatter list handed to the engine (it copies the entries). */
     private final ByteBuffer[] sgBuf;
+    /** Zero-copy transmit: FPDU headers staged, payloads referenced (the stream's {@link StreamTransmit#gather}). */
+    private final TxGather gather;
     private final int[] sgOff;
     private final int[] sgLen;
 
@@ -77,6 +79,8 @@ final class SoftDataPath implements RdmapListener {
         int maxSge = Math.max(qp.sq.maxSge, qp.maxRecvSge);
         ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge);
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
+        gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
+        stream.sender.gather = gather;
         sgBuf = new ByteBuffer[maxSge];
         sgOff = new int[maxSge];
         sgLen = new int[maxSge];
@@ -177,24 +181,26 @@ final class SoftDataPath implements RdmapListener {
             feedSends();
         }
         ByteBuffer tx = stream.txBuffer();
+        int wire = ep.maxFpduWireLength();
+        gather.bind(tx);
         for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
-            if (tx.remaining() < ep.maxFpduWireLength()) {
+            if (!gather.room(wire)) {
                 stream.sender.flushQuietly();
-                if (tx.remaining() < ep.maxFpduWireLength() || stopped) {
+                if (!gather.room(wire) || stopped) {
                     break; // socket full: OP_WRITE resumes
                 }
             }
-            if (ep.transmit(tx) == 0) {
+            if (ep.transmit(tx, gather) == 0) {
                 break;
             }
             if (!fenced) {
                 feedSends();
             }
         }
-        if (!stopped && tx.position() > 0) {
+        if (!stopped && gather.pending()) {
             stream.sender.flushQuietly(); // leaves OP_WRITE set while bytes remain
         }
-        if (!stopped && ep.hasPendingOutput() && tx.remaining() >= ep.maxFpduWireLength()) {
+        if (!stopped && ep.hasPendingOutput() && gather.room(wire)) {
             stream.sender.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
@@ -352,8 +358,30 @@ final class SoftDataPath implements RdmapListener {
         if (wrId < 0) {
             return;
         }
+        // Zero-copy: the WR's payload may still be referenced by staged FPDUs; it completes once
+        // the socket accepted its last byte (completeAccepted).
+        // An RDMA Read completes on its Read Response, and anything reported while nothing is
+        // staged has left already: those complete now.
+        int slot = (int) (wrId % qp.sqSize());
+        if (opcode == RdmapOpcode.READ_REQUEST || !gather.pending()) {
+            synchronized (qp.lock) {
+                qp.sq.finishIssued(slot);
+            }
+        } else {
+            gather.completeAt(slot, gather.queuedEnd());
+        }
+    }
+
+    /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
+    void completeAccepted(TxGather g) {
+        int slot = g.acceptedSlot();
+        if (slot < 0 || stopped) {
+            return;
+        }
         synchronized (qp.lock) {
-            qp.sq.finish((int) (wrId % qp.sqSize()), WcStatus.SUCCESS);
+            for (; slot >= 0; slot = g.acceptedSlot()) {
+                qp.sq.finishIssued(slot);
+            }
         }
     }
 

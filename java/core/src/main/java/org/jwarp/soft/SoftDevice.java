@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -19,6 +20,8 @@ public final class SoftDevice implements Device {
     static final int STAG_CAPACITY = 1 << 16;
 
     private final SoftProvider provider;
+    /** The address the device was opened on: initiated connections leave from it (null: any). */
+    private final InetAddress localAddress;
     private final StagTable stags = new StagTable(STAG_CAPACITY);
     private final SoftConnectionManager cm;
     private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
@@ -28,13 +31,23 @@ public final class SoftDevice implements Device {
     private volatile boolean closed;
     private final org.jwarp.provider.EventDispatcher events = new org.jwarp.provider.EventDispatcher(SoftProvider.DEVICE_NAME);
 
-    SoftDevice(SoftProvider provider) {
+    SoftDevice(SoftProvider provider, InetAddress localAddress) {
         this.provider = provider;
+        this.localAddress = localAddress;
         this.cm = new SoftConnectionManager(this);
     }
 
     SoftProvider provider() {
         return provider;
+    }
+
+    /**
+     * The source address of the connections this device initiates (as rdma_cm binds an id to the
+     * device's address before it resolves the peer), or null when it was opened on the wildcard
+     * address or none: then the kernel's route picks it.
+     */
+    InetAddress sourceAddress() {
+        return localAddress == null || localAddress.isAnyLocalAddress() ? null : localAddress;
     }
 
     /** Per-connection direct buffers, released on close (see {@link DirectBufferPool}). */

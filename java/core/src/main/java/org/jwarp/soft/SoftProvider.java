@@ -17,7 +17,8 @@ import org.jwarp.verbs.RdmaProvider;
  * (§5 segmentation and placement) over RFC 5044 MPA (§4 FPDUs, §7.1 setup with RFC 6581 §9) over
  * TCP, driven by a fixed number of NIO {@link Reactor} threads (default one) shared by every
  * device, listener and queue pair it creates. One device, {@value #DEVICE_NAME}, serves every
- * local address.
+ * local address; a device opened on an address (not the wildcard) initiates its connections from
+ * that address, as rdma_cm binds an id to its device's address.
  */
 public final class SoftProvider implements RdmaProvider {
     public static final String DEVICE_NAME = "soft0";
@@ -102,7 +103,7 @@ public final class SoftProvider implements RdmaProvider {
         if (closed) {
             throw new RdmaException("provider closed");
         }
-        SoftDevice d = new SoftDevice(this);
+        SoftDevice d = new SoftDevice(this, localAddress);
         devices.add(d);
         return d;
     }

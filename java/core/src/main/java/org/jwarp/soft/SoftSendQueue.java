@@ -218,6 +218,13 @@ final class SoftSendQueue {
         drain();
     }
 
+    /** An issued WR's bytes all left: it completes successfully (a flushed one stays flushed). */
+    void finishIssued(int slot) {
+        if (state[slot] == ISSUED) {
+            finish(slot, WcStatus.SUCCESS);
+        }
+    }
+
     /** The oldest issued WR, the one a peer's TERM refers to, completes with {@code st}. */
     void finishOldest(WcStatus st) {
         if (done < issued) {

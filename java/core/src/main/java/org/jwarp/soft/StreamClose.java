@@ -141,6 +141,9 @@ void releaseTxLater() {
                 try {
                     b = s.tx;
                     s.tx = null; // CLOSED: every later user checks the phase or tx == null first
+                    if (s.sender.gather != null) {
+                        s.sender.gather.release(); // no view of the pooled buffer or of registered memory stays
+                    }
                 } finally {
                     s.io.unlock();
                 }

@@ -1,6 +1,8 @@
 package org.jwarp.soft;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -56,6 +58,15 @@ final class StreamSetup {
             try {
                 s.ch = SocketChannel.open();
                 configure(s.ch);
+                InetAddress src = s.device.sourceAddress();
+                if (src != null) {
+                    try {
+                        s.ch.bind(new InetSocketAddress(src, 0));
+                    } catch (IOException e) {
+                        throw new IOException("cannot bind the device's address " + src.getHostAddress()
+                                + " as the source: " + e.getMessage(), e);
+                    }
+                }
                 if (s.tx == null) {
                     s.tx = s.device.buffers().acquire(s.config.txBufferSize());
                 } else {

@@ -24,6 +24,9 @@ final class StreamTransmit {
     /** Set by {@link #outputLeft} during inline work; guarded by the I/O lock. */
     boolean moreOutput;
 
+    /** FPDU mode's zero-copy transmit (null during connection setup, which writes tx as is). */
+    TxGather gather;
+
     private final SoftStream s;
 
     StreamTransmit(SoftStream s) {
@@ -72,7 +75,7 @@ boolean transmitInline() {
         } finally {
             inline = false;
         }
-        return !deferred && s.phase == SoftStream.Phase.ESTABLISHED && s.tx.position() == 0 && !s.data.hasPendingOutput();
+        return !deferred && s.phase == SoftStream.Phase.ESTABLISHED && !staged() && !s.data.hasPendingOutput();
     }
 
     /** {@link SoftStream#io} held, {@link #inline} set: engine output until it is done, the socket is full or the round cap. */
@@ -114,7 +117,15 @@ void pumpInline() {
         if (s.ch == null || !s.ch.isOpen() || s.tx == null || s.phase == SoftStream.Phase.CONNECTING) {
             return;
         }
-        if (s.tx.position() > 0) {
+        TxGather g = gather;
+        if (g != null) {
+            g.bind(s.tx);
+            if (g.pending()) {
+                g.write(s.ch);
+                g.compact();
+                s.data.completeAccepted(g);
+            }
+        } else if (s.tx.position() > 0) {
             s.tx.flip();
             try {
                 s.ch.write(s.tx);
@@ -122,7 +133,7 @@ void pumpInline() {
                 s.tx.compact();
             }
         }
-        boolean pending = s.tx.position() > 0;
+        boolean pending = staged();
         if (s.key != null && s.key.isValid()) {
             int ops = s.key.interestOps();
             int want = pending ? ops | SelectionKey.OP_WRITE : ops & ~SelectionKey.OP_WRITE;
@@ -142,6 +153,11 @@ void pumpInline() {
         if (!pending && s.phase == SoftStream.Phase.CLOSING) {
             s.closer.finishClose();
         }
+    }
+
+    /** Bytes staged or referenced that the socket has not taken yet. */
+    boolean staged() {
+        return s.tx != null && (gather != null ? gather.pending() : s.tx.position() > 0);
     }
 
     /** {@link #flush()} from a context that cannot throw: an I/O error tears the stream down. */

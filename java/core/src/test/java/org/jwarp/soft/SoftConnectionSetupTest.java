@@ -7,14 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionRequest;
+import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RdmaTimeoutException;
 import org.jwarp.ground.RtrType;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -105,6 +110,43 @@ class SoftConnectionSetupTest {
                     assertEquals(t, p.responder().info().rtr());
                 }
             }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §7.1: a device opened on an address initiates its stream from it (rping -I ADDR)")
+    void initiatorLeavesFromItsDeviceAddress_5044_7_1() throws Exception {
+        InetAddress src = InetAddress.getByName("127.0.0.2"); // loopback, but not the listener's address
+        try (SoftFixture f = new SoftFixture(); SoftDevice d = f.provider.open(src)) {
+            f.listen(4);
+            SoftProtectionDomain pd = d.allocateProtectionDomain();
+            SoftCompletionQueue cq = d.createCompletionQueue(16);
+            CompletableFuture<Connection> cf = d.connectionManager().connectAsync(f.address(),
+                    QueuePairConfig.of(pd, cq, 8), SoftFixture.p2p().build(), Duration.ofSeconds(5));
+            ConnectionRequest req = f.listener.next(Duration.ofSeconds(5));
+            assertEquals(src, req.remote().getAddress(), "the responder sees the initiator's device address");
+            try (Connection sc = req.accept(f.responderQp(), SoftFixture.p2p().build());
+                 Connection cc = cf.get(5, TimeUnit.SECONDS)) {
+                assertEquals(src, cc.info().local().getAddress());
+                assertEquals(src, sc.info().remote().getAddress());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5044 §7.1: a device opened on an address this host does not have cannot initiate: typed error")
+    void foreignDeviceAddressRefusedAtConnect_5044_7_1() throws Exception {
+        InetAddress foreign = InetAddress.getByName("192.0.2.1"); // TEST-NET-1 (RFC 5737): never local
+        try (SoftFixture f = new SoftFixture(); SoftDevice d = f.provider.open(foreign)) {
+            f.listen(4);
+            SoftProtectionDomain pd = d.allocateProtectionDomain();
+            SoftCompletionQueue cq = d.createCompletionQueue(16);
+            long t0 = System.nanoTime();
+            RdmaException e = assertThrows(RdmaException.class, () -> d.connectionManager().connect(f.address(),
+                    QueuePairConfig.of(pd, cq, 8), SoftFixture.p2p().build(), Duration.ofSeconds(5)));
+            assertFalse(e instanceof RdmaTimeoutException, e.toString());
+            assertTrue(e.getMessage().contains("192.0.2.1"), e.getMessage());
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(4), "failed at once, not by the timeout");
         }
     }
 }

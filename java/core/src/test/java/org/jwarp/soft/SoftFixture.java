@@ -31,7 +31,12 @@ final class SoftFixture implements AutoCloseable {
     SoftListener listener;
 
     SoftFixture() throws RdmaException {
-        this(SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(5)));
+        this(defaultConfig());
+    }
+
+    /** The fixture's configuration: the defaults with 5 s setup timeouts. */
+    static SoftConfig defaultConfig() {
+        return SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(5));
     }
 
     SoftFixture(SoftConfig config) throws RdmaException {

@@ -265,6 +265,26 @@ class SoftTermPathTest {
         }
     }
 
+    /** A case run against a soft responder {@code c} whose peer is the raw initiator {@code raw}. */
+    interface RawCase {
+        void run(SoftFixture f, RawInitiator raw, Connection c) throws Exception;
+    }
+
+    /**
+     * The raw-initiator prelude: a fixture on {@code cfg} listens, its responder accepts with
+     * {@code ird}, and a {@link RawInitiator} offering the Write RTR (RFC 6581 §9.2) with IRD and
+     * ORD {@code rawIrdOrd} connects; {@code body} runs on the accepted connection.
+     */
+    private static void withRawInitiator(SoftConfig cfg, int ird, int rawIrdOrd, RawCase body) throws Exception {
+        try (SoftFixture f = new SoftFixture(cfg)) {
+            f.listen(2);
+            CompletableFuture<Connection> acc = acceptOne(f, ird);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, rawIrdOrd, rawIrdOrd)) {
+                body.run(f, raw, acc.get(5, TimeUnit.SECONDS));
+            }
+        }
+    }
+
     /** A soft responder accepting with {@code ird} and RTR types; returns the accepted connection future. */
     private static CompletableFuture<Connection> acceptOne(SoftFixture f, int ird) {
         return CompletableFuture.supplyAsync(() -> {
@@ -281,31 +301,26 @@ class SoftTermPathTest {
     @Test
     @DisplayName("RFC 6581 §9.1: the IRD the soft responder advertises is the IRD it serves: a peer using all of it gets no TERM")
     void advertisedIrdIsServedInFull_6581_9_1() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            f.listen(2);
-            // The ULP asks for more than the device can serve; the peer asks for IRD 1000 as well.
-            CompletableFuture<Connection> acc = acceptOne(f, 1000);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 1000, 1000)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                int ird = raw.reply.enhancedData().ird();
-                assertTrue(ird <= SoftProvider.MAX_IRD_ORD, "advertised IRD " + ird + " above the device's "
-                        + SoftProvider.MAX_IRD_ORD);
-                assertTrue(raw.reply.enhancedData().ord() <= SoftProvider.MAX_IRD_ORD);
-                assertEquals(c.info().ird(), ird);
-                SoftMemoryRegion src = f.region(f.pd2, 16 * ird, Access.LOCAL_WRITE, Access.REMOTE_READ);
-                raw.writeRtr();
-                for (int i = 0; i < ird; i++) {
-                    raw.readRequest(0x5500, 16L * i, 16, src.rkey(), src.address() + 16L * i);
-                }
-                raw.flush();
-                for (int n = 0; n < ird; n++) {
-                    java.nio.ByteBuffer fpdu = java.nio.ByteBuffer.wrap(raw.peer.readFpdu());
-                    assertEquals(null, SoftTerm.sniff(fpdu, 0), "TERM after " + n + " of " + ird + " Reads");
-                    assertEquals((short) 0xC142, fpdu.getShort(org.jwarp.mpa.Fpdu.ULPDU_OFFSET), "Read Response " + n);
-                }
-                assertTrue(c.isOpen());
+        // The ULP asks for more than the device can serve; the peer asks for IRD 1000 as well.
+        withRawInitiator(SoftFixture.defaultConfig(), 1000, 1000, (f, raw, c) -> {
+            int ird = raw.reply.enhancedData().ird();
+            assertTrue(ird <= SoftProvider.MAX_IRD_ORD, "advertised IRD " + ird + " above the device's "
+                    + SoftProvider.MAX_IRD_ORD);
+            assertTrue(raw.reply.enhancedData().ord() <= SoftProvider.MAX_IRD_ORD);
+            assertEquals(c.info().ird(), ird);
+            SoftMemoryRegion src = f.region(f.pd2, 16 * ird, Access.LOCAL_WRITE, Access.REMOTE_READ);
+            raw.writeRtr();
+            for (int i = 0; i < ird; i++) {
+                raw.readRequest(0x5500, 16L * i, 16, src.rkey(), src.address() + 16L * i);
             }
-        }
+            raw.flush();
+            for (int n = 0; n < ird; n++) {
+                java.nio.ByteBuffer fpdu = java.nio.ByteBuffer.wrap(raw.peer.readFpdu());
+                assertEquals(null, SoftTerm.sniff(fpdu, 0), "TERM after " + n + " of " + ird + " Reads");
+                assertEquals((short) 0xC142, fpdu.getShort(org.jwarp.mpa.Fpdu.ULPDU_OFFSET), "Read Response " + n);
+            }
+            assertTrue(c.isOpen());
+        });
     }
 
     @Test
@@ -325,86 +340,66 @@ class SoftTermPathTest {
     @Test
     @DisplayName("RFC 5040 §6.4 / RFC 6581 §9.1: a Read Request beyond the responder's IRD gets TERM 0/2/7")
     void readRequestBeyondIrd_5040_6_4() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            f.listen(2);
-            CompletableFuture<Connection> acc = acceptOne(f, 1);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                assertEquals(1, c.info().ird());
-                SoftMemoryRegion src = f.region(f.pd2, 1 << 20, Access.LOCAL_WRITE, Access.REMOTE_READ);
-                raw.writeRtr()
-                        .readRequest(0x5500, 0, 1 << 20, src.rkey(), src.address())
-                        .readRequest(0x5500, 0, 16, src.rkey(), src.address())
-                        .flush();
-                TermCode t = null;
-                for (int i = 0; i < 200 && t == null; i++) {
-                    byte[] fpdu = raw.peer.readFpdu();
-                    t = SoftTerm.sniff(java.nio.ByteBuffer.wrap(fpdu), 0);
-                }
-                assertEquals(TermCode.RDMAP_CATASTROPHIC_STREAM, t);
-                for (int i = 0; i < 200 && c.isOpen(); i++) {
-                    Thread.sleep(10);
-                }
-                assertTerm(c, TermCode.RDMAP_CATASTROPHIC_STREAM, false);
+        withRawInitiator(SoftFixture.defaultConfig(), 1, 8, (f, raw, c) -> {
+            assertEquals(1, c.info().ird());
+            SoftMemoryRegion src = f.region(f.pd2, 1 << 20, Access.LOCAL_WRITE, Access.REMOTE_READ);
+            raw.writeRtr()
+                    .readRequest(0x5500, 0, 1 << 20, src.rkey(), src.address())
+                    .readRequest(0x5500, 0, 16, src.rkey(), src.address())
+                    .flush();
+            TermCode t = null;
+            for (int i = 0; i < 200 && t == null; i++) {
+                byte[] fpdu = raw.peer.readFpdu();
+                t = SoftTerm.sniff(java.nio.ByteBuffer.wrap(fpdu), 0);
             }
-        }
+            assertEquals(TermCode.RDMAP_CATASTROPHIC_STREAM, t);
+            for (int i = 0; i < 200 && c.isOpen(); i++) {
+                Thread.sleep(10);
+            }
+            assertTerm(c, TermCode.RDMAP_CATASTROPHIC_STREAM, false);
+        });
     }
 
     @Test
     @DisplayName("RFC 6581 §9.2: a first FPDU that is not the negotiated RTR gets TERM code 7")
     void rtrMismatch_6581_9_2() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            f.listen(2);
-            CompletableFuture<Connection> acc = acceptOne(f, 4);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                assertEquals(RtrType.WRITE, c.info().rtr());
-                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
-                c.queuePair().postRecv(1, rb, 0, 64);
-                raw.send(new byte[0]).flush();
-                assertEquals(TermCode.MPA_NO_MATCHING_RTR, raw.peer.readTerm());
-                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
-                assertTerm(c, TermCode.MPA_NO_MATCHING_RTR, false);
-            }
-        }
+        withRawInitiator(SoftFixture.defaultConfig(), 4, 8, (f, raw, c) -> {
+            assertEquals(RtrType.WRITE, c.info().rtr());
+            SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+            c.queuePair().postRecv(1, rb, 0, 64);
+            raw.send(new byte[0]).flush();
+            assertEquals(TermCode.MPA_NO_MATCHING_RTR, raw.peer.readTerm());
+            assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+            assertTerm(c, TermCode.MPA_NO_MATCHING_RTR, false);
+        });
     }
 
     @Test
     @DisplayName("RFC 6581 §9.2: a non-zero-length Write where the Write RTR is due gets TERM code 7")
     void rtrWithPayloadMismatch_6581_9_2() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            f.listen(2);
-            CompletableFuture<Connection> acc = acceptOne(f, 4);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                SoftMemoryRegion t = f.region(f.pd2, 64, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-                raw.write(t.rkey(), t.address(), new byte[8]).flush();
-                assertEquals(TermCode.MPA_NO_MATCHING_RTR, raw.peer.readTerm());
-            }
-        }
+        withRawInitiator(SoftFixture.defaultConfig(), 4, 8, (f, raw, c) -> {
+            SoftMemoryRegion t = f.region(f.pd2, 64, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+            raw.write(t.rkey(), t.address(), new byte[8]).flush();
+            assertEquals(TermCode.MPA_NO_MATCHING_RTR, raw.peer.readTerm());
+        });
     }
 
     @Test
     @DisplayName("RFC 6581 §9.2: the responder sends nothing before the RTR; its Send goes out right after it")
     void responderFencedUntilRtr_6581_9_2() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            f.listen(2);
-            CompletableFuture<Connection> acc = acceptOne(f, 4);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                SoftMemoryRegion src = f.region(f.pd2, 64, Access.LOCAL_WRITE);
-                c.queuePair().postSend(new SendRequest().send(1, src, 0, 32));
-                raw.peer.socket.setSoTimeout(300);
-                assertThrows(java.net.SocketTimeoutException.class, () -> raw.peer.read(1),
-                        "no FPDU before the RTR");
-                raw.peer.socket.setSoTimeout(5000);
-                raw.writeRtr().flush();
-                byte[] fpdu = raw.peer.readFpdu();
-                assertEquals(org.jwarp.mpa.Fpdu.fpduLength(18 + 32), fpdu.length, "the queued 32-byte Send");
-                assertEquals(RdmapOpcodeView.SEND, fpdu[3] & 0x0F);
-                assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq2).status);
-            }
-        }
+        withRawInitiator(SoftFixture.defaultConfig(), 4, 8, (f, raw, c) -> {
+            SoftMemoryRegion src = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+            c.queuePair().postSend(new SendRequest().send(1, src, 0, 32));
+            raw.peer.socket.setSoTimeout(300);
+            assertThrows(java.net.SocketTimeoutException.class, () -> raw.peer.read(1),
+                    "no FPDU before the RTR");
+            raw.peer.socket.setSoTimeout(5000);
+            raw.writeRtr().flush();
+            byte[] fpdu = raw.peer.readFpdu();
+            assertEquals(org.jwarp.mpa.Fpdu.fpduLength(18 + 32), fpdu.length, "the queued 32-byte Send");
+            assertEquals(RdmapOpcodeView.SEND, fpdu[3] & 0x0F);
+            assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq2).status);
+        });
     }
 
     @Test
@@ -412,57 +407,42 @@ class SoftTermPathTest {
     void missingRtrTimesOut_6581_9_2() throws Exception {
         SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofMillis(300),
                 Duration.ofSeconds(5));
-        try (SoftFixture f = new SoftFixture(cfg)) {
-            f.listen(2);
-            CompletableFuture<Connection> acc = acceptOne(f, 4);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
-                c.queuePair().postRecv(1, rb, 0, 64);
-                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
-                assertInstanceOf(org.jwarp.verbs.RdmaTimeoutException.class, c.failure());
-                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, raw.peer.readTerm(), "RFC 6581 §9.3: TERM 2/0/5 first");
-                assertTrue(raw.peer.closedByPeer());
-            }
-        }
+        withRawInitiator(cfg, 4, 8, (f, raw, c) -> {
+            SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+            c.queuePair().postRecv(1, rb, 0, 64);
+            assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+            assertInstanceOf(org.jwarp.verbs.RdmaTimeoutException.class, c.failure());
+            assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, raw.peer.readTerm(), "RFC 6581 §9.3: TERM 2/0/5 first");
+            assertTrue(raw.peer.closedByPeer());
+        });
     }
 
     @Test
     @DisplayName("RFC 5044 §4.4 / §8: an FPDU with a bad CRC gets TERM 2/0/2")
     void badCrc_5044_8() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            f.listen(2);
-            CompletableFuture<Connection> acc = acceptOne(f, 4);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                assertTrue(c.info().crc());
-                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
-                c.queuePair().postRecv(1, rb, 0, 64);
-                raw.writeRtr().send(new byte[12]).corruptLastByte().flush();
-                assertEquals(TermCode.MPA_CRC_ERROR, raw.peer.readTerm());
-                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
-                assertTerm(c, TermCode.MPA_CRC_ERROR, false);
-            }
-        }
+        withRawInitiator(SoftFixture.defaultConfig(), 4, 8, (f, raw, c) -> {
+            assertTrue(c.info().crc());
+            SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+            c.queuePair().postRecv(1, rb, 0, 64);
+            raw.writeRtr().send(new byte[12]).corruptLastByte().flush();
+            assertEquals(TermCode.MPA_CRC_ERROR, raw.peer.readTerm());
+            assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+            assertTerm(c, TermCode.MPA_CRC_ERROR, false);
+        });
     }
 
     @Test
     @DisplayName("Interop rule 4: a CRC-0 TERM from the initiator in place of the RTR is accepted and reported")
     void setupTermInsteadOfRtr() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            f.listen(2);
-            CompletableFuture<Connection> acc = acceptOne(f, 4);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, true, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
-                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
-                c.queuePair().postRecv(1, rb, 0, 64);
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64);
-                SoftTerm.encodeSetupTerm(b, TermCode.MPA_NO_MATCHING_RTR);
-                raw.peer.send(java.util.Arrays.copyOf(b.array(), b.position()));
-                assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
-                assertTerm(c, TermCode.MPA_NO_MATCHING_RTR, true);
-            }
-        }
+        withRawInitiator(SoftFixture.defaultConfig(), 4, 8, (f, raw, c) -> {
+            SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+            c.queuePair().postRecv(1, rb, 0, 64);
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64);
+            SoftTerm.encodeSetupTerm(b, TermCode.MPA_NO_MATCHING_RTR);
+            raw.peer.send(java.util.Arrays.copyOf(b.array(), b.position()));
+            assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
+            assertTerm(c, TermCode.MPA_NO_MATCHING_RTR, true);
+        });
     }
 
     /** RDMAP opcode numbers as read from raw FPDU bytes. */

@@ -1,0 +1,22 @@
+package org.jwarp.mpa;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Where a gathering transmitter takes an FPDU's payload by reference instead of by copy (zero-copy
+ * transmit of RFC 5044 §4 FPDUs): the FPDU's MPA length field and DDP/RDMAP header are written
+ * into the staging buffer, the payload stays in the caller's (registered) memory, and the pad and
+ * CRC follow the header in the staging buffer; the sink splices the payload in between when the
+ * bytes are written to the socket ({@link FpduEncoder#finishGathered}).
+ */
+public interface FpduSink {
+    /** Whether a payload of {@code length} bytes can be referenced now (false: flush first). */
+    boolean canReference(int length);
+
+    /**
+     * References {@code length} bytes of {@code src} from absolute index {@code index}, to be written
+     * just before staging-buffer index {@code at}; returns a view of exactly those bytes
+     * ({@code position}..{@code limit}) private to this sink, over which the CRC is computed.
+     */
+    ByteBuffer reference(int at, ByteBuffer src, int index, int length);
+}

@@ -1,0 +1,208 @@
+package org.jwarp.soft;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+import org.jwarp.mpa.FpduSink;
+
+/**
+ * Zero-copy transmit of one stream (siw_qp_tx's gathering sendmsg): FPDUs wait as bytes in the
+ * staging buffer (MPA length, DDP/RDMAP header, and directly after it the pad and CRC of the same
+ * FPDU, RFC 5044 §4) interleaved with references to payload slices of registered memory, and
+ * leave in one gathering {@link SocketChannel#write(ByteBuffer[], int, int)}: [length + header] +
+ * slice + [pad + CRC + next length + header] + slice + ... The stream bytes are those of the
+ * copied FPDUs. A batch of posted WRs leaves in one write as far as the slice table and the byte
+ * budget allow.
+ *
+ * <p>Completions wait for the socket: a send WR whose last FPDU is staged is recorded with the
+ * stream offset of its end ({@link #completeAt}), and completes only once the socket accepted
+ * every byte up to it ({@link #write} returns those WRs' slots through {@link #acceptedSlot}),
+ * so the application may reuse its buffer once it sees the completion.
+ *
+ * <p>No allocation per operation: the staging-run views and the slice table are preallocated;
+ * a slot's payload view is a duplicate of a region's buffer made when that slot first meets the
+ * region (and kept for the next time), never per FPDU. Guarded by the stream's I/O lock.
+ */
+final class TxGather implements FpduSink {
+    /** Payload slices one write may carry (2 iovecs each, well below IOV_MAX 1024). */
+    static final int SLICES = 128;
+
+    private final int budget;
+    private ByteBuffer tx;
+    /** Staging index up to which the socket took the staged bytes. */
+    private int sent;
+    /** Pending slices, a ring: staging index each is spliced in before, its view, its source. */
+    private final int[] at = new int[SLICES];
+    private final ByteBuffer[] view = new ByteBuffer[SLICES];
+    private final ByteBuffer[] viewOf = new ByteBuffer[SLICES];
+    /** Bytes of each pending slice the socket has not taken yet. */
+    private final int[] rem = new int[SLICES];
+    private int head;
+    private int count;
+    /** Sum of {@link #rem} over the pending slices. */
+    private long sliceBytes;
+    /** Stream bytes the socket accepted since the stream entered FPDU mode. */
+    private long accepted;
+    /** Completions waiting for the socket: slot and end offset, a ring as deep as the send queue. */
+    private final int[] doneSlot;
+    private final long[] doneEnd;
+    private int doneHead;
+    private int doneCount;
+    private final ByteBuffer[] runs = new ByteBuffer[SLICES + 1];
+    private final ByteBuffer[] iov = new ByteBuffer[2 * SLICES + 1];
+
+    TxGather(int sqDepth, int budget) {
+        this.budget = budget;
+        doneSlot = new int[sqDepth + 1];
+        doneEnd = new long[sqDepth + 1];
+    }
+
+    /** Binds the stream's staging buffer (views of it are made once). */
+    void bind(ByteBuffer staging) {
+        if (tx != staging) {
+            tx = staging;
+            for (int i = 0; i < runs.length; i++) {
+                runs[i] = staging.duplicate();
+            }
+        }
+    }
+
+    @Override
+    public boolean canReference(int length) {
+        return count < SLICES && (sliceBytes == 0 || sliceBytes + length <= budget);
+    }
+
+    @Override
+    public ByteBuffer reference(int stagingIndex, ByteBuffer src, int index, int length) {
+        int k = (head + count) % SLICES;
+        ByteBuffer v = view[k];
+        if (viewOf[k] != src) {
+            v = src.duplicate(); // once per (slot, region), not per FPDU
+            view[k] = v;
+            viewOf[k] = src;
+        }
+        v.limit(index + length).position(index);
+        at[k] = stagingIndex;
+        rem[k] = length;
+        count++;
+        sliceBytes += length;
+        return v;
+    }
+
+    /** Staged or referenced bytes not yet accepted by the socket. */
+    boolean pending() {
+        return tx != null && (tx.position() > sent || count > 0);
+    }
+
+    /** Room for another full FPDU: staging room and a free slice. */
+    boolean room(int maxFpduWire) {
+        return tx.remaining() >= maxFpduWire && count < SLICES && sliceBytes < budget;
+    }
+
+    /** The stream offset just past everything staged or referenced so far. */
+    long queuedEnd() {
+        return accepted + (tx.position() - sent) + sliceBytes;
+    }
+
+    /** Send slot {@code slot} completes once the socket accepted the stream up to {@code end}. */
+    void completeAt(int slot, long end) {
+        int k = (doneHead + doneCount) % doneSlot.length;
+        doneSlot[k] = slot;
+        doneEnd[k] = end;
+        doneCount++;
+    }
+
+    /** The next slot whose bytes the socket accepted, or -1. */
+    int acceptedSlot() {
+        if (doneCount == 0 || doneEnd[doneHead] > accepted) {
+            return -1;
+        }
+        int slot = doneSlot[doneHead];
+        doneHead = (doneHead + 1) % doneSlot.length;
+        doneCount--;
+        return slot;
+    }
+
+    /** One gathering write of everything pending; returns the bytes the socket took. */
+    long write(SocketChannel ch) throws IOException {
+        int n = 0;
+        int from = sent;
+        for (int j = 0; j < count; j++) {
+            int k = (head + j) % SLICES;
+            if (at[k] > from) {
+                iov[n++] = runs[j].limit(at[k]).position(from);
+                from = at[k];
+            }
+            iov[n++] = view[k];
+        }
+        int end = tx.position();
+        if (end > from) {
+            iov[n++] = runs[count].limit(end).position(from);
+        }
+        long w = n == 0 ? 0 : ch.write(iov, 0, n);
+        for (int i = 0; i < n; i++) {
+            iov[i] = null;
+        }
+        accepted += w;
+        consumed(end);
+        return w;
+    }
+
+    /** After a write: NIO advanced every view by what it wrote; drop what is done, front first. */
+    private void consumed(int end) {
+        int popped = 0;
+        int from = sent;
+        for (int j = 0; j < count; j++) {
+            int k = (head + j) % SLICES;
+            if (at[k] > from) {
+                sent = runs[j].position();
+                if (sent < at[k]) {
+                    break;
+                }
+                from = at[k];
+            }
+            int left = view[k].remaining();
+            sliceBytes -= rem[k] - left;
+            rem[k] = left;
+            if (left > 0) {
+                break;
+            }
+            popped++;
+        }
+        if (popped == count && end > from) {
+            sent = runs[count].position();
+        }
+        head = (head + popped) % SLICES;
+        count -= popped;
+    }
+
+    /** Drops written staging bytes so the staging buffer has room again (slice positions shift). */
+    void compact() {
+        if (sent == 0) {
+            return;
+        }
+        if (count == 0 && tx.position() == sent) {
+            tx.clear();
+        } else {
+            tx.limit(tx.position()).position(sent);
+            tx.compact();
+            for (int j = 0; j < count; j++) {
+                at[(head + j) % SLICES] -= sent;
+            }
+        }
+        sent = 0;
+    }
+
+    /** The stream closed: forget references to staging and registered memory. */
+    void release() {
+        for (int i = 0; i < SLICES; i++) {
+            view[i] = null;
+            viewOf[i] = null;
+        }
+        count = 0;
+        sliceBytes = 0;
+        sent = 0;
+        tx = null;
+    }
+}
