@@ -9,12 +9,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The guest side of the CLI device suites ({@link ClientServerDeviceTest}, {@link SrqEventsDeviceTest}):
+ * The guest side of the CLI device suites ({@link ClientServerDeviceTest}, {@link SrqEventsDeviceTest};
+ * the guest check also for {@link org.jwarp.interop.RpingInteropTest}):
  * the check that they run inside {@code scripts/siw-guest} with siw0 (iWARP, RFC 5040/5041 over MPA)
  * and rxe0 up, the warm-up a cold JVM under TCG needs, and one {@code jwarp server} /
  * {@code jwarp client} run on the DiSNI provider. Outside the guest the suites fail, never skip.
  */
-final class GuestCli {
+public final class GuestCli {
     static final String SIW = System.getenv().getOrDefault("JWARP_SIW_IP", "10.77.0.1");
     static final String RXE = System.getenv().getOrDefault("JWARP_RXE_IP", "10.78.0.1");
     /** A cold JVM under TCG needs minutes for its first server start. */
@@ -39,7 +40,7 @@ final class GuestCli {
     }
 
     /** Fails unless this JVM runs in the guest with siw0 and rxe0 present. */
-    static void requireGuest(Class<?> suite) {
+    public static void requireGuest(Class<?> suite) {
         if (!"1".equals(System.getenv("JWARP_GUEST"))) {
             fail("JWARP_GUEST is not set: " + suite.getSimpleName() + " needs siw0 and rxe0; it runs only inside "
                     + "scripts/siw-guest (scripts/guest-tests --select " + suite.getName() + ")");
