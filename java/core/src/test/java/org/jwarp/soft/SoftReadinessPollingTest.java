@@ -31,6 +31,16 @@ class SoftReadinessPollingTest {
     @Test
     @DisplayName("RFC 5040 §5.5: a thread awaiting a CQ of 12 QPs reads only readable sockets, one read per message, in order")
     void awaitReadsOnlyReadableSockets_5040_5_5() throws Exception {
+        withPairs(false);
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §5.5: under CPU contention, with a spin-polling echo and a thread polling the leader's CQ, nothing stalls")
+    void noStallUnderContention_5040_5_5() throws Exception {
+        withPairs(true);
+    }
+
+    private static void withPairs(boolean contended) throws Exception {
         SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(5));
         try (SoftFixture f = new SoftFixture(cfg)) {
             f.listen(QPS);
@@ -39,7 +49,11 @@ class SoftReadinessPollingTest {
                 for (int i = 0; i < QPS; i++) {
                     pairs.add(f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build()));
                 }
-                run(f, pairs);
+                if (contended) {
+                    contended(f, pairs);
+                } else {
+                    run(f, pairs, 2400, false, true);
+                }
             } finally {
                 for (SoftFixture.Pair p : pairs) {
                     p.close();
@@ -48,7 +62,49 @@ class SoftReadinessPollingTest {
         }
     }
 
-    private static void run(SoftFixture f, List<SoftFixture.Pair> pairs) throws Exception {
+    /** Two CPU-hog threads per core, and a thread that keeps polling the awaiting thread's CQ (finds nothing: no WR of its own). */
+    private static void contended(SoftFixture f, List<SoftFixture.Pair> pairs) throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> hogs = new ArrayList<>();
+        for (int i = 0; i < 2 * Runtime.getRuntime().availableProcessors(); i++) {
+            Thread h = new Thread(() -> {
+                long x = 0;
+                while (!stop.get()) {
+                    x += System.nanoTime() % 7;
+                }
+                if (x == 42) {
+                    System.out.print("");
+                }
+            }, "hog-" + i);
+            h.setDaemon(true);
+            hogs.add(h);
+            h.start();
+        }
+        try {
+            run(f, pairs, 600, true, false);
+        } finally {
+            stop.set(true);
+            for (Thread h : hogs) {
+                h.join(5_000);
+            }
+        }
+    }
+
+    /** Spin mode: busy {@code poll} for up to 10 s. */
+    private static int spin(SoftCompletionQueue cq, WorkCompletion[] out) {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < end) {
+            int n = cq.poll(out, out.length);
+            if (n > 0) {
+                return n;
+            }
+            Thread.onSpinWait();
+        }
+        return 0;
+    }
+
+    private static void run(SoftFixture f, List<SoftFixture.Pair> pairs, int rounds, boolean spinEcho, boolean countReads)
+            throws Exception {
         SoftMemoryRegion src = f.region(f.pd, SIZE, Access.LOCAL_WRITE);
         SoftMemoryRegion dst = f.region(f.pd, QPS * SIZE, Access.LOCAL_WRITE);
         SoftMemoryRegion echoBuf = f.region(f.pd2, QPS * SIZE, Access.LOCAL_WRITE);
@@ -60,7 +116,6 @@ class SoftReadinessPollingTest {
             a[i].postRecv(i, dst, i * SIZE, SIZE);
             b[i].postRecv(i, echoBuf, i * SIZE, SIZE);
         }
-        int rounds = 2400;
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread echo = new Thread(() -> {
             try {
@@ -68,7 +123,7 @@ class SoftReadinessPollingTest {
                 SendRequest wr = new SendRequest();
                 int echoed = 0;
                 while (echoed < rounds) {
-                    int n = f.cq2.await(out, out.length, 10, TimeUnit.SECONDS);
+                    int n = spinEcho ? spin(f.cq2, out) : f.cq2.await(out, out.length, 10, TimeUnit.SECONDS);
                     assertTrue(n > 0, "echo: a completion within 10 s after " + echoed);
                     for (int k = 0; k < n; k++) {
                         WorkCompletion wc = out[k];
@@ -86,6 +141,21 @@ class SoftReadinessPollingTest {
             }
         }, "echo");
         echo.start();
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread poller = new Thread(() -> {
+            WorkCompletion[] none = SoftFixture.wcs(1);
+            while (!done.get()) {
+                // a second thread on the leader's CQ: contends for the poller; it may reap a
+                // completion the leader waits for, so it only polls while the leader blocks
+                if (f.cq.size() == 0 && f.cq.poll(none, 0) != 0) {
+                    failure.compareAndSet(null, new AssertionError("poll with max 0 returned a completion"));
+                }
+                Thread.onSpinWait();
+            }
+        }, "cq-poller");
+        if (spinEcho) {
+            poller.start();
+        }
         WorkCompletion[] out = SoftFixture.wcs(8);
         SendRequest wr = new SendRequest();
         long[] sent = new long[QPS];
@@ -112,8 +182,13 @@ class SoftReadinessPollingTest {
                 }
             }
         }
+        done.set(true);
         echo.join(30_000);
+        poller.join(30_000);
         assertNull(failure.get(), () -> "echo failed: " + failure.get());
+        if (!countReads) {
+            return;
+        }
         long reads = 0;
         long empty = 0;
         for (SoftFixture.Pair p : pairs) {
