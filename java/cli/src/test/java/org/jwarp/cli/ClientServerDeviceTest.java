@@ -2,10 +2,7 @@ package org.jwarp.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,69 +26,23 @@ import org.junit.jupiter.params.provider.CsvSource;
 @Tag("device")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClientServerDeviceTest {
-    static final String SIW = System.getenv().getOrDefault("JWARP_SIW_IP", "10.77.0.1");
-    static final String RXE = System.getenv().getOrDefault("JWARP_RXE_IP", "10.78.0.1");
-    /** A cold JVM under TCG needs minutes for its first server start. */
-    static final long LISTEN_S = 300;
-    static final long RUN_S = 300;
-
     @BeforeAll
     void guestAndWarmUp() throws Exception {
-        if (!"1".equals(System.getenv("JWARP_GUEST"))) {
-            fail("JWARP_GUEST is not set: ClientServerDeviceTest needs siw0 and rxe0; it runs only inside "
-                    + "scripts/siw-guest (scripts/guest-tests --select org.jwarp.cli.ClientServerDeviceTest)");
-        }
-        for (String dev : List.of("siw0", "rxe0")) {
-            if (!Files.isDirectory(Path.of("/sys/class/infiniband", dev))) {
-                fail("RDMA device " + dev + " is missing: the guest did not bring it up");
-            }
-        }
-        warmUp();
-    }
-
-    /**
-     * JVM warm-up, one plain Send run on siw0, repeated until it passes (three at most): a cold JVM
-     * under TCG can answer siw's MPA Request after siw's own timeout, and the first connection of
-     * the run then fails as unreachable (seen in the guest). The warm-up may fail; the cases may not.
-     */
-    void warmUp() throws Exception {
-        StringBuilder failures = new StringBuilder();
-        for (int attempt = 1; attempt <= 3; attempt++) {
-            try {
-                run("siw0", "send", true, 5);
-                return;
-            } catch (AssertionError e) {
-                failures.append("attempt ").append(attempt).append(": ").append(e.getMessage()).append('\n');
-            }
-        }
-        fail("jwarp client/server on siw0 failed three times in the warm-up\n" + failures);
-    }
-
-    static String ip(String dev) {
-        return dev.equals("siw0") ? SIW : RXE;
+        GuestCli.requireGuest(ClientServerDeviceTest.class);
+        GuestCli.warmUp(() -> run("siw0", "send", true, 5));
     }
 
     /** Runs a server and a client with {@code clientOpts}; returns the client's capture (exit 0 asserted). */
     static CliCapture run(String dev, String op, boolean bind, int iters, String... clientOpts) throws Exception {
-        String ip = ip(dev);
-        int port = ServerCommandTest.freePort();
-        ServerCommandTest.Server server = ServerCommandTest.Server.start("server", "--provider", "disni", "--bind", ip,
-                "--port", String.valueOf(port), "--count", "1", "--sge", "4", "--inline-size", "64", "--verify")
-                .listening(LISTEN_S);
-        List<String> args = new ArrayList<>(List.of("client", ip, "--provider", "disni", "--port", String.valueOf(port),
-                "--op", op, "--iters", String.valueOf(iters), "--size", "1000", "--json", "--verify", "--timeout", "60000"));
+        List<String> opts = new ArrayList<>();
         if (bind) {
-            args.addAll(List.of("--bind", ip));
+            opts.addAll(List.of("--bind", GuestCli.ip(dev)));
         }
-        args.addAll(List.of(clientOpts));
-        CliCapture c = CliCapture.run(args.toArray(new String[0]));
-        String why = String.join(" ", args) + "\nclient:\n" + c.out() + c.err() + "\nserver:\n" + server.out() + "\n"
-                + server.err();
-        assertEquals(0, c.exit(), why);
-        assertEquals(0, server.await(RUN_S), why);
-        assertTrue(c.out().contains("\"verify\":true"), why);
-        assertEquals(List.of(dev), c.strings("device"), why);
-        assertEquals(List.of(ip), c.strings("bind"), why);
+        opts.addAll(List.of(clientOpts));
+        GuestCli.Run r = GuestCli.run(dev, List.of("--sge", "4", "--inline-size", "64", "--verify"), op, iters, opts);
+        CliCapture c = r.client();
+        assertTrue(c.out().contains("\"verify\":true"), r.why());
+        assertEquals(List.of(GuestCli.ip(dev)), c.strings("bind"), r.why());
         System.out.println("client/server disni " + dev + " --op " + op + " " + String.join(" ", clientOpts) + ": "
                 + c.out().strip());
         return c;

@@ -2,10 +2,7 @@ package org.jwarp.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -25,50 +22,18 @@ import org.junit.jupiter.params.provider.CsvSource;
 @Tag("device")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SrqEventsDeviceTest {
-    static final long LISTEN_S = 300;
-    static final long RUN_S = 300;
-
     @BeforeAll
     void guestAndWarmUp() throws Exception {
-        if (!"1".equals(System.getenv("JWARP_GUEST"))) {
-            fail("JWARP_GUEST is not set: SrqEventsDeviceTest needs siw0 and rxe0 (scripts/guest-tests --select "
-                    + "org.jwarp.cli.SrqEventsDeviceTest)");
-        }
-        for (String dev : List.of("siw0", "rxe0")) {
-            if (!Files.isDirectory(Path.of("/sys/class/infiniband", dev))) {
-                fail("RDMA device " + dev + " is missing: the guest did not bring it up");
-            }
-        }
-        // a cold JVM under TCG may answer siw's MPA Request after siw's own timeout: warm up first
-        StringBuilder failures = new StringBuilder();
-        for (int attempt = 1; attempt <= 3; attempt++) {
-            try {
-                run("siw0", "send", 5, "--sge", "1");
-                return;
-            } catch (AssertionError e) {
-                failures.append("attempt ").append(attempt).append(": ").append(e.getMessage()).append('\n');
-            }
-        }
-        fail("warm-up failed three times\n" + failures);
+        GuestCli.requireGuest(SrqEventsDeviceTest.class);
+        GuestCli.warmUp(() -> run("siw0", "send", 5, "--sge", "1"));
     }
 
     static CliCapture run(String dev, String op, int iters, String... clientOpts) throws Exception {
-        String ip = ClientServerDeviceTest.ip(dev);
-        int port = ServerCommandTest.freePort();
-        ServerCommandTest.Server server = ServerCommandTest.Server.start("server", "--provider", "disni", "--bind", ip,
-                "--port", String.valueOf(port), "--count", "1", "--sge", "2", "--verify", "--srq", "--events")
-                .listening(LISTEN_S);
-        List<String> args = new ArrayList<>(List.of("client", ip, "--provider", "disni", "--bind", ip, "--port",
-                String.valueOf(port), "--op", op, "--iters", String.valueOf(iters), "--size", "1000", "--json",
-                "--verify", "--srq", "--events", "--timeout", "60000"));
-        args.addAll(List.of(clientOpts));
-        CliCapture c = CliCapture.run(args.toArray(new String[0]));
-        String why = String.join(" ", args) + "\nclient:\n" + c.out() + c.err() + "\nserver:\n" + server.out() + "\n"
-                + server.err();
-        assertEquals(0, c.exit(), why);
-        assertEquals(0, server.await(RUN_S), why);
-        assertTrue(c.out().contains("\"srq\":true") && c.out().contains("\"events\":true"), why);
-        assertEquals(List.of(dev), c.strings("device"), why);
+        List<String> opts = new ArrayList<>(List.of("--bind", GuestCli.ip(dev), "--srq", "--events"));
+        opts.addAll(List.of(clientOpts));
+        GuestCli.Run r = GuestCli.run(dev, List.of("--sge", "2", "--verify", "--srq", "--events"), op, iters, opts);
+        CliCapture c = r.client();
+        assertTrue(c.out().contains("\"srq\":true") && c.out().contains("\"events\":true"), r.why());
         System.out.println("client/server disni " + dev + " --op " + op + " --srq --events: " + c.out().strip());
         return c;
     }

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
+import org.jwarp.cli.GuestCli;
 import org.jwarp.cli.JwarpCli;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -45,15 +46,7 @@ class RpingInteropTest {
 
     @BeforeAll
     static void guestAndWarmUp() throws Exception {
-        if (!"1".equals(System.getenv("JWARP_GUEST"))) {
-            fail("JWARP_GUEST is not set: RpingInteropTest needs kernel siw/rxe and kernel rping; it runs only inside "
-                    + "scripts/siw-guest (scripts/guest-tests --select RpingInteropTest)");
-        }
-        for (String dev : List.of("siw0", "rxe0")) {
-            if (!Files.isDirectory(Path.of("/sys/class/infiniband", dev))) {
-                fail("RDMA device " + dev + " is missing: the guest did not bring it up");
-            }
-        }
+        GuestCli.requireGuest(RpingInteropTest.class);
         if (!Files.isExecutable(Path.of("/usr/bin/rping"))) {
             fail("/usr/bin/rping is missing: install rdmacm-utils (scripts/setup-guest-deps)");
         }

@@ -36,6 +36,13 @@ import org.jwarp.ground.TermCode;
  * Out-of-order placement is supported for untagged messages (tracked per buffer) and for tagged
  * segments; a tagged message ends with its L segment, which an in-order LLP delivers last.
  *
+ * <p>Direct placement ({@link #beginDirect}, {@link #placeDirect}, {@link #endDirect}): a segment
+ * whose payload has not arrived yet is validated from its header alone, with exactly the checks
+ * above, and its payload is then placed piece by piece as the LLP receives it; it completes only
+ * after the LLP verified it (the MPA CRC). If that verification fails, the bytes already placed
+ * stay where they were placed (the tagged region or the posted buffer holds undefined content
+ * for that range) and the stream terminates; no completion reports them.
+ *
  * <p>Not thread-safe: one thread feeds a receiver. Revocation of an STag from another thread is
  * fenced (RFC 5041 §8.3.1 (6)): a tagged segment holds a placement lease on its region from
  * validation until its payload is in, and {@code StagTable.invalidate}/{@code deregister} wait for
@@ -54,6 +61,26 @@ public final class DdpReceiver {
     private final DdpHeader hdr = new DdpHeader();
     private boolean failed;
     private int taggedLength;
+    // Results of the last successful check (receive thread only).
+    private StagRegion vRegion;
+    private int vSlot;
+    private int vEnd;
+    // The segment being placed directly (beginDirect .. endDirect).
+    private boolean direct;
+    private boolean dTagged;
+    private boolean dLast;
+    private StagRegion dRegion;
+    private int dStag;
+    private int dQn;
+    private int dSlot;
+    private int dEnd;
+    private int dAt;
+    private int dRsvd;
+    private int dRsvd32;
+    private int dPayload;
+    private ByteBuffer dSeg;
+    private int dIndex;
+    private int dLength;
     private long segments;
 
     /**
@@ -119,6 +146,9 @@ public final class DdpReceiver {
     /** Stops placement: every later segment is dropped silently (RFC 5041 §7.1, ULP-detected error). */
     public void fail() {
         failed = true;
+        direct = false;
+        dRegion = null;
+        dSeg = null;
     }
 
     /** Segments accepted (placed) so far. */
@@ -214,28 +244,45 @@ public final class DdpReceiver {
         int stag = hdr.stag();
         long to = hdr.to();
         int payload = length - DdpHeader.TAGGED_HEADER_LENGTH;
-        TermCode ulp = handler.checkTagged(rsvd, stag, to, payload);
-        if (ulp != null) {
-            error(ulp, seg, index, length);
+        TermCode code = checkTaggedSegment(rsvd, stag, to, payload);
+        if (code != null) {
+            error(code, seg, index, length);
             return;
         }
         if (payload > 0) {
-            StagRegion mr = stags.lookup(stag);
-            if (mr == null || !mr.acquirePlacement()) {
-                error(TermCode.DDP_TAGGED_INVALID_STAG, seg, index, length); // revoked (§7.1, §8.3.1 (6))
+            StagRegion mr = vRegion;
+            vRegion = null;
+            if (!mr.acquirePlacement()) {
+                error(TermCode.DDP_TAGGED_INVALID_STAG, seg, index, length); // revoked since the check (§8.3.1 (6))
                 return;
             }
             try {
-                int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
-                if (r != StagTable.OK) {
-                    error(taggedCode(r), seg, index, length);
-                    return;
-                }
                 mr.buffer().put(mr.indexOf(to), seg, index + DdpHeader.TAGGED_HEADER_LENGTH, payload);
             } finally {
                 mr.releasePlacement();
             }
         }
+        completeTagged(rsvd, stag, payload, last);
+    }
+
+    /** RFC 5041 §7.1 tagged checks; on success a non-empty segment's region is left in {@link #vRegion}. */
+    private TermCode checkTaggedSegment(int rsvd, int stag, long to, int payload) {
+        TermCode ulp = handler.checkTagged(rsvd, stag, to, payload);
+        if (ulp != null) {
+            return ulp;
+        }
+        if (payload > 0) {
+            StagRegion mr = stags.lookup(stag);
+            int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
+            if (r != StagTable.OK) {
+                return taggedCode(r);
+            }
+            vRegion = mr;
+        }
+        return null;
+    }
+
+    private void completeTagged(int rsvd, int stag, int payload, boolean last) {
         segments++;
         taggedLength += payload;
         if (last) {
@@ -249,63 +296,189 @@ public final class DdpReceiver {
         int qn = hdr.qn();
         int msn = hdr.msn();
         int mo = hdr.mo();
-        int rsvd = hdr.rsvdUlp();
-        int rsvd32 = hdr.rsvdUlp32();
         int payload = length - DdpHeader.UNTAGGED_HEADER_LENGTH;
-        if (Integer.compareUnsigned(qn, queues.length) >= 0) {
-            error(TermCode.DDP_UNTAGGED_INVALID_QN, seg, index, length);
+        TermCode code = checkUntaggedSegment(qn, msn, mo, hdr.rsvdUlp(), payload, last);
+        if (code != null) {
+            error(code, seg, index, length);
             return;
+        }
+        UntaggedQueue q = queues[qn];
+        int s = vSlot;
+        int end = vEnd;
+        if (payload > 0) {
+            q.place(s, mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
+        }
+        completeUntagged(qn, q, s, end, last, hdr.rsvdUlp(), hdr.rsvdUlp32());
+    }
+
+    /**
+     * RFC 5041 §7.1 untagged checks, then the coverage of the bytes (a local resource limit, §7.2
+     * 0/0, when one more out-of-order range is needed); on success the slot and the segment's end
+     * are left in {@link #vSlot} and {@link #vEnd}.
+     */
+    private TermCode checkUntaggedSegment(int qn, int msn, int mo, int rsvd, int payload, boolean last) {
+        if (Integer.compareUnsigned(qn, queues.length) >= 0) {
+            return TermCode.DDP_UNTAGGED_INVALID_QN;
         }
         TermCode ulp = handler.checkUntagged(qn, rsvd, msn, payload);
         if (ulp != null) {
-            error(ulp, seg, index, length);
-            return;
+            return ulp;
         }
         UntaggedQueue q = queues[qn];
         int s = q.slotFor(msn);
         if (s < 0) {
-            error(s == UntaggedQueue.NO_BUFFER ? TermCode.DDP_UNTAGGED_MSN_NO_BUFFER : TermCode.DDP_UNTAGGED_MSN_RANGE,
-                    seg, index, length);
-            return;
+            return s == UntaggedQueue.NO_BUFFER ? TermCode.DDP_UNTAGGED_MSN_NO_BUFFER : TermCode.DDP_UNTAGGED_MSN_RANGE;
         }
         int cap = q.capacities[s];
         if (Integer.compareUnsigned(mo, cap) > 0 || (mo == cap && payload > 0)) {
-            error(TermCode.DDP_UNTAGGED_INVALID_MO, seg, index, length);
-            return;
+            return TermCode.DDP_UNTAGGED_INVALID_MO;
         }
         long end = Integer.toUnsignedLong(mo) + payload;
         if (end > cap) {
-            error(TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, seg, index, length);
-            return;
+            return TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG;
         }
         int total = q.total[s];
         if (total >= 0 && (end > total || (last && end != total))) {
             // A segment beyond the end set by the L segment, or a second L segment with another end.
-            error(last ? TermCode.DDP_UNTAGGED_INVALID_MO : TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, seg, index, length);
-            return;
+            return last ? TermCode.DDP_UNTAGGED_INVALID_MO : TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG;
         }
         if (last && q.maxEnd[s] > end) {
-            error(TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG, seg, index, length);
-            return;
+            return TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG;
         }
-        if (payload > 0) {
-            if (!q.cover(s, mo, (int) end)) {
-                // More out-of-order ranges than this buffer tracks: a local resource limit (§7.2 0/0).
-                error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
-                return;
-            }
-            q.place(s, mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
+        if (payload > 0 && !q.cover(s, mo, (int) end)) {
+            // More out-of-order ranges than this buffer tracks: a local resource limit (§7.2 0/0).
+            return TermCode.DDP_LOCAL_CATASTROPHIC;
         }
+        vSlot = s;
+        vEnd = (int) end;
+        return null;
+    }
+
+    private void completeUntagged(int qn, UntaggedQueue q, int s, int end, boolean last, int rsvd, int rsvd32) {
         segments++;
         if (end > q.maxEnd[s]) {
-            q.maxEnd[s] = (int) end;
+            q.maxEnd[s] = end;
         }
-        if (last && total < 0) {
-            q.total[s] = (int) end;
+        if (last && q.total[s] < 0) {
+            q.total[s] = end;
             q.rsvdUlp[s] = rsvd;
             q.rsvdUlp32[s] = rsvd32;
         }
         deliverReady(qn, q);
+    }
+
+    // ---------------------------------------------------------------- direct placement
+
+    /**
+     * Bytes of a segment's DDP header given its first byte (the control field, RFC 5041 §4.2/§4.3):
+     * what {@link #beginDirect} needs to see.
+     */
+    public static int headerLength(int firstByte) {
+        return DdpHeader.headerLength(firstByte & 0xFF);
+    }
+
+    /**
+     * Starts direct placement of a segment of {@code length} bytes of which only the header is
+     * here ({@code seg[index, index + headerLength)}, RFC 5041 §7.1: the header is validated before
+     * any payload byte is placed). Runs every check {@link #receive} runs; when one fails nothing is
+     * reported and false is returned (the caller then gathers the segment and hands it to
+     * {@link #receive}, which reports the error once the LLP has verified the bytes). Zero-length
+     * segments are not placed directly. On true, the payload follows through {@link #placeDirect}
+     * in order, and {@link #endDirect} completes the segment (delivery, the L flag) once the LLP
+     * has verified it. The header bytes must stay in place until then (an error reports them).
+     */
+    public boolean beginDirect(ByteBuffer seg, int index, int length) {
+        if (failed || direct) {
+            return false;
+        }
+        hdr.wrap(seg, index);
+        int control = hdr.control();
+        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
+        int hl = DdpHeader.headerLength(control);
+        if (length <= hl || (control & DdpHeader.DV_MASK) != DdpHeader.DDP_VERSION) {
+            return false;
+        }
+        boolean last = (control & DdpHeader.L_FLAG) != 0;
+        int payload = length - hl;
+        if (tagged) {
+            long to = hdr.to();
+            if (checkTaggedSegment(hdr.rsvdUlp(), hdr.stag(), to, payload) != null) {
+                vRegion = null;
+                return false;
+            }
+            dRegion = vRegion;
+            vRegion = null;
+            dStag = hdr.stag();
+            dAt = dRegion.indexOf(to);
+        } else {
+            int qn = hdr.qn();
+            int mo = hdr.mo();
+            if (checkUntaggedSegment(qn, hdr.msn(), mo, hdr.rsvdUlp(), payload, last) != null) {
+                return false;
+            }
+            dQn = qn;
+            dSlot = vSlot;
+            dEnd = vEnd;
+            dAt = mo;
+            dRsvd32 = hdr.rsvdUlp32();
+        }
+        direct = true;
+        dTagged = tagged;
+        dLast = last;
+        dRsvd = hdr.rsvdUlp();
+        dPayload = payload;
+        dSeg = seg;
+        dIndex = index;
+        dLength = length;
+        return true;
+    }
+
+    /**
+     * Places the next {@code n} payload bytes of the segment begun by {@link #beginDirect} from
+     * {@code src[index, index + n)}. A tagged piece holds a placement lease on its region while it
+     * copies (RFC 5041 §8.3.1 (6)); a region revoked since the segment began is the §7.1 invalid-STag
+     * error (1/0), reported here, and false is returned (the stream is failed).
+     */
+    public boolean placeDirect(ByteBuffer src, int index, int n) {
+        if (!direct) {
+            return false;
+        }
+        if (dTagged) {
+            StagRegion mr = dRegion;
+            if (!mr.acquirePlacement()) {
+                direct = false;
+                dRegion = null;
+                error(TermCode.DDP_TAGGED_INVALID_STAG, dSeg, dIndex, dLength);
+                return false;
+            }
+            try {
+                mr.buffer().put(dAt, src, index, n);
+            } finally {
+                mr.releasePlacement();
+            }
+        } else {
+            queues[dQn].place(dSlot, dAt, src, index, n);
+        }
+        dAt += n;
+        return true;
+    }
+
+    /** Completes the segment begun by {@link #beginDirect}: every payload byte placed and verified by the LLP. */
+    public void endDirect() {
+        if (!direct) {
+            return;
+        }
+        direct = false;
+        dRegion = null;
+        dSeg = null;
+        if (failed) {
+            return;
+        }
+        if (dTagged) {
+            completeTagged(dRsvd, dStag, dPayload, dLast);
+        } else {
+            completeUntagged(dQn, queues[dQn], dSlot, dEnd, dLast, dRsvd, dRsvd32);
+        }
     }
 
     private void deliverReady(int qn, UntaggedQueue q) {

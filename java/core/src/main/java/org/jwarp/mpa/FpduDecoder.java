@@ -8,29 +8,68 @@ import org.jwarp.ground.TermCode;
  * verifies the CRC (§4.4) when negotiated, strips and checks markers (§4.3) when negotiated, and
  * hands each ULPDU to an {@link FpduHandler}.
  *
- * <p>Without markers, an FPDU that lies wholly inside the chunk is handed over in place (no copy);
- * a FPDU split across chunks is gathered in one direct buffer of {@link Fpdu#MAX_FPDU_LENGTH}
- * bytes, allocated when the first split FPDU (or, with markers, the first FPDU) arrives and reused
- * from then on: a stream that only ever sees whole FPDUs never holds one (at 1,000 QPs those 64 KiB
- * per stream were most of a QP's direct memory). A CRC mismatch is
- * reported as {@link TermCode#MPA_CRC_ERROR} (2/0/2), a marker whose FPDUPTR does not point at the
- * current FPDU as {@link TermCode#MPA_MARKER_OR_FPDU_ERROR} (2/0/3); after either the decoder
- * discards all further bytes. Nothing else leaves this class: arbitrary input produces only
- * handler calls.
+ * <p>Without markers, an FPDU that lies wholly inside the chunk is handed over in place (no copy,
+ * CRC checked before the handler sees it). An FPDU split across chunks takes one of two ways:
+ * <ul>
+ * <li>up to {@link #SMALL_GATHER} bytes (Read Requests, Terminates, small Sends) it is gathered in
+ * a {@value #SMALL_GATHER}-byte heap buffer, allocated with the first split FPDU, and handed over
+ * whole;
+ * <li>a larger one is placed directly when the handler takes it ({@link FpduHandler#beginDirect}):
+ * once the MPA length and the ULP header are in (gathered in the same small buffer) the handler
+ * validates the header (RFC 5041 §7.1), then every later payload byte is handed to
+ * {@link FpduHandler#placeDirect} straight from the chunk it arrived in, the CRC running over
+ * those bytes as they pass; pad and CRC are checked at the end ({@link FpduHandler#endDirect}).
+ * On a CRC mismatch the payload is already placed: the handler learns it by
+ * {@link FpduHandler#onFpduError} with {@link TermCode#MPA_CRC_ERROR} and must treat the target's
+ * bytes as undefined (the stream terminates; what siw does too).
+ * </ul>
+ * Only a large split FPDU the handler does not take (its header fails a check, so it is gathered,
+ * CRC-checked and handed over whole for the handler to report), and every FPDU with markers, use a
+ * direct buffer of {@link Fpdu#MAX_FPDU_LENGTH} bytes, allocated at the first such FPDU: a stream
+ * whose traffic is placed directly never holds one (at 1,000 QPs those 64 KiB per stream were
+ * most of a QP's memory).
+ *
+ * <p>A CRC mismatch is reported as {@link TermCode#MPA_CRC_ERROR} (2/0/2), a marker whose FPDUPTR
+ * does not point at the current FPDU as {@link TermCode#MPA_MARKER_OR_FPDU_ERROR} (2/0/3); after
+ * either (or a handler's refusal of a directly placed piece) the decoder discards all further bytes.
+ * Nothing else leaves this class: arbitrary input produces only handler calls.
  *
  * <p>The receiver does not enforce the MULPDU (siw does not either; over loopback siw sends
- * FPDUs of about 64 KiB). Not thread-safe.
+ * FPDUs of about 64 KiB). Not thread-safe; allocates nothing per FPDU.
  */
 public final class FpduDecoder {
+    /** Split FPDUs up to this many bytes are gathered in the small buffer and handed over whole. */
+    public static final int SMALL_GATHER = 512;
+    /** Where the pad and CRC of a directly placed FPDU are gathered in the small buffer. */
+    private static final int TAIL_AT = SMALL_GATHER - 8;
+
+    // Phases of the plain (marker-free) path.
+    private static final int IDLE = 0;
+    private static final int LENGTH = 1;
+    private static final int FIRST = 2;
+    private static final int HEADER = 3;
+    private static final int BODY = 4;
+    private static final int DIRECT = 5;
+    private static final int TAIL = 6;
+
     private final boolean crcEnabled;
     private final boolean markersEnabled;
     private final FpduHandler handler;
     private final Crc32c crc = new Crc32c();
-    /** Gather buffer for FPDUs split across chunks; null until the first one. */
+    /** Gathers small split FPDUs and the headers and tails of direct ones; null until the first. */
+    private ByteBuffer small;
+    /** Gathers what the small buffer cannot (see the class comment); null until needed. */
+    private ByteBuffer big;
+    /** The buffer the current FPDU is gathered in. */
     private ByteBuffer gather;
 
+    private int phase = IDLE;
     private int gathered;
     private int needed = Fpdu.LENGTH_FIELD_SIZE;
+    private int ulpdu;
+    private int directLeft;
+    private int tailLeft;
+    private int tailGot;
     private boolean failed;
     private long fpdus;
 
@@ -47,7 +86,7 @@ public final class FpduDecoder {
         this.handler = handler;
     }
 
-    /** True once a CRC or framing error was reported. */
+    /** True once a CRC or framing error was reported, or the handler refused a direct piece. */
     public boolean failed() {
         return failed;
     }
@@ -57,21 +96,40 @@ public final class FpduDecoder {
         return fpdus;
     }
 
-    /** True when part of an FPDU (or marker) is buffered, waiting for more bytes. */
+    /** True when part of an FPDU (or marker) is buffered or being placed, waiting for more bytes. */
     public boolean hasPartial() {
-        return gathered > 0 || markerBytes >= 0;
+        return phase != IDLE || gathered > 0 || markerBytes >= 0;
     }
 
-    /** The gather buffer, or null before the first split FPDU (tests). */
+    /** Bytes of reassembly memory this decoder holds (its gather buffers; heap and direct). */
+    public int reassemblyBytes() {
+        return (small == null ? 0 : small.capacity()) + (big == null ? 0 : big.capacity());
+    }
+
+    /** The buffer the last split FPDU was gathered in, or null before the first (tests). */
     ByteBuffer gatherBuffer() {
         return gather;
     }
 
-    private ByteBuffer gather() {
-        ByteBuffer g = gather;
+    /** The large gather buffer, or null while none was needed (tests). */
+    ByteBuffer largeGatherBuffer() {
+        return big;
+    }
+
+    private ByteBuffer small() {
+        ByteBuffer g = small;
+        if (g == null) {
+            g = ByteBuffer.allocate(SMALL_GATHER);
+            small = g;
+        }
+        return g;
+    }
+
+    private ByteBuffer big() {
+        ByteBuffer g = big;
         if (g == null) {
             g = ByteBuffer.allocateDirect(Fpdu.MAX_FPDU_LENGTH);
-            gather = g;
+            big = g;
         }
         return g;
     }
@@ -96,21 +154,137 @@ public final class FpduDecoder {
         final int end = src.limit();
         while (!failed && src.position() < end) {
             int pos = src.position();
-            if (gathered == 0 && end - pos >= Fpdu.LENGTH_FIELD_SIZE) {
-                int ulpdu = src.getShort(pos) & 0xFFFF;
-                int total = Fpdu.fpduLength(ulpdu);
-                if (end - pos >= total) {
-                    src.position(pos + total);
-                    deliver(src, pos, ulpdu);
-                    continue;
+            switch (phase) {
+                case DIRECT: {
+                    int n = Math.min(directLeft, end - pos);
+                    if (crcEnabled) {
+                        crc.update(src, pos, n);
+                    }
+                    src.position(pos + n);
+                    directLeft -= n;
+                    if (!handler.placeDirect(src, pos, n)) {
+                        failed = true; // the handler failed the stream and said why
+                        phase = IDLE;
+                        return;
+                    }
+                    if (directLeft == 0) {
+                        tailLeft = Fpdu.padLength(ulpdu) + Fpdu.CRC_SIZE; // the CRC field is there even unchecked
+                        tailGot = 0;
+                        phase = TAIL;
+                    }
+                    break;
+                }
+                case TAIL: {
+                    int n = Math.min(tailLeft - tailGot, end - pos);
+                    small.put(TAIL_AT + tailGot, src, pos, n);
+                    src.position(pos + n);
+                    tailGot += n;
+                    if (tailGot == tailLeft) {
+                        finishDirect();
+                    }
+                    break;
+                }
+                case IDLE:
+                    if (end - pos >= Fpdu.LENGTH_FIELD_SIZE) {
+                        int u = src.getShort(pos) & 0xFFFF;
+                        int total = Fpdu.fpduLength(u);
+                        if (end - pos >= total) {
+                            src.position(pos + total);
+                            deliver(src, pos, u);
+                            break;
+                        }
+                    }
+                    gather = small();
+                    gathered = 0;
+                    needed = Fpdu.LENGTH_FIELD_SIZE;
+                    phase = LENGTH;
+                    // fall through: gather the start of a split FPDU
+                default: {
+                    int take = Math.min(needed - gathered, end - pos);
+                    gather.put(gathered, src, pos, take);
+                    src.position(pos + take);
+                    gathered += take;
+                    while (!failed && gathered == needed && phase != IDLE && phase != DIRECT) {
+                        stepGathered();
+                    }
+                    break;
                 }
             }
-            int take = Math.min(needed - gathered, end - pos);
-            gather().put(gathered, src, pos, take);
-            src.position(pos + take);
-            gathered += take;
-            stepGathered();
         }
+    }
+
+    /** The gathering phase's bytes are in: decide what comes next. */
+    private void stepGathered() {
+        switch (phase) {
+            case LENGTH: {
+                ulpdu = gather.getShort(0) & 0xFFFF;
+                int total = Fpdu.fpduLength(ulpdu);
+                if (total <= SMALL_GATHER) {
+                    needed = total;
+                    phase = BODY;
+                } else {
+                    needed = Fpdu.ULPDU_OFFSET + 1;
+                    phase = FIRST;
+                }
+                return;
+            }
+            case FIRST: {
+                int hl = handler.directHeaderLength(gather.get(Fpdu.ULPDU_OFFSET) & 0xFF);
+                if (hl > 0 && hl < ulpdu && Fpdu.ULPDU_OFFSET + hl <= TAIL_AT) {
+                    needed = Fpdu.ULPDU_OFFSET + hl;
+                    phase = HEADER;
+                } else {
+                    gatherWhole();
+                }
+                return;
+            }
+            case HEADER: {
+                int hl = needed - Fpdu.ULPDU_OFFSET;
+                if (handler.beginDirect(gather, Fpdu.ULPDU_OFFSET, hl, ulpdu)) {
+                    if (crcEnabled) {
+                        crc.begin();
+                        crc.update(gather, 0, needed);
+                    }
+                    directLeft = ulpdu - hl;
+                    gathered = 0; // the header stays at the front of the small buffer until the FPDU ends
+                    phase = DIRECT;
+                } else {
+                    gatherWhole();
+                }
+                return;
+            }
+            default: { // BODY: the whole FPDU is gathered
+                gathered = 0;
+                phase = IDLE;
+                deliver(gather, 0, ulpdu);
+            }
+        }
+    }
+
+    /** The split FPDU is not placed directly: gather all of it (in the large buffer). */
+    private void gatherWhole() {
+        ByteBuffer b = big();
+        b.put(0, gather, 0, gathered);
+        gather = b;
+        needed = Fpdu.fpduLength(ulpdu);
+        phase = BODY;
+    }
+
+    private void finishDirect() {
+        phase = IDLE;
+        if (crcEnabled) {
+            int pad = tailLeft - Fpdu.CRC_SIZE;
+            crc.update(small, TAIL_AT, pad);
+            int expected = crc.value();
+            int actual = Crc32c.getWire(small, TAIL_AT + pad);
+            if (expected != actual) {
+                fail(TermCode.MPA_CRC_ERROR, String.format("FPDU CRC 0x%08x does not match computed 0x%08x "
+                        + "(RFC 5044 §4.4); its payload was already placed", actual, expected));
+                return;
+            }
+        }
+        fpdus++;
+        handler.endDirect();
     }
 
     private void feedWithMarkers(ByteBuffer src) {
@@ -133,14 +307,15 @@ public final class FpduDecoder {
             }
             if (gathered == 0) {
                 fpduStreamStart = streamOffset;
+                gather = big();
             }
             int pos = src.position();
             int take = Math.min(Math.min(MarkerInserter.MARKER_INTERVAL - phase, src.remaining()), needed - gathered);
-            gather().put(gathered, src, pos, take);
+            gather.put(gathered, src, pos, take);
             src.position(pos + take);
             streamOffset += take;
             gathered += take;
-            stepGathered();
+            stepMarkerGathered();
         }
     }
 
@@ -153,7 +328,7 @@ public final class FpduDecoder {
         }
     }
 
-    private void stepGathered() {
+    private void stepMarkerGathered() {
         if (gathered < needed) {
             return;
         }
@@ -161,10 +336,10 @@ public final class FpduDecoder {
             needed = Fpdu.fpduLength(gather.getShort(0) & 0xFFFF);
             return;
         }
-        int ulpdu = gather.getShort(0) & 0xFFFF;
+        int u = gather.getShort(0) & 0xFFFF;
         gathered = 0;
         needed = Fpdu.LENGTH_FIELD_SIZE;
-        deliver(gather, 0, ulpdu);
+        deliver(gather, 0, u);
     }
 
     private void deliver(ByteBuffer buf, int start, int ulpdu) {
@@ -184,6 +359,7 @@ public final class FpduDecoder {
 
     private void fail(TermCode code, String detail) {
         failed = true;
+        phase = IDLE;
         handler.onFpduError(code, detail);
     }
 }

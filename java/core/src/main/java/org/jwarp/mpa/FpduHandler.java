@@ -20,4 +20,37 @@ public interface FpduHandler {
      * {@link TermCode#MPA_MARKER_OR_FPDU_ERROR} (§4.3). Called once; later bytes are discarded.
      */
     void onFpduError(TermCode code, String detail);
+
+    /**
+     * Direct placement (optional): how many leading ULPDU bytes, given the first one, the handler
+     * needs to see before it can take the rest of a ULPDU that did not arrive in one chunk straight
+     * from the stream ({@link #beginDirect}); 0 (the default) when it never does.
+     */
+    default int directHeaderLength(int firstByte) {
+        return 0;
+    }
+
+    /**
+     * A ULPDU of {@code length} bytes did not arrive whole; its first {@code headerLength} bytes are
+     * at {@code buffer[index, ...)} and stay there until the ULPDU ends. True: the handler validated
+     * the header and takes the remaining bytes through {@link #placeDirect}, before the CRC is known;
+     * {@link #endDirect} follows once the CRC matched, {@link #onFpduError} if it did not. False
+     * (the default): the decoder gathers the ULPDU and hands it to {@link #onUlpdu} as usual.
+     */
+    default boolean beginDirect(ByteBuffer buffer, int index, int headerLength, int length) {
+        return false;
+    }
+
+    /**
+     * The next {@code n} bytes of the ULPDU begun by {@link #beginDirect}, at absolute
+     * {@code index} of {@code buffer} (valid only during the call). False: the handler failed the
+     * stream (it reported why); the decoder discards everything after.
+     */
+    default boolean placeDirect(ByteBuffer buffer, int index, int n) {
+        return false;
+    }
+
+    /** The ULPDU begun by {@link #beginDirect} is complete and its CRC (if negotiated) matched. */
+    default void endDirect() {
+    }
 }

@@ -246,6 +246,11 @@ public final class RdmapEndpoint {
         return decoder.hasPartial();
     }
 
+    /** Bytes of FPDU reassembly memory the receive side holds (see {@link FpduDecoder}). */
+    public int reassemblyBytes() {
+        return decoder.reassemblyBytes();
+    }
+
     /** Whole inbound FPDUs decoded so far (progress measure for stall detection). */
     public long fpdusReceived() {
         return decoder.fpduCount();
@@ -825,7 +830,57 @@ public final class RdmapEndpoint {
 
         @Override
         public void onFpduError(TermCode code, String detail) {
+            curSeg = null;
             raise(code, detail, false);
+        }
+
+        @Override
+        public int directHeaderLength(int firstByte) {
+            return DdpReceiver.headerLength(firstByte);
+        }
+
+        /**
+         * A large segment split across reads: its DDP header is validated now (RFC 5041 §7.1) and its
+         * payload placed as it arrives; on a CRC mismatch at its end the stream terminates (2/0/2)
+         * with the bytes placed (see {@link FpduDecoder}). A header that fails a check is not taken:
+         * the segment is gathered and reported as usual once its CRC is verified.
+         */
+        @Override
+        public boolean beginDirect(ByteBuffer buffer, int index, int headerLength, int length) {
+            if (state != State.RTS) {
+                return false;
+            }
+            if (!ddp.beginDirect(buffer, index, length)) {
+                return false;
+            }
+            if (firstFpdu) {
+                firstFpdu = false;
+                listener.onFirstFpdu();
+            }
+            curSeg = buffer; // the header, for a TERM raised while the payload is placed
+            curIdx = index;
+            curLen = length;
+            return true;
+        }
+
+        @Override
+        public boolean placeDirect(ByteBuffer buffer, int index, int n) {
+            if (state != State.RTS || !ddp.placeDirect(buffer, index, n)) {
+                curSeg = null;
+                return false;
+            }
+            return true;
+        }
+
+        @Override
+        public void endDirect() {
+            try {
+                if (state == State.RTS) {
+                    ddp.endDirect();
+                }
+            } finally {
+                curSeg = null;
+            }
         }
 
         @Override

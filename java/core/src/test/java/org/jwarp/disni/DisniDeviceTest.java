@@ -7,19 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
-import java.util.stream.Stream;
+import org.jwarp.disni.GuestDevices.Side;
 import org.jwarp.verbs.Access;
-import org.jwarp.verbs.CompletionQueue;
-import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.MemoryRegion;
-import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
@@ -42,10 +38,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 class DisniDeviceTest {
     static RdmaProvider provider;
 
-    static Stream<String> addresses() {
-        return Stream.of(System.getProperty("jwarp.it.devices", "10.77.0.1,10.78.0.1").split(","));
-    }
-
     @BeforeAll
     static void open() throws Exception {
         provider = Rdma.open("disni");
@@ -58,39 +50,14 @@ class DisniDeviceTest {
         }
     }
 
-    /** One device with a PD, a CQ and a registered 64 KiB region (the device must allow all three). */
-    static final class Side implements AutoCloseable {
-        final Device dev;
-        final ProtectionDomain pd;
-        final CompletionQueue cq;
-        final MemoryRegion mr;
-        final ByteBuffer buf;
-
-        Side(String addr) throws Exception {
-            dev = provider.open(InetAddress.getByName(addr));
-            pd = dev.allocateProtectionDomain();
-            cq = dev.createCompletionQueue(64);
-            buf = ByteBuffer.allocateDirect(65536).order(ByteOrder.nativeOrder());
-            mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
-        }
-
-        @Override
-        public void close() {
-            mr.close();
-            cq.close();
-            pd.close();
-            dev.close();
-        }
-    }
-
     @ParameterizedTest
-    @MethodSource("addresses")
+    @MethodSource("org.jwarp.disni.GuestDevices#addresses")
     void deviceIsPresentWithReadLimits(String addr) throws Exception {
         List<String> names = new ArrayList<>();
         for (DeviceInfo d : provider.devices()) {
             names.add(d.name());
         }
-        try (Side s = new Side(addr)) {
+        try (Side s = new Side(provider, addr)) {
             DeviceInfo i = s.dev.info();
             System.out.println("device for " + addr + ": " + i + " (all: " + names + ")");
             assertTrue(names.contains(i.name()), names.toString());
@@ -104,10 +71,10 @@ class DisniDeviceTest {
     }
 
     @ParameterizedTest
-    @MethodSource("addresses")
+    @MethodSource("org.jwarp.disni.GuestDevices#addresses")
     @DisplayName("Closing a protection domain deregisters its open regions and frees allocated memory (RFC 5041 §8.3)")
     void pdCloseReleasesItsRegions_5041_8_3(String addr) throws Exception {
-        Side s = new Side(addr);
+        Side s = new Side(provider, addr);
         try {
             MemoryRegion owned = s.pd.allocate(1 << 20, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
             owned.buffer(4096, 8).putLong(0, 0x5a5a5a5a5a5a5a5aL);
@@ -122,10 +89,10 @@ class DisniDeviceTest {
     }
 
     @ParameterizedTest
-    @MethodSource("addresses")
+    @MethodSource("org.jwarp.disni.GuestDevices#addresses")
     @DisplayName("A window kept past its region's close neither faults nor reaches a later region's memory (RFC 5040 §2.1)")
     void staleWindowNeverReachesAnotherRegion_5040_2_1(String addr) throws Exception {
-        Side s = new Side(addr);
+        Side s = new Side(provider, addr);
         try {
             MemoryRegion old = s.pd.allocate(1 << 20, EnumSet.of(Access.LOCAL_WRITE));
             ByteBuffer w = old.buffer(0, 4096);
@@ -150,16 +117,16 @@ class DisniDeviceTest {
     }
 
     @ParameterizedTest
-    @MethodSource("addresses")
+    @MethodSource("org.jwarp.disni.GuestDevices#addresses")
     void bundledLibraryCameFromTheJarCache(String addr) throws ExecutionException {
         assertTrue(DisniRuntime.get().libraryPath().isPresent(), "libdisni must come from the bundled copy");
         assertTrue(addr.length() > 0);
     }
 
     @ParameterizedTest
-    @MethodSource("addresses")
+    @MethodSource("org.jwarp.disni.GuestDevices#addresses")
     void secondListenerOnABoundPortReportsTypedEaddrinuse(String addr) throws Exception {
-        try (Side s = new Side(addr)) {
+        try (Side s = new Side(provider, addr)) {
             InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(addr),
                     23900 + (int) (ProcessHandle.current().pid() % 90));
             try (Listener l = s.dev.connectionManager().listen(at, 4)) {

@@ -6,21 +6,14 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
-import org.jwarp.verbs.Access;
-import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.disni.GuestDevices.Side;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
-import org.jwarp.verbs.Device;
 import org.jwarp.verbs.Listener;
-import org.jwarp.verbs.MemoryRegion;
-import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePair;
-import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaProvider;
 import org.jwarp.verbs.SendRequest;
@@ -47,10 +40,6 @@ class DisniWorkQueueDeviceTest {
     private static final AtomicInteger PORT = new AtomicInteger(23000 + (int) (ProcessHandle.current().pid() % 500) * 8);
     static RdmaProvider provider;
 
-    static Stream<String> addresses() {
-        return Stream.of(System.getProperty("jwarp.it.devices", "10.77.0.1,10.78.0.1").split(","));
-    }
-
     @BeforeAll
     static void open() throws Exception {
         provider = Rdma.open("disni");
@@ -63,44 +52,11 @@ class DisniWorkQueueDeviceTest {
         }
     }
 
-    static final class Side implements AutoCloseable {
-        final Device dev;
-        final ProtectionDomain pd;
-        final CompletionQueue cq;
-        final MemoryRegion mr;
-        final WorkCompletion[] wcs = {new WorkCompletion()};
-
-        Side(String addr) throws Exception {
-            dev = provider.open(InetAddress.getByName(addr));
-            pd = dev.allocateProtectionDomain();
-            cq = dev.createCompletionQueue(4 * DEPTH);
-            mr = pd.register(ByteBuffer.allocateDirect(1 << 16),
-                    EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
-        }
-
-        QueuePairConfig qp() {
-            return QueuePairConfig.of(pd, cq, DEPTH);
-        }
-
-        WorkCompletion next() throws Exception {
-            assertEquals(1, cq.await(wcs, 1, 60, TimeUnit.SECONDS), "no completion within 60 s");
-            return wcs[0];
-        }
-
-        @Override
-        public void close() {
-            mr.close();
-            cq.close();
-            pd.close();
-            dev.close();
-        }
-    }
-
     @ParameterizedTest
-    @MethodSource("addresses")
+    @MethodSource("org.jwarp.disni.GuestDevices#addresses")
     @DisplayName("RFC 5040 §5.5: unsignalled WRs and one repeated wrId never leak send or receive queue slots")
     void repeatedWrIdsAndUnsignalledWrsNeverFillTheQueues_5040_5_5(String addr) throws Exception {
-        try (Side server = new Side(addr); Side client = new Side(addr)) {
+        try (Side server = new Side(provider, addr); Side client = new Side(provider, addr)) {
             InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(addr), PORT.incrementAndGet());
             Connection cc;
             Connection sc;
@@ -108,13 +64,13 @@ class DisniWorkQueueDeviceTest {
                 ByteBuffer key = ByteBuffer.allocate(12).putLong(server.mr.address()).putInt(server.mr.rkey());
                 CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
                     try {
-                        return l.next(SETUP).accept(server.qp(),
+                        return l.next(SETUP).accept(server.qp(DEPTH),
                                 ConnectionParameters.builder().privateData(key.array()).build());
                     } catch (Exception e) {
                         throw new IllegalStateException(e);
                     }
                 });
-                cc = client.dev.connectionManager().connect(l.localAddress(), client.qp(),
+                cc = client.dev.connectionManager().connect(l.localAddress(), client.qp(DEPTH),
                         ConnectionParameters.builder().build(), SETUP);
                 sc = acc.get(60, TimeUnit.SECONDS);
             }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -22,10 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -33,23 +30,17 @@ import org.junit.jupiter.api.Timeout;
  * shared receive queues (untagged buffers of RFC 5041 §5.1 shared by streams, consumed in order),
  * completion channels with {@code requestNotify} and solicited events (RFC 5040 §5.5 completions,
  * §6.9 Send with Solicited Event), asynchronous connection setup, and the device's asynchronous
- * events. Both ends live in this JVM on the subclass's address; nothing is skipped.
+ * events. Both ends live in this JVM on the address of the subclass's {@link DeviceUnderTest}; a
+ * provider or device that is missing fails the suite in {@link DeviceSuite#openProvider()}; nothing is skipped.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
-public abstract class MiddlewareContractTest {
+public abstract class MiddlewareContractTest extends DeviceSuite {
     static final Duration SETUP = Duration.ofSeconds(30);
     static final int MSG = 64;
-    private static final AtomicInteger PORT = new AtomicInteger(23000 + (int) (ProcessHandle.current().pid() % 500) * 20);
 
-    protected RdmaProvider provider;
-
-    protected abstract String providerName();
-
-    protected abstract InetAddress bindAddress() throws Exception;
-
-    /** An address where connection setup gets no answer, so only a timeout or a cancel ends it. */
-    protected abstract InetSocketAddress silentAddress() throws Exception;
+    protected MiddlewareContractTest(DeviceUnderTest device) {
+        super(device);
+    }
 
     /** Whether a CQ overrun sends the QPs using the CQ to ERR (soft: yes; kernel siw/rxe: the event only). */
     protected abstract boolean overrunFailsQueuePairs();
@@ -65,22 +56,6 @@ public abstract class MiddlewareContractTest {
     /** Sends of the contention test (fewer under emulation). */
     protected int contentionMessages() {
         return 2000;
-    }
-
-    protected int nextPort() {
-        return PORT.incrementAndGet();
-    }
-
-    @BeforeAll
-    void openProvider() throws Exception {
-        provider = Rdma.open(providerName());
-    }
-
-    @AfterAll
-    void closeProvider() {
-        if (provider != null) {
-            provider.close();
-        }
     }
 
     static WorkCompletion[] wcs(int n) {
@@ -130,8 +105,8 @@ public abstract class MiddlewareContractTest {
      * Connects {@code n} client QPs (from {@code clientQp}) to {@code n} server QPs (from
      * {@code serverQp.apply(i)}), accepting with acceptAsync; returns {client..., server...}.
      */
-    Connection[] connectMany(End server, End client, int n, java.util.function.IntFunction<QueuePairConfig> serverQp,
-            java.util.function.IntFunction<QueuePairConfig> clientQp) throws Exception {
+    Connection[] connectMany(End server, End client, int n, IntFunction<QueuePairConfig> serverQp,
+            IntFunction<QueuePairConfig> clientQp) throws Exception {
         Connection[] out = new Connection[2 * n];
         InetSocketAddress at = new InetSocketAddress(bindAddress(), nextPort());
         try (Listener l = server.dev.connectionManager().listen(at, n)) {
@@ -150,6 +125,32 @@ public abstract class MiddlewareContractTest {
             }
         }
         return out;
+    }
+
+    /**
+     * {@link #connectMany} with receives posted before each server QP connects: server QP i on
+     * {@code serverCq.apply(i)} holds {@code recvs} receives (wrId k, buffer k at
+     * {@code (i * recvs + k) * MSG} of the server's region); each client QP on {@code ccq} has a send
+     * queue of {@code recvs}.
+     */
+    Connection[] connectWithReceives(End server, End client, int n, IntFunction<CompletionQueue> serverCq,
+            CompletionQueue ccq, int recvs) throws Exception {
+        return connectMany(server, client, n, i -> new QueuePairConfig(server.pd, serverCq.apply(i), serverCq.apply(i),
+                4, recvs).withBeforeConnect(qp -> {
+                    for (int k = 0; k < recvs; k++) {
+                        qp.postRecv(k, server.mr, (long) (i * recvs + k) * MSG, MSG);
+                    }
+                }), i -> new QueuePairConfig(client.pd, ccq, ccq, recvs, 1));
+    }
+
+    /**
+     * {@link #connectMany} with every server QP on {@code scq} taking its receives from {@code srq};
+     * each client QP on {@code ccq} has a send queue of {@code sends}.
+     */
+    Connection[] connectOnSrq(End server, End client, int n, CompletionQueue scq, SharedReceiveQueue srq,
+            CompletionQueue ccq, int sends) throws Exception {
+        return connectMany(server, client, n, i -> new QueuePairConfig(server.pd, scq, scq, 4, 1).withSrq(srq),
+                i -> new QueuePairConfig(client.pd, ccq, ccq, sends, 1));
     }
 
     // ---- 1. shared receive queues ---------------------------------------------------------------
@@ -174,9 +175,7 @@ public abstract class MiddlewareContractTest {
                 srq.postRecv(r.set(i, server.mr, (long) i * MSG, MSG));
             }
             assertEquals(total, srq.posted());
-            Connection[] c = connectMany(server, client, qps,
-                    i -> new QueuePairConfig(server.pd, scq, scq, 4, 1).withSrq(srq),
-                    i -> new QueuePairConfig(client.pd, ccq, ccq, per + 1, 1));
+            Connection[] c = connectOnSrq(server, client, qps, scq, srq, ccq, per + 1);
             // a QP on an SRQ refuses receives of its own
             WorkRequestException own = assertThrows(WorkRequestException.class,
                     () -> c[qps].queuePair().postRecv(1, server.mr, 0, MSG));
@@ -252,9 +251,7 @@ public abstract class MiddlewareContractTest {
             long next = 1000;
             for (int round = 0; round < slots + 2; round++) {
                 scq.requestNotify(false);
-                Connection[] c = connectMany(server, client, 1,
-                        i -> new QueuePairConfig(server.pd, scq, scq, 4, 1).withSrq(srq),
-                        i -> new QueuePairConfig(client.pd, ccq, ccq, 4, 1));
+                Connection[] c = connectOnSrq(server, client, 1, scq, srq, ccq, 4);
                 c[0].queuePair().postSend(s.send(round, client.mr, 0, MSG));
                 assertSame(scq, ch.next(30, TimeUnit.SECONDS), "round " + round + ": no receive completion event");
                 c[1].close(); // the receive completion is not polled yet
@@ -359,8 +356,7 @@ public abstract class MiddlewareContractTest {
                 srq.postRecv(i, server.mr, (long) i * MSG, MSG);
             }
             srq.armLimit(8);
-            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 1).withSrq(srq),
-                    i -> new QueuePairConfig(client.pd, ccq, ccq, 16, 1));
+            Connection[] c = connectOnSrq(server, client, 1, scq, srq, ccq, 16);
             SendRequest s = new SendRequest();
             WorkCompletion[] w = wcs(16);
             for (int i = 0; i < 7; i++) {
@@ -413,12 +409,7 @@ public abstract class MiddlewareContractTest {
                 assertSame(ch, cqs[i].channel());
             }
             CompletionQueue ccq = client.own(client.dev.createCompletionQueue(64));
-            Connection[] c = connectMany(server, client, 4, i -> new QueuePairConfig(server.pd, cqs[i], cqs[i], 4, 8)
-                    .withBeforeConnect(qp -> {
-                        for (int k = 0; k < 8; k++) {
-                            qp.postRecv(k, server.mr, (long) (i * 8 + k) * MSG, MSG);
-                        }
-                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 8, 1));
+            Connection[] c = connectWithReceives(server, client, 4, i -> cqs[i], ccq, 8);
             WorkCompletion[] w = wcs(4);
             SendRequest s = new SendRequest();
             int[] order = {2, 0, 3, 1, 1, 3};
@@ -459,12 +450,7 @@ public abstract class MiddlewareContractTest {
             CompletionChannel ch = server.own(server.dev.createCompletionChannel());
             CompletionQueue scq = server.own(server.dev.createCompletionQueue(16, ch));
             CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
-            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 8)
-                    .withBeforeConnect(qp -> {
-                        for (int k = 0; k < 8; k++) {
-                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
-                        }
-                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 8, 1));
+            Connection[] c = connectWithReceives(server, client, 1, i -> scq, ccq, 8);
             WorkCompletion[] w = wcs(4);
             SendRequest s = new SendRequest();
             scq.requestNotify(true);
@@ -501,12 +487,7 @@ public abstract class MiddlewareContractTest {
             CompletionChannel ch = server.own(server.dev.createCompletionChannel());
             CompletionQueue scq = server.own(server.dev.createCompletionQueue(128, ch));
             CompletionQueue ccq = client.own(client.dev.createCompletionQueue(128));
-            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 64)
-                    .withBeforeConnect(qp -> {
-                        for (int k = 0; k < 64; k++) {
-                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
-                        }
-                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 64, 1));
+            Connection[] c = connectWithReceives(server, client, 1, i -> scq, ccq, 64);
             AtomicInteger consumed = new AtomicInteger();
             AtomicReference<String> lost = new AtomicReference<>();
             AtomicBoolean stop = new AtomicBoolean();
@@ -604,12 +585,7 @@ public abstract class MiddlewareContractTest {
             CompletionChannel ch = server.own(server.dev.createCompletionChannel());
             CompletionQueue scq = server.own(server.dev.createCompletionQueue(16, ch));
             CompletionQueue ccq = client.own(client.dev.createCompletionQueue(16));
-            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, scq, scq, 4, 8)
-                    .withBeforeConnect(qp -> {
-                        for (int k = 0; k < 8; k++) {
-                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
-                        }
-                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 8, 1));
+            Connection[] c = connectWithReceives(server, client, 1, i -> scq, ccq, 8);
             LinkedBlockingQueue<String> ran = new LinkedBlockingQueue<>();
             java.util.concurrent.ExecutorService ex = java.util.concurrent.Executors.newSingleThreadExecutor(
                     r -> new Thread(r, "handler-executor"));
@@ -732,12 +708,7 @@ public abstract class MiddlewareContractTest {
             server.dev.setEventListener(events::add, Runnable::run);
             CompletionQueue ccq = client.own(client.dev.createCompletionQueue(128));
             CompletionQueue small = server.own(server.dev.createCompletionQueue(4));
-            Connection[] c = connectMany(server, client, 1, i -> new QueuePairConfig(server.pd, small, small, 4, 64)
-                    .withBeforeConnect(qp -> {
-                        for (int k = 0; k < 64; k++) {
-                            qp.postRecv(k, server.mr, (long) k * MSG, MSG);
-                        }
-                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 64, 1));
+            Connection[] c = connectWithReceives(server, client, 1, i -> small, ccq, 64);
             SendRequest s = new SendRequest();
             try {
                 for (int i = 0; i < 48; i++) {

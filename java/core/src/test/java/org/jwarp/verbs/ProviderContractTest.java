@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -14,13 +13,9 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -30,13 +25,12 @@ import org.junit.jupiter.api.Timeout;
  * peer's IRD, ORD and private data visible on both sides (RFC 6581 §9.1), and connection-manager
  * error paths that end in exceptions, never in a hang.
  *
- * <p>A subclass names the provider and the local address its devices serve; both ends of every
- * connection live in this JVM on that address. A provider or device that is missing fails the
- * suite in {@link #openProvider()}; nothing is skipped.
+ * <p>A subclass names the {@link DeviceUnderTest}; both ends of every connection live in this JVM
+ * on its address. A provider or device that is missing fails the suite in {@link DeviceSuite#openProvider()};
+ * nothing is skipped.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-public abstract class ProviderContractTest {
+public abstract class ProviderContractTest extends DeviceSuite {
     /** Bytes each Read of the IRD/ORD test moves. */
     static final int READ_SPAN = 256 << 10;
     static final int REGION = 1 << 20;
@@ -46,40 +40,9 @@ public abstract class ProviderContractTest {
     /** Inline bytes the inline cases ask for (siw grants 80). */
     static final int INLINE = 64;
     static final Duration SETUP = Duration.ofSeconds(30);
-    private static final AtomicInteger PORT = new AtomicInteger(21000 + (int) (ProcessHandle.current().pid() % 500) * 20);
 
-    protected RdmaProvider provider;
-
-    /** The provider name given to {@link Rdma#open(String)}. */
-    protected abstract String providerName();
-
-    /** The local address both ends bind to (a device must serve it). */
-    protected abstract InetAddress bindAddress() throws Exception;
-
-    /**
-     * An address where connection setup gets no answer at all, so only the caller's timeout can
-     * end it.
-     */
-    protected abstract InetSocketAddress silentAddress() throws Exception;
-
-    protected int nextPort() {
-        return PORT.incrementAndGet();
-    }
-
-    @BeforeAll
-    void openProvider() throws Exception {
-        provider = Rdma.open(providerName());
-        try (Device d = provider.open(bindAddress())) {
-            System.out.println(getClass().getSimpleName() + ": " + providerName() + " on " + bindAddress() + " -> "
-                    + d.info());
-        }
-    }
-
-    @AfterAll
-    void closeProvider() {
-        if (provider != null) {
-            provider.close();
-        }
+    protected ProviderContractTest(DeviceUnderTest device) {
+        super(device);
     }
 
     /** One end: a device with a PD, a CQ and one registered region. */

@@ -1,0 +1,71 @@
+package org.jwarp.disni;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.EnumSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.jwarp.verbs.Access;
+import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.Device;
+import org.jwarp.verbs.MemoryRegion;
+import org.jwarp.verbs.ProtectionDomain;
+import org.jwarp.verbs.QueuePairConfig;
+import org.jwarp.verbs.RdmaProvider;
+import org.jwarp.verbs.WorkCompletion;
+
+/**
+ * The devices of the DiSNI device suites ({@link DisniDeviceTest}, {@link DisniWorkQueueDeviceTest}):
+ * siw0 (iWARP, RFC 5040/5041/5044 with the RFC 6581 setup in the kernel) and rxe0 (RoCE) on the
+ * guest's 10.77.0.1 and 10.78.0.1 (override with {@code -Djwarp.it.devices=addr,addr}), and one end
+ * on either. A device that is missing fails the case that opens it; nothing is skipped.
+ */
+final class GuestDevices {
+    private GuestDevices() {
+    }
+
+    /** The device addresses the suites' cases run on, one case each. */
+    static Stream<String> addresses() {
+        return Stream.of(System.getProperty("jwarp.it.devices", "10.77.0.1,10.78.0.1").split(","));
+    }
+
+    /** One end: the device at an address with a PD, a 64-entry CQ and a registered 64 KiB region. */
+    static final class Side implements AutoCloseable {
+        final Device dev;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final ByteBuffer buf;
+        final MemoryRegion mr;
+        final WorkCompletion[] wcs = {new WorkCompletion()};
+
+        Side(RdmaProvider provider, String addr) throws Exception {
+            dev = provider.open(InetAddress.getByName(addr));
+            pd = dev.allocateProtectionDomain();
+            cq = dev.createCompletionQueue(64);
+            buf = ByteBuffer.allocateDirect(1 << 16).order(ByteOrder.nativeOrder());
+            mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
+        }
+
+        /** A QP on this end's PD and CQ with {@code depth} send and receive WRs. */
+        QueuePairConfig qp(int depth) {
+            return QueuePairConfig.of(pd, cq, depth);
+        }
+
+        /** The next completion; fails when none arrives within a minute. */
+        WorkCompletion next() throws Exception {
+            assertEquals(1, cq.await(wcs, 1, 60, TimeUnit.SECONDS), "no completion within 60 s");
+            return wcs[0];
+        }
+
+        @Override
+        public void close() {
+            mr.close();
+            cq.close();
+            pd.close();
+            dev.close();
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package org.jwarp.soft;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The zero-copy transmit's bookkeeping over a real socket: staged bytes and referenced slices
+ * leave in order, and a send WR completes only once the socket has accepted its last byte
+ * (RFC 5040 §5.1: the local completion of a Send or Write means its buffer may be reused).
+ */
+class TxGatherTest {
+
+    @Test
+    void completesOnlyWhatTheSocketAccepted_5040_5_1() throws Exception {
+        int slices = 96;
+        int sliceLen = 64 * 1024;
+        ByteBuffer mem = ByteBuffer.allocateDirect(slices * sliceLen);
+        for (int i = 0; i < mem.capacity(); i++) {
+            mem.put(i, (byte) (i * 7 + (i >>> 16)));
+        }
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            try (SocketChannel tx = SocketChannel.open(server.getLocalAddress());
+                 SocketChannel rx = server.accept()) {
+                tx.configureBlocking(false);
+                TxGather g = new TxGather(slices, Integer.MAX_VALUE);
+                ByteBuffer staging = ByteBuffer.allocateDirect(64 * 1024);
+                g.bind(staging);
+                ByteArrayOutputStream want = new ByteArrayOutputStream();
+                long[] ends = new long[slices];
+                for (int i = 0; i < slices; i++) {
+                    // a 4-byte "header" staged, the slice referenced, a 4-byte "trailer" staged
+                    for (int b = 0; b < 4; b++) {
+                        staging.put((byte) (i + b));
+                        want.write(i + b);
+                    }
+                    assertTrue(g.canReference(sliceLen));
+                    ByteBuffer v = g.reference(staging.position(), mem, i * sliceLen, sliceLen);
+                    byte[] p = new byte[sliceLen];
+                    v.get(v.position(), p);
+                    want.writeBytes(p);
+                    for (int b = 0; b < 4; b++) {
+                        staging.put((byte) (0x80 + i + b));
+                        want.write(0x80 + i + b);
+                    }
+                    ends[i] = g.queuedEnd();
+                    g.completeAt(i, ends[i]);
+                }
+                assertEquals(want.size(), ends[slices - 1]);
+                // the peer reads nothing yet: the socket takes only part of the 6 MiB
+                long total = 0;
+                for (int k = 0; k < 1000; k++) {
+                    long w = g.write(tx);
+                    g.compact();
+                    total += w;
+                    if (w == 0) {
+                        break;
+                    }
+                }
+                assertTrue(total < want.size(), "the socket filled up before everything left: " + total);
+                int completed = 0;
+                for (int s = g.acceptedSlot(); s >= 0; s = g.acceptedSlot()) {
+                    assertEquals(completed, s, "in order");
+                    assertTrue(ends[s] <= total, "slot " + s + " ends at " + ends[s] + " beyond the accepted " + total);
+                    completed++;
+                }
+                assertTrue(completed < slices, "a slot whose bytes the socket has not taken is not complete");
+                assertTrue(completed == slices || ends[completed] > total);
+                // now the peer drains; everything leaves and completes, and the bytes are the stream's
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                ByteBuffer in = ByteBuffer.allocate(1 << 20);
+                while (got.size() < want.size()) {
+                    g.write(tx);
+                    g.compact();
+                    for (int s = g.acceptedSlot(); s >= 0; s = g.acceptedSlot()) {
+                        assertEquals(completed++, s);
+                    }
+                    in.clear();
+                    int r = rx.read(in);
+                    got.write(in.array(), 0, r);
+                }
+                assertEquals(slices, completed);
+                assertTrue(!g.pending());
+                assertArrayEquals(want.toByteArray(), got.toByteArray());
+            }
+        }
+    }
+}
