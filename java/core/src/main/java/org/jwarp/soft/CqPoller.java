@@ -43,6 +43,8 @@ final class CqPoller {
     private SoftStream[] keyed;
     /** Every stream of {@link #keyed} is claimed by this poller; guarded by {@link #leader}. */
     private boolean claimedAll;
+    /** A claim found a stream's lock busy: the leader retries before it blocks; guarded by {@link #leader}. */
+    private boolean claimBusy;
     /** True while the leader blocks in {@link #selector}: a completion from elsewhere wakes it. */
     volatile boolean blocked;
     /** True while a thread leads or polls: the lease does not run. */
@@ -70,7 +72,8 @@ final class CqPoller {
 
     /**
      * A non-blocking pass from {@link SoftCompletionQueue#poll} (spin mode): claims the streams
-     * if needed and reads those the selector reports readable. Allocation-free.
+     * if needed and reads those the selector reports readable (a single stream: its socket,
+     * directly, as a spinning TCP reader does). Allocation-free.
      */
     void progress(SoftStream[] ss) {
         if (!leader.tryLock()) {
@@ -78,7 +81,15 @@ final class CqPoller {
         }
         try {
             Selector sel = prepare(ss);
-            if (sel != null) {
+            if (sel == null) {
+                return;
+            }
+            if (ss.length == 1) {
+                // TCP's busy-poll pattern: one non-blocking read per spin, no readiness call first
+                if (ss[0].receiver.pollReceive(rx, this) == StreamReceive.POLL_NO) {
+                    lost = true;
+                }
+            } else {
                 sel.selectNow(reader);
             }
         } catch (IOException | ClosedSelectorException e) {
@@ -123,7 +134,7 @@ final class CqPoller {
                     throw new InterruptedException();
                 }
                 try {
-                    if (now - spinEnd < 0) {
+                    if (now - spinEnd < 0 || (!claimedAll && claimBusy)) {
                         Thread.onSpinWait(); // a completion from another thread may land: no system call
                     } else {
                         blocked = true; // before the last look: complete() wakes the selector after it
@@ -190,12 +201,17 @@ final class CqPoller {
             lost = false;
             claimedAll = false;
         }
+        claimBusy = false;
         if (!claimedAll) {
             boolean all = true;
+            boolean busy = false;
             for (SoftStream s : ss) {
-                all &= s.receiver.claim(this) == StreamReceive.POLL_HELD;
+                int r = s.receiver.claim(this);
+                all &= r == StreamReceive.POLL_HELD;
+                busy |= r == StreamReceive.POLL_BUSY;
             }
             claimedAll = all;
+            claimBusy = busy;
         }
         return sel;
     }

@@ -10,9 +10,10 @@ import org.jwarp.verbs.RdmaTimeoutException;
 /**
  * Receive path of one {@link SoftStream} (siw_qp_rx): reactor reads with a per-turn budget, the
  * FPDU stall timer (RFC 6581 §9.3), and receive polling by a thread waiting on a CQ of the QP
- * (see {@link SoftCompletionQueue}): while a poller holds the stream (<em>polled</em>) its key has
- * no OP_READ interest; the poller hands it back before it parks, the reactor takes it back after
- * the lease, and anything only the reactor may do (EOF, an I/O error, a TERM) hands it back at
+ * (see {@link SoftCompletionQueue} and {@link CqPoller}): while a CQ's poller holds the stream
+ * (<em>polled</em>, {@link #claim}) its reactor key has no OP_READ interest and the poller reads
+ * it when the CQ's selector reports it readable; the poller hands it back before it parks, the
+ * reactor takes it back when the poller has been away for the lease, and anything only the reactor may do (EOF, an I/O error, a TERM) hands it back at
  * once. Reads happen only under the I/O lock, so bytes reach the engine in order.
  */
 final class StreamReceive {

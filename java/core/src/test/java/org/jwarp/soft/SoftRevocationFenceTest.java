@@ -1,0 +1,85 @@
+package org.jwarp.soft;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jwarp.verbs.Access;
+import org.jwarp.verbs.SendRequest;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * RFC 5041 §8.3.1 (6) through the verbs: while the peer streams 64 KiB RDMA Writes into a region,
+ * {@link SoftMemoryRegion#close()} deregisters it; from the moment close returns the region's bytes
+ * never change again (a guard written over them at once, last byte first, stays intact).
+ */
+class SoftRevocationFenceTest {
+    static final int SIZE = 64 * 1024;
+    static final byte GUARD = (byte) 0xC3;
+    static final int TRIALS = 25;
+
+    @Test
+    @DisplayName("RFC 5041 §8.3.1 (6): no byte of a concurrent Write lands after MemoryRegion.close returns")
+    void closeFencesConcurrentWrites_5041_8_3_1() throws Exception {
+        long guard = 0x0101_0101_0101_0101L * (GUARD & 0xFF);
+        for (int trial = 1; trial <= TRIALS; trial++) {
+            try (SoftFixture f = new SoftFixture();
+                 SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+                SoftMemoryRegion src = f.region(f.pd, SIZE, Access.LOCAL_WRITE);
+                for (int i = 0; i < SIZE; i++) {
+                    src.raw().put(i, (byte) 0x5A);
+                }
+                SoftMemoryRegion dst = f.region(f.pd2, SIZE, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+                ByteBuffer mem = dst.raw();
+                long addr = dst.address();
+                int rkey = dst.rkey();
+                var qp = p.initiator().queuePair();
+                AtomicInteger done = new AtomicInteger();
+                Thread writer = new Thread(() -> {
+                    WorkCompletion[] wc = SoftFixture.wcs(16);
+                    SendRequest wr = new SendRequest();
+                    int outstanding = 0;
+                    try {
+                        while (true) {
+                            while (outstanding < 8) {
+                                qp.postSend(wr.write(1, src, 0, SIZE, addr, rkey));
+                                outstanding++;
+                            }
+                            int n = f.cq.poll(wc, wc.length);
+                            for (int i = 0; i < n; i++) {
+                                outstanding--;
+                                if (wc[i].status != WcStatus.SUCCESS) {
+                                    return;
+                                }
+                                done.incrementAndGet();
+                            }
+                        }
+                    } catch (Exception e) {
+                        // the QP went to error: the writer is done
+                    }
+                }, "fence-writer");
+                writer.start();
+                while (done.get() < 4 && writer.isAlive()) {
+                    Thread.onSpinWait();
+                }
+                dst.close();
+                for (int i = SIZE - 8; i >= 0; i -= 8) {
+                    mem.putLong(i, guard);
+                }
+                writer.join(20_000);
+                assertTrue(!writer.isAlive(), "the writer stops once its Writes fail");
+                Thread.sleep(20); // anything still in flight on the target's side has arrived by now
+                for (int i = 0; i < SIZE; i++) {
+                    if (mem.get(i) != GUARD) {
+                        throw new AssertionError("trial " + trial + ": a Write byte landed at " + i
+                                + " after MemoryRegion.close returned");
+                    }
+                }
+            }
+        }
+    }
+}
