@@ -1,5 +1,6 @@
 package org.jwarp.mpa;
 
+import java.nio.BufferOverflowException;
 import java.nio.ByteBuffer;
 
 /**
@@ -42,25 +43,48 @@ public final class FpduEncoder {
     }
 
     /**
+     * Staging bytes a gathered FPDU needs in {@code dst} (markers off): length field, header, pad
+     * and CRC; the pad is that of header + payload (RFC 5044 §4.2), so it depends on both.
+     */
+    public int gatheredStagingLength(int headerLength, int payloadLength) {
+        return Fpdu.fpduLength(headerLength + payloadLength) - payloadLength;
+    }
+
+    /**
      * Completes a gathered FPDU (no markers): the caller wrote {@code headerLength} bytes of the
      * ULPDU at {@link #ulpduIndex}; its {@code payload} (the view's remaining bytes) stays outside
-     * {@code dst} and is spliced in by an {@link FpduSink} right after the header. Writes
+     * {@code dst} and is spliced in by an {@link FpduSink} right after the header. As
+     * {@link #finishGathered(ByteBuffer, int, ByteBuffer, int, int)} over the view's remaining bytes.
+     */
+    public int finishGathered(ByteBuffer dst, int headerLength, ByteBuffer payload) {
+        return finishGathered(dst, headerLength, payload, payload.position(), payload.remaining());
+    }
+
+    /**
+     * Completes a gathered FPDU (no markers) whose payload is {@code length} bytes of {@code src}
+     * from absolute index {@code index} (neither read position nor limit is used or moved). Writes
      * ULPDU_Length, then pad and CRC directly after the header, the CRC computed over length field,
      * header, payload and pad (RFC 5044 §4.4) exactly as {@link #finish} would for the contiguous
      * FPDU, so the stream bytes are identical. Returns the staging bytes written (length field,
-     * header, pad, CRC) and advances {@code dst}'s position past them.
+     * header, pad, CRC: {@link #gatheredStagingLength}) and advances {@code dst}'s position past
+     * them. Checks the room first and writes nothing when it is short, so a caller that registers
+     * the payload with its sink after this returned never leaves a stale reference behind.
      */
-    public int finishGathered(ByteBuffer dst, int headerLength, ByteBuffer payload) {
+    public int finishGathered(ByteBuffer dst, int headerLength, ByteBuffer src, int index, int length) {
         if (markers != null) {
             throw new IllegalStateException("gathered FPDUs need markers off (RFC 5044 §5 markers re-lay the FPDU)");
         }
-        int n = payload.remaining();
+        int n = length;
         int ulpduLength = headerLength + n;
         if (ulpduLength > Fpdu.MAX_ULPDU_LENGTH) {
             throw new FpduFormatException("ULPDU_Length " + ulpduLength + " outside 0..65535 (RFC 5044 §4.1)");
         }
         int start = dst.position();
         int pad = Fpdu.padLength(ulpduLength);
+        int staged = Fpdu.ULPDU_OFFSET + headerLength + pad + Fpdu.CRC_SIZE;
+        if (dst.limit() - start < staged) {
+            throw new BufferOverflowException();
+        }
         dst.putShort(start + Fpdu.LENGTH_OFFSET, (short) ulpduLength);
         int padAt = start + Fpdu.ULPDU_OFFSET + headerLength;
         for (int i = 0; i < pad; i++) {
@@ -70,12 +94,11 @@ public final class FpduEncoder {
         if (crcEnabled) {
             crc.begin();
             crc.update(dst, start, Fpdu.ULPDU_OFFSET + headerLength);
-            crc.update(payload, payload.position(), n);
+            crc.update(src, index, n);
             crc.update(dst, padAt, pad);
             value = crc.value();
         }
         Crc32c.putWire(dst, padAt + pad, value);
-        int staged = padAt + pad + Fpdu.CRC_SIZE - start;
         dst.position(start + staged);
         return staged;
     }

@@ -16,7 +16,8 @@ public interface FpduSink {
     /**
      * References {@code length} bytes of {@code src} from absolute index {@code index}, to be written
      * just before staging-buffer index {@code at}; returns a view of exactly those bytes
-     * ({@code position}..{@code limit}) private to this sink, over which the CRC is computed.
+     * ({@code position}..{@code limit}) private to this sink. Called once the FPDU's staging bytes
+     * (header, pad, CRC) were written, so a reference is never left without its FPDU.
      */
     ByteBuffer reference(int at, ByteBuffer src, int index, int length);
 }

@@ -653,7 +653,7 @@ public final class RdmapEndpoint {
                 boolean last = DdpSegmenter.isLast(sqLen[s], progress, max);
                 int hl = tagged ? DdpHeader.TAGGED_HEADER_LENGTH : DdpHeader.UNTAGGED_HEADER_LENGTH;
                 int piece = txSink != null && n >= GATHER_MIN ? pieceHolding(s, progress, n) : -1;
-                if (piece >= 0 ? dst.remaining() < encoder.wireLength(hl) || !txSink.canReference(n)
+                if (piece >= 0 ? dst.remaining() < encoder.gatheredStagingLength(hl, n) || !txSink.canReference(n)
                         : dst.remaining() < encoder.wireLength(hl + n)) {
                     return false;
                 }
@@ -668,7 +668,9 @@ public final class RdmapEndpoint {
                     txHdr.wrap(dst, u).putUntagged(last, control, sqStag[s], RdmapOpcode.QN_SEND, sqMsn[s], progress);
                 }
                 if (piece >= 0) {
-                    encoder.finishGathered(dst, hl, txSink.reference(u + hl, sgBuf[piece], pieceIndex, n));
+                    // staged first, referenced after: a failed staging leaves no slice behind
+                    encoder.finishGathered(dst, hl, sgBuf[piece], pieceIndex, n);
+                    txSink.reference(u + hl, sgBuf[piece], pieceIndex, n);
                 } else {
                     if (n > 0) {
                         copyOut(s, progress, dst, u + hl, n);
