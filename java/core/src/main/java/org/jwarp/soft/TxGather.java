@@ -3,6 +3,8 @@ package org.jwarp.soft;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
 
 import org.jwarp.mpa.FpduSink;
 
@@ -21,13 +23,49 @@ import org.jwarp.mpa.FpduSink;
  * so the application may reuse its buffer once it sees the completion.
  *
  * <p>No allocation per operation: the staging-run views and the slice table are preallocated;
- * a slot's payload view is a duplicate of a region's buffer made when that slot first meets the
- * region (and kept for the next time), never per FPDU. Guarded by the stream's I/O lock.
+ * payload views come from a pool per source buffer (a region's buffer): a pending slice borrows
+ * one and returns it once written, so a duplicate is made only when more slices of one region
+ * are pending at once than ever before, never per FPDU, however regions rotate. Pools of
+ * regions no longer referenced are dropped when more than {@link #POOLS} exist. Guarded by the
+ * stream's I/O lock.
  */
 final class TxGather implements FpduSink {
     /** Payload slices one write may carry (2 iovecs each, well below IOV_MAX 1024). */
     static final int SLICES = 128;
 
+    /** Source buffers whose view pools are kept; beyond this, idle pools are dropped. */
+    static final int POOLS = 64;
+
+    /** Idle payload views of one source buffer (a stack) and how many are lent out. */
+    private static final class Pool {
+        final ByteBuffer src;
+        final ByteBuffer[] idle = new ByteBuffer[SLICES];
+        int idleCount;
+        int lent;
+
+        Pool(ByteBuffer src) {
+            this.src = src;
+        }
+
+        ByteBuffer borrow() {
+            lent++;
+            if (idleCount == 0) {
+                return src.duplicate(); // only when more slices of this source are pending than ever before
+            }
+            ByteBuffer v = idle[--idleCount];
+            idle[idleCount] = null;
+            return v;
+        }
+
+        void giveBack(ByteBuffer v) {
+            lent--;
+            idle[idleCount++] = v;
+        }
+    }
+
+    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>();
+    /** The pool of the last source referenced (most FPDUs in a row come from one region). */
+    private Pool lastPool;
     private final int budget;
     private ByteBuffer tx;
     /** Staging index up to which the socket took the staged bytes. */
@@ -35,7 +73,7 @@ final class TxGather implements FpduSink {
     /** Pending slices, a ring: staging index each is spliced in before, its view, its source. */
     private final int[] at = new int[SLICES];
     private final ByteBuffer[] view = new ByteBuffer[SLICES];
-    private final ByteBuffer[] viewOf = new ByteBuffer[SLICES];
+    private final Pool[] viewOf = new Pool[SLICES];
     /** Bytes of each pending slice the socket has not taken yet. */
     private final int[] rem = new int[SLICES];
     private int head;
@@ -76,18 +114,43 @@ final class TxGather implements FpduSink {
     @Override
     public ByteBuffer reference(int stagingIndex, ByteBuffer src, int index, int length) {
         int k = (head + count) % SLICES;
-        ByteBuffer v = view[k];
-        if (viewOf[k] != src) {
-            v = src.duplicate(); // once per (slot, region), not per FPDU
-            view[k] = v;
-            viewOf[k] = src;
-        }
+        Pool pool = poolOf(src);
+        ByteBuffer v = pool.borrow();
+        view[k] = v;
+        viewOf[k] = pool;
         v.limit(index + length).position(index);
         at[k] = stagingIndex;
         rem[k] = length;
         count++;
         sliceBytes += length;
         return v;
+    }
+
+    private Pool poolOf(ByteBuffer src) {
+        Pool p = lastPool;
+        if (p != null && p.src == src) {
+            return p;
+        }
+        p = pools.get(src);
+        if (p == null) {
+            if (pools.size() >= POOLS) {
+                dropIdlePools();
+            }
+            p = new Pool(src);
+            pools.put(src, p);
+        }
+        lastPool = p;
+        return p;
+    }
+
+    /** Forgets the pools with no slice pending (regions may have been deregistered since). */
+    private void dropIdlePools() {
+        for (Iterator<Pool> it = pools.values().iterator(); it.hasNext(); ) {
+            if (it.next().lent == 0) {
+                it.remove();
+            }
+        }
+        lastPool = null;
     }
 
     /** Staged or referenced bytes not yet accepted by the socket. */
@@ -168,6 +231,9 @@ final class TxGather implements FpduSink {
             if (left > 0) {
                 break;
             }
+            viewOf[k].giveBack(view[k]);
+            view[k] = null;
+            viewOf[k] = null;
             popped++;
         }
         if (popped == count && end > from) {
@@ -200,6 +266,8 @@ final class TxGather implements FpduSink {
             view[i] = null;
             viewOf[i] = null;
         }
+        pools.clear();
+        lastPool = null;
         count = 0;
         sliceBytes = 0;
         sent = 0;
