@@ -70,14 +70,25 @@ void fail(RdmaException e) {
         if (s.data != null) {
             s.data.stop();
         }
-        if (s.qp != null) {
-            s.qp.flush();
-        }
+        flushUnlessReferenced();
         s.established.completeExceptionally(cause != null ? cause : new RdmaException("closed"));
         if (lingerForTx) {
             startClosing();
         } else {
             finishClose();
+        }
+    }
+
+    /**
+     * Flushes the WRs now (RFC 5040 §6.2.2) unless the zero-copy transmit still references
+     * registered memory of some: a WR_FLUSH_ERR hands the buffer back to the application, which
+     * may rewrite it while the close linger still writes those bytes to the peer. Then the flush
+     * waits for {@link #finishClose}, after the socket is closed (the linger ended or the queued
+     * bytes, the TERM last, are all written).
+     */
+    private void flushUnlessReferenced() {
+        if (s.qp != null && (s.sender.gather == null || !s.sender.gather.referencing())) {
+            s.qp.flush();
         }
     }
 
@@ -108,11 +119,9 @@ void finishClose() {
         if (s.data != null) {
             s.data.stop();
         }
+        closeChannel(); // before the flush: no byte of a flushed WR's buffer is written after it
         if (s.qp != null) {
             s.qp.flush();
-        }
-        closeChannel();
-        if (s.qp != null) {
             s.qp.detach(s);
         }
         if (!s.initiator && s.listener != null) {
@@ -185,9 +194,7 @@ void closeChannel() {
             if (s.data != null) {
                 s.data.stop();
             }
-            if (s.qp != null) {
-                s.qp.flush();
-            }
+            flushUnlessReferenced();
             s.established.completeExceptionally(e);
             startClosing();
         } finally {

@@ -153,6 +153,11 @@ final class TxGather implements FpduSink {
         lastPool = null;
     }
 
+    /** Whether payload slices of registered memory wait for the socket. */
+    boolean referencing() {
+        return count > 0;
+    }
+
     /** Staged or referenced bytes not yet accepted by the socket. */
     boolean pending() {
         return tx != null && (tx.position() > sent || count > 0);
