@@ -308,11 +308,10 @@ final class SoftDataPath implements RdmapListener {
      * TERM layer 2 / type 0 / code 5 before the connection is reset. Reactor thread, lock held.
      */
     void localError(TermCode code, String detail) {
-        if (stopped) {
-            return;
+        if (!stopped) {
+            ep.terminate(code, detail);
+            afterEngine();
         }
-        ep.terminate(code, detail);
-        afterEngine();
     }
 
     /** The engine still has FPDUs to transmit (stream lock held). */
@@ -332,9 +331,8 @@ final class SoftDataPath implements RdmapListener {
         }
         stopped = true;
         if (peerTerm != null) {
-            WcStatus st = SoftTerm.statusFor(peerTerm.code());
-            synchronized (qp.lock) {
-                qp.sq.finishOldest(st); // the oldest outstanding send-queue WR is the one the peer refused
+            synchronized (qp.lock) { // the oldest outstanding send-queue WR is the one the peer refused
+                qp.sq.finishOldest(SoftTerm.statusFor(peerTerm.code()));
             }
         }
         if (ep.state() != RdmapEndpoint.State.RTS) {
@@ -355,10 +353,9 @@ final class SoftDataPath implements RdmapListener {
 
     @Override
     public void onSendCompletion(long wrId, int opcode, int byteLength) {
-        if (wrId < 0) {
-            return;
+        if (wrId >= 0) { // not the RTR
+            qp.sq.staged(gather, wrId, opcode == RdmapOpcode.READ_REQUEST);
         }
-        qp.sq.staged(gather, wrId, opcode == RdmapOpcode.READ_REQUEST);
     }
 
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
@@ -374,8 +371,7 @@ final class SoftDataPath implements RdmapListener {
             return;
         }
         synchronized (qp.lock) {
-            qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag,
-                    invalidatedStag != 0);
+            qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag, invalidatedStag != 0);
         }
     }
 
