@@ -153,6 +153,11 @@ final class TxGather implements FpduSink {
         lastPool = null;
     }
 
+    /** Source buffers with a view pool kept (for tests: bounded by {@link #POOLS} plus those in use). */
+    int pooledSources() {
+        return pools.size();
+    }
+
     /** Whether payload slices of registered memory wait for the socket. */
     boolean referencing() {
         return count > 0;
