@@ -17,7 +17,6 @@ import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.RdmaException;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Review finding: while a thread keeps waiting on the CQ, the CQ poller holds the stream
