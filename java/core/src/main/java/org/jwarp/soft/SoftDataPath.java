@@ -358,30 +358,13 @@ final class SoftDataPath implements RdmapListener {
         if (wrId < 0) {
             return;
         }
-        // Zero-copy: the WR's payload may still be referenced by staged FPDUs; it completes once
-        // the socket accepted its last byte (completeAccepted).
-        // An RDMA Read completes on its Read Response, and anything reported while nothing is
-        // staged has left already: those complete now.
-        int slot = (int) (wrId % qp.sqSize());
-        if (opcode == RdmapOpcode.READ_REQUEST || !gather.pending()) {
-            synchronized (qp.lock) {
-                qp.sq.finishIssued(slot);
-            }
-        } else {
-            gather.completeAt(slot, gather.queuedEnd());
-        }
+        qp.sq.staged(gather, wrId, opcode == RdmapOpcode.READ_REQUEST);
     }
 
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
     void completeAccepted(TxGather g) {
-        int slot = g.acceptedSlot();
-        if (slot < 0 || stopped) {
-            return;
-        }
-        synchronized (qp.lock) {
-            for (; slot >= 0; slot = g.acceptedSlot()) {
-                qp.sq.finishIssued(slot);
-            }
+        if (!stopped) {
+            qp.sq.completeAccepted(g);
         }
     }
 

@@ -225,6 +225,36 @@ final class SoftSendQueue {
         }
     }
 
+    /**
+     * The engine reports WR {@code seq} done (its last FPDU staged, or a Read's response placed).
+     * Zero-copy: a Send's or Write's payload may still be referenced by staged FPDUs, so it
+     * completes once the socket accepted its last byte ({@link #completeAccepted}); a Read, or
+     * anything reported while nothing is staged, has left already and completes now. I/O lock held.
+     */
+    void staged(TxGather g, long seq, boolean read) {
+        int slot = (int) (seq % wrId.length);
+        if (read || !g.pending()) {
+            synchronized (qp.lock) {
+                finishIssued(slot);
+            }
+        } else {
+            g.completeAt(slot, g.queuedEnd());
+        }
+    }
+
+    /** Completes the WRs whose bytes the socket has accepted by now, in order. I/O lock held. */
+    void completeAccepted(TxGather g) {
+        int slot = g.acceptedSlot();
+        if (slot < 0) {
+            return;
+        }
+        synchronized (qp.lock) {
+            for (; slot >= 0; slot = g.acceptedSlot()) {
+                finishIssued(slot);
+            }
+        }
+    }
+
     /** The oldest issued WR, the one a peer's TERM refers to, completes with {@code st}. */
     void finishOldest(WcStatus st) {
         if (done < issued) {
