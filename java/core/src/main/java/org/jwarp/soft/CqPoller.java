@@ -105,8 +105,9 @@ final class CqPoller {
      * without blocking for {@code spinNanos} first) and reads the readable streams, until a
      * completion is in the ring (streams kept: the thread usually comes back within
      * microseconds; should another thread drain that completion first, the caller leads again
-     * rather than park holding them, {@link SoftCompletionQueue#await}), the deadline, or the selector becomes unusable (streams handed back; the
-     * caller then parks on the monitor, where every completion notifies it).
+     * rather than park holding them, {@link SoftCompletionQueue#await}), the deadline, or the
+     * selector becomes unusable (streams handed back; the caller then parks on the monitor, where
+     * every completion notifies it).
      */
     void lead(long start, long deadline, long spinNanos) throws InterruptedException {
         long spinEnd = start + Math.min(spinNanos, Math.max(0, deadline - start));
