@@ -104,8 +104,10 @@ final class CqPoller {
      * The leader's loop, {@link #leader} held: blocks in this CQ's selector (spinning on it
      * without blocking for {@code spinNanos} first) and reads the readable streams, until a
      * completion is in the ring (streams kept: the thread usually comes back within
-     * microseconds), the deadline, or the selector becomes unusable (streams handed back; the
-     * caller then parks on the monitor, where every completion notifies it).
+     * microseconds; should another thread drain that completion first, the caller leads again
+     * rather than park holding them, {@link SoftCompletionQueue#await}), the deadline, or the
+     * selector becomes unusable (streams handed back; the caller then parks on the monitor, where
+     * every completion notifies it).
      */
     void lead(long start, long deadline, long spinNanos) throws InterruptedException {
         long spinEnd = start + Math.min(spinNanos, Math.max(0, deadline - start));

@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * reads, no scan of idle streams. {@link #complete} wakes a leader blocked in the selector when
  * the completion came from another thread. The I/O lock serializes readers, so bytes reach the
  * engine in order and completions enter the ring in order per queue; the park path is the
- * unchanged monitor protocol, and the streams are handed back before it, so no wake-up is lost.
+ * unchanged monitor protocol, and a thread parks only while another leads or the poller holds no
+ * stream (a leader that kept the streams for a completion another thread then drained leads
+ * again instead), so no wake-up is lost and no stream is left unread.
  *
  * <p>A stream read by a poller has no OP_READ interest at its reactor (its data must not wake
  * the reactor thread for nothing). The hand-over is sticky: a leader that found a completion
@@ -270,6 +272,19 @@ public final class SoftCompletionQueue implements CompletionQueue {
         return waiters > 0;
     }
 
+    /** Test hook: runs on an awaiting thread right after it led (null in production). */
+    Runnable afterLead;
+
+    /** True while a leader blocks in the CQ's selector (tests). */
+    boolean pollerBlocked() {
+        return poller.blocked;
+    }
+
+    /** True while a thread leads (tests). */
+    boolean pollerLed() {
+        return poller.leader.isLocked();
+    }
+
     @Override
     public int poll(WorkCompletion[] out, int max) {
         if (tail == head) {
@@ -300,18 +315,34 @@ public final class SoftCompletionQueue implements CompletionQueue {
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
-        if (tail == head && !closed && pollable(streams) && poller.leader.tryLock()) {
-            try {
-                poller.lead(start, deadline, spinNanos);
-            } finally {
-                poller.leader.unlock();
+        while (true) {
+            if (tail == head && !closed && pollable(streams) && poller.leader.tryLock()) {
+                try {
+                    poller.lead(start, deadline, spinNanos);
+                } finally {
+                    poller.leader.unlock();
+                }
+                Runnable hook = afterLead;
+                if (hook != null) {
+                    hook.run();
+                }
             }
-        }
-        synchronized (lock) {
-            while (tail == head && !closed) {
+            synchronized (lock) {
+                if (tail != head || closed) {
+                    return drain(out, max);
+                }
                 long nanos = deadline - System.nanoTime();
                 if (nanos <= 0) {
                     return 0;
+                }
+                // Never park while the poller holds streams and nobody leads (a lead that kept them
+                // for a completion another thread then drained): their OP_READ is off at the
+                // reactor, so lead again. A thread leading now releases them when it leaves with a
+                // waiter here (this check and the park are one monitor section: a completion it
+                // kept them for would be seen above).
+                if (poller.held.get() > 0 && !poller.leader.isLocked() && pollable(streams)) {
+                    start = System.nanoTime();
+                    continue;
                 }
                 waiters++;
                 try {
@@ -320,8 +351,10 @@ public final class SoftCompletionQueue implements CompletionQueue {
                 } finally {
                     waiters--;
                 }
+                if (tail != head || closed) {
+                    return drain(out, max);
+                }
             }
-            return drain(out, max);
         }
     }
 

@@ -152,6 +152,11 @@ final class StreamReceive {
             }
             if (s.sender.moreOutput) {
                 s.reactor.schedule(s); // round cap: the reactor goes on
+            } else if (got && !s.timed && s.data.partialInput()) {
+                // RFC 6581 §9.3: the FPDU stall timer holds whoever reads the stream. Deadlines live
+                // on the reactor (its thread arms them, runScheduled); they fire there while this
+                // poller keeps the stream. At most one hand-off per stall period (timed stays set).
+                s.reactor.schedule(s);
             }
             return POLL_HELD;
         } catch (CancelledKeyException e) {
@@ -230,8 +235,9 @@ void readInterest(boolean on) {
     }
 
     /**
-     * Reactor thread, {@link SoftStream#io} held, after input: part of an FPDU is buffered and no timer
-     * runs, so arm the FPDU stall timer. It is checked lazily ({@link #onStallDeadline}): no
+     * Reactor thread, {@link SoftStream#io} held, after input (its own, or a poller's: {@link #pollReceive}
+     * schedules the stream for this): part of an FPDU is buffered and no timer runs, so arm the
+     * FPDU stall timer (it fires on the reactor whether or not a poller holds the stream). It is checked lazily ({@link #onStallDeadline}): no
      * per-read timer churn.
      */
 void armStallTimer() {
