@@ -300,6 +300,13 @@ public final class ServerCommand implements Callable<Integer> {
         private final RecvRequest recv = new RecvRequest();
         /** The client's receive area for write-latency Writes, or null (an old client). */
         private final ClientCommand.Hello hello;
+        /**
+         * Receive completions the write-latency phase reaped while it waited for its own Writes:
+         * Sends the client sent meanwhile, answered by {@link #serve} once the phase ends. At most
+         * {@link #slots} (no slot is re-posted during the phase).
+         */
+        private final WorkCompletion[] deferred;
+        private int deferredCount;
         private volatile boolean stop;
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, CompletionChannel channel, SharedReceiveQueue srq,
@@ -320,6 +327,10 @@ public final class ServerCommand implements Callable<Integer> {
             this.conn = conn;
             this.slots = slots;
             this.slotSize = slotSize;
+            this.deferred = new WorkCompletion[slots];
+            for (int i = 0; i < slots; i++) {
+                deferred[i] = new WorkCompletion();
+            }
         }
 
         /** Accepts {@code req}, sized by the client's request header (or {@code defaultSize}). */
@@ -500,7 +511,7 @@ public final class ServerCommand implements Callable<Integer> {
          * the number of Sends answered. {@code onMessage} may be null.
          */
         long serve(Runnable onMessage) throws RdmaException, InterruptedException {
-            WorkCompletion[] wcs = new WorkCompletion[16];
+            WorkCompletion[] wcs = new WorkCompletion[Math.max(16, slots)]; // room for all deferred ones
             for (int i = 0; i < wcs.length; i++) {
                 wcs[i] = new WorkCompletion();
             }
@@ -510,7 +521,7 @@ public final class ServerCommand implements Callable<Integer> {
             ByteBuffer echoView = echoMr.buffer();
             long answered = 0;
             while (!stop) {
-                int n = CompletionWait.await(cq, channel, wcs, wcs.length, 200);
+                int n = deferredCount > 0 ? takeDeferred(wcs) : CompletionWait.await(cq, channel, wcs, wcs.length, 200);
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = wcs[k];
                     if (wc.status == WcStatus.WR_FLUSH_ERR) {
@@ -556,11 +567,23 @@ public final class ServerCommand implements Callable<Integer> {
             return answered;
         }
 
+        /** Moves the deferred receive completions to {@code wcs} (large enough for all); returns how many. */
+        private int takeDeferred(WorkCompletion[] wcs) {
+            int n = deferredCount;
+            for (int i = 0; i < n; i++) {
+                wcs[i].copyFrom(deferred[i]);
+            }
+            deferredCount = 0;
+            return n;
+        }
+
         /**
          * The server half of ib_write_lat: clears the last byte of the target buffer, says ready
          * with a zero-length Send, then {@code iters} times waits (spinning) until the client's
          * Write puts the iteration number there and writes {@code size} bytes ending in the same
-         * number into the client's receive area. Every 8th Write and the last are signaled.
+         * number into the client's receive area. Every 8th Write and the last are signaled. A
+         * receive completion reaped meanwhile (the client's next Send may overtake the last Write's
+         * completion) is kept for {@link #serve}, not counted as one of the Writes.
          */
         private void writePong(int size, int iters, SendRequest wr) throws RdmaException, InterruptedException {
             if (hello == null || !hello.hasArea() || size < 1 || size > targetMr.length() || size > slotSize * slots
@@ -603,6 +626,14 @@ public final class ServerCommand implements Callable<Integer> {
                     while (unreaped > 0) {
                         int n = CompletionWait.await(cq, channel, wcs, wcs.length, 200);
                         for (int k = 0; k < n; k++) {
+                            if (wcs[k].opcode == WcOpcode.RECV) {
+                                if (deferredCount == deferred.length) {
+                                    throw new RdmaException("write latency: more receive completions than posted"
+                                            + " slots (" + deferred.length + ")");
+                                }
+                                deferred[deferredCount++].copyFrom(wcs[k]);
+                                continue;
+                            }
                             if (!wcs[k].isSuccess()) {
                                 throw new RdmaException("write latency: completion failed: " + wcs[k]);
                             }
