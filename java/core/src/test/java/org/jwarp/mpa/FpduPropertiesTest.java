@@ -122,10 +122,15 @@ class FpduPropertiesTest {
         for (TermCode e : c.errors) {
             assertTrue(e.isMpa(), e::toString);
         }
-        assertTrue(c.ulpdus.size() <= ulpdus.size());
         if (!mutate || !crc) {
+            // Without CRC a mutated MPA length re-frames the stream unnoticed (no marker may follow to
+            // contradict it), so more ULPDUs than were sent can come out; only a CRC bounds that.
+            if (!mutate) {
+                assertTrue(c.ulpdus.size() <= ulpdus.size());
+            }
             return;
         }
+        assertTrue(c.ulpdus.size() <= ulpdus.size());
         // With CRC on, whatever was delivered is an unmodified prefix of what was sent.
         for (int i = 0; i < c.ulpdus.size(); i++) {
             assertArrayEquals(ulpdus.get(i), c.ulpdus.get(i));
