@@ -89,6 +89,17 @@ final class TxGather implements FpduSink {
     private int doneCount;
     private final ByteBuffer[] runs = new ByteBuffer[SLICES + 1];
     private final ByteBuffer[] iov = new ByteBuffer[2 * SLICES + 1];
+    /** Whether iov entry i is a staging run (else a payload slice). */
+    private final boolean[] iovRun = new boolean[2 * SLICES + 1];
+    /** The kept iovec: entries [iovFrom, iovN) not fully written yet; 0 entries when none is kept. */
+    private int iovN;
+    private int iovFrom;
+    /** Slices popped since the iovec was built: slice j's run is {@code runs[runBase + j]}. */
+    private int runBase;
+    /** Staging end and slice-ring tail when the iovec was built: anything added since means a rebuild. */
+    private int builtEnd;
+    private int builtTail;
+    private long rebuilds;
 
     TxGather(int sqDepth, int budget) {
         this.budget = budget;
@@ -99,6 +110,7 @@ final class TxGather implements FpduSink {
     /** Binds the stream's staging buffer (views of it are made once). */
     void bind(ByteBuffer staging) {
         if (tx != staging) {
+            dropIov();
             tx = staging;
             for (int i = 0; i < runs.length; i++) {
                 runs[i] = staging.duplicate();
@@ -197,29 +209,70 @@ final class TxGather implements FpduSink {
         return slot;
     }
 
-    /** One gathering write of everything pending; returns the bytes the socket took. */
+    /**
+     * One gathering write of everything pending; returns the bytes the socket took. After a
+     * partial write the iovec is kept: while nothing new was staged or referenced, the next write
+     * resumes it at its first unwritten entry instead of rebuilding it ({@link #compact} shifts its
+     * staging runs along with the bytes).
+     */
     long write(SocketChannel ch) throws IOException {
+        int end = tx.position();
+        if (count == 0 && end == sent) {
+            return 0;
+        }
+        if (iovN == 0 || end != builtEnd || (head + count) % SLICES != builtTail) {
+            build(end);
+        }
+        while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
+            iovFrom++;
+        }
+        long w = iovFrom == iovN ? 0 : ch.write(iov, iovFrom, iovN - iovFrom);
+        accepted += w;
+        consumed(end);
+        if (count == 0 && sent == end) {
+            dropIov(); // everything left: hold no view
+        }
+        return w;
+    }
+
+    /** Lays out the iovec afresh: [run] slice [run] slice ... [run]. */
+    private void build(int end) {
+        dropIov();
         int n = 0;
         int from = sent;
         for (int j = 0; j < count; j++) {
             int k = (head + j) % SLICES;
             if (at[k] > from) {
+                iovRun[n] = true;
                 iov[n++] = runs[j].limit(at[k]).position(from);
                 from = at[k];
             }
+            iovRun[n] = false;
             iov[n++] = view[k];
         }
-        int end = tx.position();
         if (end > from) {
+            iovRun[n] = true;
             iov[n++] = runs[count].limit(end).position(from);
         }
-        long w = n == 0 ? 0 : ch.write(iov, 0, n);
-        for (int i = 0; i < n; i++) {
+        iovN = n;
+        iovFrom = 0;
+        runBase = 0;
+        builtEnd = end;
+        builtTail = (head + count) % SLICES;
+        rebuilds++;
+    }
+
+    private void dropIov() {
+        for (int i = 0; i < iovN; i++) {
             iov[i] = null;
         }
-        accepted += w;
-        consumed(end);
-        return w;
+        iovN = 0;
+        iovFrom = 0;
+    }
+
+    /** Iovec layouts built so far (tests: a partial write is resumed, not rebuilt). */
+    long rebuilds() {
+        return rebuilds;
     }
 
     /** After a write: NIO advanced every view by what it wrote; drop what is done, front first. */
@@ -229,7 +282,7 @@ final class TxGather implements FpduSink {
         for (int j = 0; j < count; j++) {
             int k = (head + j) % SLICES;
             if (at[k] > from) {
-                sent = runs[j].position();
+                sent = runs[runBase + j].position();
                 if (sent < at[k]) {
                     break;
                 }
@@ -249,10 +302,11 @@ final class TxGather implements FpduSink {
             popped++;
         }
         if (popped == count && end > from) {
-            sent = runs[count].position();
+            sent = runs[runBase + count].position();
         }
         head = (head + popped) % SLICES;
         count -= popped;
+        runBase += popped;
     }
 
     /** Drops written staging bytes so the staging buffer has room again (slice positions shift). */
@@ -262,12 +316,23 @@ final class TxGather implements FpduSink {
         }
         if (count == 0 && tx.position() == sent) {
             tx.clear();
+            dropIov();
         } else {
             tx.limit(tx.position()).position(sent);
             tx.compact();
             for (int j = 0; j < count; j++) {
                 at[(head + j) % SLICES] -= sent;
             }
+            while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
+                iovFrom++; // written entries lie before sent: nothing to shift
+            }
+            for (int i = iovFrom; i < iovN; i++) {
+                if (iovRun[i]) { // the kept iovec's staging runs move with their bytes
+                    ByteBuffer r = iov[i];
+                    r.position(r.position() - sent).limit(r.limit() - sent);
+                }
+            }
+            builtEnd -= sent;
         }
         sent = 0;
     }
@@ -302,6 +367,9 @@ final class TxGather implements FpduSink {
             viewOf[k] = null;
             copied += b - a;
         }
+        if (copied > 0) {
+            dropIov(); // the next write lays the snapshots out
+        }
         return copied;
     }
 
@@ -310,6 +378,7 @@ final class TxGather implements FpduSink {
 
     /** The stream closed: forget references to staging and registered memory. */
     void release() {
+        dropIov();
         Runnable r = onRelease;
         onRelease = null;
         if (r != null) {
