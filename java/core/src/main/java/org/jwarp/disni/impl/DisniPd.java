@@ -171,10 +171,11 @@ final class DisniPd implements ProtectionDomain {
      * A region of any length (RFC 5041 section 4.1: 64-bit tagged offsets): memory mapped by the
      * native library and registered by address and 64-bit length, since DiSNI's regMr takes an int.
      * Any failure after the mapping unmaps it again; nothing leaks. Closing the region deregisters
-     * it at once (its STag is dead), but the memory stays mapped until no window of it
-     * ({@link MemoryRegion#buffer()}, {@link MemoryRegion#buffer(long, int)}, their slices and
-     * duplicates) is reachable: a window kept past close reads stale but private memory, never
-     * another region's ({@link WindowedMemory}).
+     * it at once (its STag is dead) and gives its pages back at once (unmapped, or discarded while a
+     * window is reachable); the mapping stays until no window of it ({@link MemoryRegion#buffer()},
+     * {@link MemoryRegion#buffer(long, int)}, their slices and duplicates) is reachable: a window kept
+     * past close reads zeros (or what it wrote since), never the region's old bytes nor another
+     * region's ({@link WindowedMemory}).
      */
     @Override
     public MemoryRegion allocate(long length, Set<Access> access) throws RdmaException {
@@ -219,7 +220,8 @@ final class DisniPd implements ProtectionDomain {
             throw new RdmaException("ibv_reg_mr of " + length + " bytes at 0x" + Long.toHexString(addr) + " failed: "
                     + e.getMessage() + " (is the memlock limit high enough? ulimit -l)", e);
         }
-        WindowedMemory memory = new WindowedMemory(addr, length, JwarpNative::window, JwarpNative::unmapRegion);
+        WindowedMemory memory = new WindowedMemory(addr, length, JwarpNative::window, JwarpNative::unmapRegion,
+                JwarpNative::discardRegion);
         return track(new DisniMr(this, addr, length, keys.getInt(0), keys.getInt(4), access, memory, () -> {
             int rc = JwarpNative.deregMr(mrPtr);
             if (rc != 0) {
