@@ -401,7 +401,7 @@ public final class RdmapEndpoint {
             // segments of a Send or Write already begun (the peer's DDP counts a tagged message's
             // bytes until its Last flag, RFC 5041 §5.2; siw keeps one tagged receive context).
             if (irq.pending() > 0 && !out.begun()) {
-                if (!irq.emit(dst, null)) {
+                if (!irq.emit(dst, s)) {
                     break;
                 }
                 continue;

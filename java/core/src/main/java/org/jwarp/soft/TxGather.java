@@ -241,7 +241,9 @@ final class TxGather implements FpduSink {
             if (left > 0) {
                 break;
             }
-            viewOf[k].giveBack(view[k]);
+            if (viewOf[k] != null) { // null: a snapshot taken at revocation
+                viewOf[k].giveBack(view[k]);
+            }
             view[k] = null;
             viewOf[k] = null;
             popped++;
@@ -270,8 +272,49 @@ final class TxGather implements FpduSink {
         sent = 0;
     }
 
+    /**
+     * Copy-on-revoke, RFC 5041 §8.3.1 (6) for the source side: bytes [{@code from}, {@code to}) of
+     * {@code src} belong to a region being deregistered. Every pending slice overlapping them is
+     * replaced by a snapshot of its bytes not yet written, so nothing is read from the region once
+     * deregistration returns, however long the peer takes to read; the FPDUs stay intact (their
+     * CRC was computed over these bytes when they were referenced). The socket reads our memory only
+     * inside {@link #write}, under the same I/O lock as this method, so no write is half-way through
+     * a slice here. Cold path: allocates the snapshots. Returns the bytes copied.
+     */
+    long revoked(ByteBuffer src, int from, int to) {
+        Pool p = tx == null || count == 0 ? null : pools.get(src);
+        if (p == null || p.lent == 0) {
+            return 0;
+        }
+        long copied = 0;
+        for (int j = 0; j < count; j++) {
+            int k = (head + j) % SLICES;
+            ByteBuffer v = view[k];
+            int a = v.position();
+            int b = v.limit();
+            if (viewOf[k] != p || a >= to || b <= from || a == b) {
+                continue;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(b - a);
+            copy.put(0, v, a, b - a);
+            p.giveBack(v);
+            view[k] = copy;
+            viewOf[k] = null;
+            copied += b - a;
+        }
+        return copied;
+    }
+
+    /** Run once by {@link #release} (the stream's revocation listener leaves the STag table). */
+    Runnable onRelease;
+
     /** The stream closed: forget references to staging and registered memory. */
     void release() {
+        Runnable r = onRelease;
+        onRelease = null;
+        if (r != null) {
+            r.run();
+        }
         for (int i = 0; i < SLICES; i++) {
             view[i] = null;
             viewOf[i] = null;
