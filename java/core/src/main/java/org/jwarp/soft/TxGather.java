@@ -41,10 +41,15 @@ final class TxGather implements FpduSink {
     /** Source buffers whose view pools are kept; beyond this, idle pools are dropped. */
     static final int POOLS = 64;
 
-    /** Idle payload views of one source buffer (a stack) and how many are lent out. */
+    /**
+     * Idle payload views of one source buffer (a stack) and how many are lent out. The stack grows
+     * (doubling, up to {@link #SLICES}) only when more views of this source are lent at once than
+     * ever before, as the views themselves do, so a QP that sends a few FPDUs at a time from a
+     * region keeps a few slots, not a table sized for the largest batch.
+     */
     static final class Pool {
         final ByteBuffer src;
-        final ByteBuffer[] idle = new ByteBuffer[SLICES];
+        ByteBuffer[] idle = new ByteBuffer[4];
         int idleCount;
         int lent;
 
@@ -55,6 +60,9 @@ final class TxGather implements FpduSink {
         ByteBuffer borrow() {
             lent++;
             if (idleCount == 0) {
+                if (lent > idle.length) {
+                    idle = java.util.Arrays.copyOf(idle, Math.min(SLICES, 2 * idle.length)); // room for its return
+                }
                 return src.duplicate(); // only when more slices of this source are pending than ever before
             }
             ByteBuffer v = idle[--idleCount];
@@ -68,7 +76,8 @@ final class TxGather implements FpduSink {
         }
     }
 
-    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>();
+    /** View pools by source buffer; sized for the few regions a QP usually sends from (grows if needed). */
+    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>(4);
     /** The pool of the last source referenced (most FPDUs in a row come from one region). */
     private Pool lastPool;
     private final int budget;
