@@ -15,6 +15,7 @@ import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaProvider;
+import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 
 /**
@@ -32,8 +33,12 @@ final class GuestDevices {
         return Stream.of(System.getProperty("jwarp.it.devices", "10.77.0.1,10.78.0.1").split(","));
     }
 
-    /** One end: the device at an address with a PD, a 64-entry CQ and a registered 64 KiB region. */
+    /**
+     * One end: the device at an address with a PD, a 64-entry CQ and a registered region (64 KiB
+     * unless given), named in what it prints.
+     */
     static final class Side implements AutoCloseable {
+        final String name;
         final Device dev;
         final ProtectionDomain pd;
         final CompletionQueue cq;
@@ -42,10 +47,15 @@ final class GuestDevices {
         final WorkCompletion[] wcs = {new WorkCompletion()};
 
         Side(RdmaProvider provider, String addr) throws Exception {
-            dev = provider.open(InetAddress.getByName(addr));
+            this(addr, provider, InetAddress.getByName(addr), 1 << 16);
+        }
+
+        Side(String name, RdmaProvider provider, InetAddress at, int regionBytes) throws Exception {
+            this.name = name;
+            dev = provider.open(at);
             pd = dev.allocateProtectionDomain();
             cq = dev.createCompletionQueue(64);
-            buf = ByteBuffer.allocateDirect(1 << 16).order(ByteOrder.nativeOrder());
+            buf = ByteBuffer.allocateDirect(regionBytes).order(ByteOrder.nativeOrder());
             mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
         }
 
@@ -58,6 +68,20 @@ final class GuestDevices {
         WorkCompletion next() throws Exception {
             assertEquals(1, cq.await(wcs, 1, 60, TimeUnit.SECONDS), "no completion within 60 s");
             return wcs[0];
+        }
+
+        /** The next completion, printed and required successful; {@code what} names it in failures. */
+        WorkCompletion next(String what) throws Exception {
+            int n = cq.await(wcs, 1, 60, TimeUnit.SECONDS);
+            assertEquals(1, n, name + ": no completion for " + what + " within 60 s");
+            System.out.println(name + " " + what + " -> " + wcs[0]);
+            assertEquals(WcStatus.SUCCESS, wcs[0].status, name + " " + what + ": " + wcs[0]);
+            return wcs[0];
+        }
+
+        /** The region's address and STag, as a ULP puts them into private data. */
+        byte[] key() {
+            return ByteBuffer.allocate(12).putLong(mr.address()).putInt(mr.rkey()).array();
         }
 
         @Override
