@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  *       zero-length message of the negotiated RTR type, else TERM code 7. Posts made meanwhile
  *       wait in the QP's rings. A TERM in place of the RTR is accepted even with CRC 0 (siw sends
  *       setup TERMs without CRC).</li>
- *   <li>Completions are reported in posting order; the engine's wrIds are the ring sequences.</li>
+ *   <li>The engine transmits from the QP's send ring in place ({@link SoftSendQueue} is its
+ *       {@link org.jwarp.rdmap.SendRing}); completions are reported in posting order.</li>
  * </ul>
  */
 final class SoftDataPath implements RdmapListener {
@@ -55,7 +56,7 @@ final class SoftDataPath implements RdmapListener {
     private TermCode localTerm;
     private String localDetail;
     private boolean stopped;
-    /** Scratch gather/scatter list handed to the engine (it copies the entries). */
+    /** Scratch scatter list handed to the engine for a multi-piece receive (it copies the entries). */
     private final ByteBuffer[] sgBuf;
     /** Zero-copy transmit: FPDU headers staged, payloads referenced (the stream's {@link StreamTransmit#gather}). */
     private final TxGather gather;
@@ -77,10 +78,13 @@ final class SoftDataPath implements RdmapListener {
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
         int maxSge = Math.max(qp.sq.maxSge, qp.maxRecvSge);
-        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge);
+        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge, qp.sq);
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
         gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
         stream.sender.gather = gather;
+        synchronized (qp.lock) {
+            qp.sq.gather = gather;
+        }
         sgBuf = new ByteBuffer[maxSge];
         sgOff = new int[maxSge];
         sgLen = new int[maxSge];
@@ -111,7 +115,7 @@ final class SoftDataPath implements RdmapListener {
             switch (rtr) {
                 case WRITE -> ep.postWriteRtr();
                 case READ -> ep.postReadRtr();
-                case SEND -> ep.postSend(RdmapEndpoint.RTR_WR_ID, RdmapOpcode.SEND, EMPTY, 0, 0, 0, false);
+                case SEND -> ep.postSendRtr();
             }
         }
         // Responder: the buffer a Send RTR consumes is posted once the first FPDU shows it is one;
@@ -262,7 +266,7 @@ final class SoftDataPath implements RdmapListener {
             return;
         }
         synchronized (qp.lock) {
-            qp.sq.issue(ep, sgBuf, sgOff, sgLen);
+            qp.sq.issue();
         }
     }
 
@@ -351,11 +355,9 @@ final class SoftDataPath implements RdmapListener {
 
     // ---------------------------------------------------------------- engine events
 
+    /** Not called: the engine reports send WRs to the QP's ring ({@link SoftSendQueue#done}). */
     @Override
     public void onSendCompletion(long wrId, int opcode, int byteLength) {
-        if (wrId >= 0) { // not the RTR
-            qp.sq.staged(gather, wrId, opcode == RdmapOpcode.READ_REQUEST);
-        }
     }
 
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
