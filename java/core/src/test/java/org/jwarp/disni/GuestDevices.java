@@ -3,14 +3,20 @@ package org.jwarp.disni;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.EnumSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.Connection;
+import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Device;
+import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePairConfig;
@@ -26,6 +32,29 @@ import org.jwarp.verbs.WorkCompletion;
  */
 final class GuestDevices {
     private GuestDevices() {
+    }
+
+    static final Duration SETUP = Duration.ofSeconds(30);
+
+    /**
+     * Connects {@code client} to {@code server} listening at {@code at}, both QPs of {@code depth}
+     * WRs; the server's accept carries its region's address and STag ({@link Side#key()}) as private
+     * data. Returns {client connection, server connection}.
+     */
+    static Connection[] connect(Side server, Side client, InetSocketAddress at, int depth) throws Exception {
+        try (Listener l = server.dev.connectionManager().listen(at, 4)) {
+            CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return l.next(SETUP).accept(server.qp(depth),
+                            ConnectionParameters.builder().privateData(server.key()).build());
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Connection cc = client.dev.connectionManager().connect(l.localAddress(), client.qp(depth),
+                    ConnectionParameters.builder().build(), SETUP);
+            return new Connection[] {cc, acc.get(60, TimeUnit.SECONDS)};
+        }
     }
 
     /** The device addresses the suites' cases run on, one case each. */
