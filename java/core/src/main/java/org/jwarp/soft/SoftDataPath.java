@@ -81,7 +81,7 @@ final class SoftDataPath implements RdmapListener {
         ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge, qp.sq);
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
         gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
-        stream.sender.gather = gather;
+        stream.sender.attachGather(gather);
         synchronized (qp.lock) {
             qp.sq.gather = gather;
         }
@@ -188,17 +188,22 @@ final class SoftDataPath implements RdmapListener {
         if (!fenced) {
             feedSends();
         }
-        ByteBuffer tx = stream.txBuffer();
         int wire = ep.maxFpduWireLength();
-        gather.bind(tx);
+        StreamTransmit tx = stream.sender;
         for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
+            // the staging area is borrowed per flush (a flush that drains it gives it back)
+            ByteBuffer staging = tx.staging(false);
+            if (staging == null) {
+                break; // none to lend: starved like a full socket, the pool's hand-over resumes
+            }
             if (!gather.room(wire)) {
-                stream.sender.flushQuietly();
-                if (!gather.room(wire) || stopped) {
+                tx.flushQuietly();
+                staging = stopped ? null : tx.staging(false);
+                if (staging == null || !gather.room(wire)) {
                     break; // socket full: OP_WRITE resumes
                 }
             }
-            if (ep.transmit(tx, gather) == 0) {
+            if (ep.transmit(staging, gather) == 0) {
                 break;
             }
             if (!fenced) {
@@ -206,10 +211,12 @@ final class SoftDataPath implements RdmapListener {
             }
         }
         if (!stopped && gather.pending()) {
-            stream.sender.flushQuietly(); // leaves OP_WRITE set while bytes remain
+            tx.flushQuietly(); // leaves OP_WRITE set while bytes remain, else gives the staging back
+        } else if (!stopped) {
+            tx.releaseIfDrained(); // borrowed, but nothing could go out
         }
-        if (!stopped && ep.hasPendingOutput() && gather.room(wire)) {
-            stream.sender.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
+        if (!stopped && ep.hasPendingOutput() && tx.roomFor(wire)) {
+            tx.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
     }
@@ -288,9 +295,11 @@ final class SoftDataPath implements RdmapListener {
         if (peerTerm != null) {
             stream.closer.teardown(peerTermException(), false);
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.TERMINATE) {
-            ByteBuffer tx = stream.txBuffer();
-            ep.transmit(tx);
-            if (ep.state() == RdmapEndpoint.State.ERROR) {
+            ByteBuffer tx = stream.sender.staging(true);
+            if (tx != null) {
+                ep.transmit(tx);
+            }
+            if (tx == null || ep.state() == RdmapEndpoint.State.ERROR) {
                 stream.closer.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
             } else {
                 stream.sender.flushQuietly();
