@@ -12,9 +12,12 @@ public interface RdmapListener {
     /**
      * A signalled send-queue work request completed, in posting order: a Send or RDMA Write once
      * its last FPDU was handed to the transport (RFC 5040 §5.1, §5.3), an RDMA Read once its whole
-     * Read Response was placed (§5.2). {@code opcode} is the {@link RdmapOpcode} posted.
+     * Read Response was placed (§5.2). {@code opcode} is the {@link RdmapOpcode} posted. Only for
+     * WRs posted to the endpoint's internal ring: a {@link SendRing} given to the endpoint is told
+     * through {@link SendRing#done} and reports its own completions.
      */
-    void onSendCompletion(long wrId, int opcode, int byteLength);
+    default void onSendCompletion(long wrId, int opcode, int byteLength) {
+    }
 
     /**
      * A Send message was placed into the receive buffer posted as {@code wrId} (RFC 5040 §5.3).

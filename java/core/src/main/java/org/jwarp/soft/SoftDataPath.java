@@ -85,10 +85,7 @@ final class SoftDataPath implements RdmapListener {
         synchronized (qp.lock) {
             qp.sq.gather = gather;
         }
-        org.jwarp.memory.StagTable stags = qp.pd().device().stags();
-        org.jwarp.memory.StagTable.RevocationListener revocation = this::sourceRevoked;
-        stags.addRevocationListener(revocation);
-        gather.onRelease = () -> stags.removeRevocationListener(revocation);
+        SourceRevocation.attach(stream, qp, gather);
         sgBuf = new ByteBuffer[maxSge];
         sgOff = new int[maxSge];
         sgLen = new int[maxSge];
@@ -366,32 +363,7 @@ final class SoftDataPath implements RdmapListener {
                 peerTerm.code(), true);
     }
 
-    /**
-     * A region was deregistered (RFC 5041 §8.3.1 (6), source side): payload slices of it that wait
-     * for the socket are snapshotted ({@link TxGather#revoked}), so once deregistration returns no
-     * byte is read from the region, while a peer that stops reading cannot hold deregistration up.
-     * The engine checks validity before each later segment (Read Responses end with TERM 0/1/0,
-     * Sends and Writes with a local catastrophic error). The I/O lock bounds the wait: it is held
-     * for engine work and non-blocking socket calls only, never across a blocking one.
-     */
-    private void sourceRevoked(org.jwarp.memory.StagRegion r) {
-        if (r.pd() != qp.pd().engineDomain()) {
-            return; // this stream reads regions of its own protection domain only
-        }
-        stream.io.lock();
-        try {
-            gather.revoked(r.buffer(), r.offset(), (int) Math.min(Integer.MAX_VALUE, r.offset() + r.length()));
-        } finally {
-            stream.io.unlock();
-        }
-    }
-
     // ---------------------------------------------------------------- engine events
-
-    /** Not called: the engine reports send WRs to the QP's ring ({@link SoftSendQueue#done}). */
-    @Override
-    public void onSendCompletion(long wrId, int opcode, int byteLength) {
-    }
 
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
     void completeAccepted(TxGather g) {
