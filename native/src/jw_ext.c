@@ -671,6 +671,21 @@ JNIEXPORT jint JNICALL JN(unmapRegion)(JNIEnv *env, jclass cls, jlong addr, jlon
 }
 
 /*
+ * Gives the pages of [addr, addr + length) back to the kernel at once while the mapping stays:
+ * madvise(MADV_DONTNEED) on private anonymous memory drops the pages, and a later access sees
+ * fresh zero pages. For a closed region whose windows are still reachable (they keep the mapping,
+ * not its contents). 0 or the errno of madvise.
+ */
+JNIEXPORT jint JNICALL JN(discardRegion)(JNIEnv *env, jclass cls, jlong addr, jlong length)
+{
+	(void)env;
+	(void)cls;
+	if (addr == 0 || length <= 0)
+		return EINVAL;
+	return madvise(JW_PTR(void, addr), (size_t)length, MADV_DONTNEED) == 0 ? 0 : errno;
+}
+
+/*
  * ibv_reg_mr of [addr, addr + length) with a 64-bit length; writes lkey (offset 0) and rkey
  * (offset 4) into out (direct, >= 8 bytes, native order) and returns the struct ibv_mr pointer.
  */

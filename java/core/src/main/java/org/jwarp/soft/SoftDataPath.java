@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  *       zero-length message of the negotiated RTR type, else TERM code 7. Posts made meanwhile
  *       wait in the QP's rings. A TERM in place of the RTR is accepted even with CRC 0 (siw sends
  *       setup TERMs without CRC).</li>
- *   <li>Completions are reported in posting order; the engine's wrIds are the ring sequences.</li>
+ *   <li>The engine transmits from the QP's send ring in place ({@link SoftSendQueue} is its
+ *       {@link org.jwarp.rdmap.SendRing}); completions are reported in posting order.</li>
  * </ul>
  */
 final class SoftDataPath implements RdmapListener {
@@ -55,7 +56,7 @@ final class SoftDataPath implements RdmapListener {
     private TermCode localTerm;
     private String localDetail;
     private boolean stopped;
-    /** Scratch gather/scatter list handed to the engine (it copies the entries). */
+    /** Scratch scatter list handed to the engine for a multi-piece receive (it copies the entries). */
     private final ByteBuffer[] sgBuf;
     private final org.jwarp.memory.StagRegion[] sgRegion;
     /** Zero-copy transmit: FPDU headers staged, payloads referenced (the stream's {@link StreamTransmit#gather}). */
@@ -78,10 +79,17 @@ final class SoftDataPath implements RdmapListener {
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
         int maxSge = Math.max(qp.sq.maxSge, qp.maxRecvSge);
-        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge);
+        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge, qp.sq);
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
         gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
-        stream.sender.gather = gather;
+        stream.sender.attachGather(gather);
+        synchronized (qp.lock) {
+            qp.sq.gather = gather;
+        }
+        org.jwarp.memory.StagTable stags = qp.pd().device().stags();
+        org.jwarp.memory.StagTable.RevocationListener revocation = this::sourceRevoked;
+        stags.addRevocationListener(revocation);
+        gather.onRelease = () -> stags.removeRevocationListener(revocation);
         sgBuf = new ByteBuffer[maxSge];
         sgRegion = new org.jwarp.memory.StagRegion[maxSge];
         sgOff = new int[maxSge];
@@ -113,7 +121,7 @@ final class SoftDataPath implements RdmapListener {
             switch (rtr) {
                 case WRITE -> ep.postWriteRtr();
                 case READ -> ep.postReadRtr();
-                case SEND -> ep.postSend(RdmapEndpoint.RTR_WR_ID, RdmapOpcode.SEND, EMPTY, 0, 0, 0, false);
+                case SEND -> ep.postSendRtr();
             }
         }
         // Responder: the buffer a Send RTR consumes is posted once the first FPDU shows it is one;
@@ -208,17 +216,22 @@ final class SoftDataPath implements RdmapListener {
         if (!fenced) {
             feedSends();
         }
-        ByteBuffer tx = stream.txBuffer();
         int wire = ep.maxFpduWireLength();
-        gather.bind(tx);
+        StreamTransmit tx = stream.sender;
         for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
+            // the staging area is borrowed per flush (a flush that drains it gives it back)
+            ByteBuffer staging = tx.staging(false);
+            if (staging == null) {
+                break; // none to lend: starved like a full socket, the pool's hand-over resumes
+            }
             if (!gather.room(wire)) {
-                stream.sender.flushQuietly();
-                if (!gather.room(wire) || stopped) {
+                tx.flushQuietly();
+                staging = stopped ? null : tx.staging(false);
+                if (staging == null || !gather.room(wire)) {
                     break; // socket full: OP_WRITE resumes
                 }
             }
-            if (ep.transmit(tx, gather) == 0) {
+            if (ep.transmit(staging, gather) == 0) {
                 break;
             }
             if (!fenced) {
@@ -226,10 +239,12 @@ final class SoftDataPath implements RdmapListener {
             }
         }
         if (!stopped && gather.pending()) {
-            stream.sender.flushQuietly(); // leaves OP_WRITE set while bytes remain
+            tx.flushQuietly(); // leaves OP_WRITE set while bytes remain, else gives the staging back
+        } else if (!stopped) {
+            tx.releaseIfDrained(); // borrowed, but nothing could go out
         }
-        if (!stopped && ep.hasPendingOutput() && gather.room(wire)) {
-            stream.sender.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
+        if (!stopped && ep.hasPendingOutput() && tx.roomFor(wire)) {
+            tx.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
     }
@@ -292,7 +307,7 @@ final class SoftDataPath implements RdmapListener {
             return;
         }
         synchronized (qp.lock) {
-            qp.sq.issue(ep, sgBuf, sgOff, sgLen);
+            qp.sq.issue();
         }
     }
 
@@ -310,9 +325,11 @@ final class SoftDataPath implements RdmapListener {
         if (peerTerm != null) {
             stream.closer.teardown(peerTermException(), false);
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.TERMINATE) {
-            ByteBuffer tx = stream.txBuffer();
-            ep.transmit(tx);
-            if (ep.state() == RdmapEndpoint.State.ERROR) {
+            ByteBuffer tx = stream.sender.staging(true);
+            if (tx != null) {
+                ep.transmit(tx);
+            }
+            if (tx == null || ep.state() == RdmapEndpoint.State.ERROR) {
                 stream.closer.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
             } else {
                 stream.sender.flushQuietly();
@@ -379,13 +396,31 @@ final class SoftDataPath implements RdmapListener {
                 peerTerm.code(), true);
     }
 
+    /**
+     * A region was deregistered (RFC 5041 §8.3.1 (6), source side): payload slices of it that wait
+     * for the socket are snapshotted ({@link TxGather#revoked}), so once deregistration returns no
+     * byte is read from the region, while a peer that stops reading cannot hold deregistration up.
+     * The engine checks validity before each later segment (Read Responses end with TERM 0/1/0,
+     * Sends and Writes with a local catastrophic error). The I/O lock bounds the wait: it is held
+     * for engine work and non-blocking socket calls only, never across a blocking one.
+     */
+    private void sourceRevoked(org.jwarp.memory.StagRegion r) {
+        if (r.pd() != qp.pd().engineDomain()) {
+            return; // this stream reads regions of its own protection domain only
+        }
+        stream.io.lock();
+        try {
+            gather.revoked(r.buffer(), r.offset(), (int) Math.min(Integer.MAX_VALUE, r.offset() + r.length()));
+        } finally {
+            stream.io.unlock();
+        }
+    }
+
     // ---------------------------------------------------------------- engine events
 
+    /** Not called: the engine reports send WRs to the QP's ring ({@link SoftSendQueue#done}). */
     @Override
     public void onSendCompletion(long wrId, int opcode, int byteLength) {
-        if (wrId >= 0) { // not the RTR
-            qp.sq.staged(gather, wrId, opcode == RdmapOpcode.READ_REQUEST);
-        }
     }
 
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */

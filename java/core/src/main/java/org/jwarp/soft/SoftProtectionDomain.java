@@ -5,8 +5,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 import org.jwarp.memory.StagDomain;
+import org.jwarp.provider.Teardown;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RegionSizeException;
@@ -15,6 +17,12 @@ import org.jwarp.verbs.RegionSizeException;
  * A protection domain of the embedded provider (RFC 5041 §8.2): wraps the wire
  * engine's {@link StagDomain}; its regions are registered in the device's STag table and
  * only validate on streams of the same PD.
+ *
+ * <p>Closing it closes its shared receive queues, then deregisters its regions (every one, even
+ * when one fails; the first failure is thrown with the others suppressed). Registrations run
+ * under the read side of a lock whose write side {@link #close()} takes, so a registration is
+ * either finished (and deregistered by the close) or refused with an {@link RdmaException}: once
+ * {@code close()} returns, no STag of the domain is valid (RFC 5041 §8.3.1 (6)).
  */
 public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDomain {
     /** Each region gets its own base tagged offset, so a peer that forgets the address is caught. */
@@ -23,6 +31,9 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
     private final SoftDevice device;
     private final StagDomain pd = new StagDomain();
     private final List<SoftMemoryRegion> regions = new CopyOnWriteArrayList<>();
+    private final List<SoftSharedReceiveQueue> srqs = new CopyOnWriteArrayList<>();
+    /** Read side: a registration or SRQ creation in progress; write side: {@link #close()}. */
+    private final ReentrantReadWriteLock life = new ReentrantReadWriteLock();
     private volatile boolean closed;
 
     SoftProtectionDomain(SoftDevice device) {
@@ -39,9 +50,6 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
 
     @Override
     public SoftMemoryRegion register(ByteBuffer buffer, Set<Access> access) throws RdmaException {
-        if (closed) {
-            throw new RdmaException("protection domain closed");
-        }
         if (buffer == null || !buffer.isDirect()) {
             throw new IllegalArgumentException("buffer: memory regions must be direct ByteBuffers (RFC 5041 §8.2 model)");
         }
@@ -56,11 +64,23 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
         if (access.contains(Access.REMOTE_WRITE) && !access.contains(Access.LOCAL_WRITE)) {
             throw new IllegalArgumentException("access: REMOTE_WRITE requires LOCAL_WRITE (ibv_reg_mr rule)");
         }
-        long base = NEXT_BASE.getAndIncrement() << 32;
-        org.jwarp.memory.StagRegion mr = device.stags().register(pd, buffer, 0, buffer.capacity(), base, bits);
-        SoftMemoryRegion r = new SoftMemoryRegion(this, mr, buffer, access);
-        regions.add(r);
-        return r;
+        life.readLock().lock();
+        try {
+            checkOpen();
+            long base = NEXT_BASE.getAndIncrement() << 32;
+            org.jwarp.memory.StagRegion mr = device.stags().register(pd, buffer, 0, buffer.capacity(), base, bits);
+            SoftMemoryRegion r = new SoftMemoryRegion(this, mr, buffer, access);
+            regions.add(r);
+            return r;
+        } finally {
+            life.readLock().unlock();
+        }
+    }
+
+    private void checkOpen() throws RdmaException {
+        if (closed) {
+            throw new RdmaException("protection domain closed: no new regions or shared receive queues in it");
+        }
     }
 
     /**
@@ -83,29 +103,56 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
 
     @Override
     public SoftSharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
-        if (closed) {
-            throw new RdmaException("protection domain closed");
-        }
+        life.readLock().lock();
         try {
-            return new SoftSharedReceiveQueue(this, maxWr, maxSge);
+            checkOpen();
+            SoftSharedReceiveQueue q = new SoftSharedReceiveQueue(this, maxWr, maxSge);
+            srqs.add(q);
+            return q;
         } catch (IllegalArgumentException e) {
             throw new RdmaException("create SRQ: " + e.getMessage(), e);
+        } finally {
+            life.readLock().unlock();
         }
+    }
+
+    /** Shared receive queues of this domain not yet closed (tests, leak checks). */
+    int liveSharedReceiveQueues() {
+        return srqs.size();
+    }
+
+    void forget(SoftSharedReceiveQueue q) {
+        srqs.remove(q);
     }
 
     void forget(SoftMemoryRegion r) {
         regions.remove(r);
     }
 
+    /**
+     * Closes the domain's shared receive queues, then deregisters its regions; waits for
+     * registrations in progress first. Every one is released even when one fails; the first
+     * failure is then thrown, the others suppressed. A second call does nothing.
+     */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        life.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        } finally {
+            life.writeLock().unlock();
         }
-        closed = true;
+        Teardown t = new Teardown();
+        for (SoftSharedReceiveQueue q : srqs) {
+            t.run(q::close);
+        }
         for (SoftMemoryRegion r : regions) {
-            r.close();
+            t.run(r::close);
         }
-        device.forget(this);
+        t.run(() -> device.forget(this));
+        t.rethrow();
     }
 }

@@ -2,28 +2,26 @@ package org.jwarp.soft;
 
 import java.nio.ByteBuffer;
 
-import org.jwarp.rdmap.RdmapEndpoint;
+import org.jwarp.rdmap.SendRing;
 import org.jwarp.rdmap.RdmapOpcode;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkRequestException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The send queue of a {@link SoftQueuePair} (RFC 5040 §5 "Work Queues", siw_qp's SQ): a fixed ring
  * of preallocated slots, struct-of-arrays, the one place a send WR is checked
  * ({@link WorkRequestChecks#send}) and the one count of admitted RDMA Reads against the ORD
  * (RFC 6581 §9.1, RFC 5040 §6.5). Slots move FREE → POSTED (application thread, at post) →
- * ISSUED (handed to the wire engine, {@link #issue}) → DONE → completions in posting order
+ * ISSUED (available to the wire engine, {@link #issue}, which reads the WR in place through
+ * {@link SendRing}) → DONE → completions in posting order
  * (ibv RC ordering). Nothing is allocated per WR; an inline WR's payload is copied into its
  * slot's preallocated inline buffer at post time.
  *
  * <p>Guarded by the QP lock ({@link SoftQueuePair#lock}) throughout.
  */
-final class SoftSendQueue {
-    private static final Logger LOG = LoggerFactory.getLogger(SoftSendQueue.class);
+final class SoftSendQueue implements SendRing {
     static final byte FREE = 0;
     static final byte POSTED = 1;
     static final byte ISSUED = 2;
@@ -58,6 +56,10 @@ final class SoftSendQueue {
     long issued;
     long done;
     long freed;
+    /** WRs the engine has taken: [done, taken) with it, [taken, issued) available to it. I/O lock. */
+    long taken;
+    /** The stream's zero-copy transmit, which holds a Send's or Write's completion until its bytes left. */
+    TxGather gather;
     /** RDMA Reads admitted and not yet completed: the QP's one ORD count. */
     int readsOutstanding;
     /** The negotiated ORD (device-capped); set when the stream attaches. */
@@ -138,62 +140,166 @@ final class SoftSendQueue {
     }
 
     /**
-     * Hands posted WRs to the engine in order while it has room, stopping at a fenced WR while an
-     * earlier Read is outstanding (IBV_SEND_FENCE; a Read Response resumes it). The engine's wrIds
-     * are the ring sequences. {@code sgBuf/sgOff/sgLen} are scratch (the engine copies entries).
+     * Makes posted WRs available to the engine in order, stopping at a fenced WR while an earlier
+     * Read is outstanding (IBV_SEND_FENCE; a Read Response resumes it). The engine reads them in
+     * place ({@link SendRing}); nothing is copied. QP lock held, on the thread that drives the engine.
      */
-    void issue(RdmapEndpoint ep, ByteBuffer[] sgBuf, int[] sgOffs, int[] sgLens) {
-        int depth = wrId.length;
-        while (issued < posted && ep.sqOutstanding() < depth) {
+    void issue() {
+        while (issued < posted) {
             long seq = issued;
-            int i = (int) (seq % depth);
+            int i = (int) (seq % wrId.length);
             if (fence[i] && readBefore(seq)) {
                 break;
             }
             state[i] = ISSUED;
             issued++;
-            int n = gatherList(i, sgBuf, sgOffs, sgLens);
-            int base = i * maxSge;
-            try {
-                switch (op[i]) {
-                    case SEND -> ep.postSend(seq, solicited[i] ? RdmapOpcode.SEND_SE : RdmapOpcode.SEND, sgBuf, sgOffs,
-                            sgLens, n, 0, true);
-                    case SEND_WITH_INVALIDATE -> ep.postSend(seq, solicited[i] ? RdmapOpcode.SEND_SE_INVALIDATE
-                            : RdmapOpcode.SEND_INVALIDATE, sgBuf, sgOffs, sgLens, n, inv[i], true);
-                    case RDMA_WRITE -> ep.postWrite(seq, sgBuf, sgOffs, sgLens, n, rkey[i], raddr[i], true);
-                    case RDMA_READ -> {
-                        SoftMemoryRegion mr = sgCount[i] == 0 ? null : sgMr[base];
-                        ep.postRead(seq, mr == null ? 0 : mr.lkey(), mr == null ? 0 : mr.address() + sgOff[base],
-                                len[i], rkey[i], raddr[i], true);
-                    }
-                }
-            } catch (IllegalArgumentException | IllegalStateException e) {
-                LOG.debug("QP {} WR refused by the engine: {}", qp.qpNum(), e.getMessage());
-                finish(i, e instanceof IllegalArgumentException ? WcStatus.LOC_PROT_ERR : WcStatus.LOC_QP_OP_ERR);
-            }
-            for (int j = 0; j < n; j++) {
-                sgBuf[j] = null;
-            }
         }
     }
 
-    /** Fills the scratch list with slot i's gather list (its inline copy for an inline WR); returns the entry count. */
-    private int gatherList(int i, ByteBuffer[] sgBuf, int[] sgOffs, int[] sgLens) {
+    // ---------------------------------------------------------------- SendRing: the engine's view (I/O lock held)
+
+    private int slot(long seq) {
+        return (int) (seq % wrId.length);
+    }
+
+    @Override
+    public long next() {
+        return taken < issued ? taken : -1;
+    }
+
+    @Override
+    public void take(long seq) {
+        taken = seq + 1;
+    }
+
+    @Override
+    public int kind(long seq) {
+        return switch (op[slot(seq)]) {
+            case SEND, SEND_WITH_INVALIDATE -> SendRing.SEND;
+            case RDMA_WRITE -> SendRing.WRITE;
+            case RDMA_READ -> SendRing.READ;
+        };
+    }
+
+    @Override
+    public int opcode(long seq) {
+        int i = slot(seq);
+        return switch (op[i]) {
+            case SEND -> solicited[i] ? RdmapOpcode.SEND_SE : RdmapOpcode.SEND;
+            case SEND_WITH_INVALIDATE -> solicited[i] ? RdmapOpcode.SEND_SE_INVALIDATE : RdmapOpcode.SEND_INVALIDATE;
+            case RDMA_WRITE -> RdmapOpcode.WRITE;
+            case RDMA_READ -> RdmapOpcode.READ_REQUEST;
+        };
+    }
+
+    @Override
+    public int length(long seq) {
+        return len[slot(seq)];
+    }
+
+    @Override
+    public int remoteStag(long seq) {
+        int i = slot(seq);
+        return switch (op[i]) {
+            case SEND -> 0;
+            case SEND_WITH_INVALIDATE -> inv[i];
+            default -> rkey[i];
+        };
+    }
+
+    @Override
+    public long remoteTo(long seq) {
+        return raddr[slot(seq)];
+    }
+
+    @Override
+    public int localStag(long seq) {
+        int i = slot(seq);
+        SoftMemoryRegion mr = sgCount[i] == 0 ? null : sgMr[i * maxSge];
+        return mr == null ? 0 : mr.lkey();
+    }
+
+    @Override
+    public long localTo(long seq) {
+        int i = slot(seq);
+        SoftMemoryRegion mr = sgCount[i] == 0 ? null : sgMr[i * maxSge];
+        return mr == null ? 0 : mr.address() + sgOff[i * maxSge];
+    }
+
+    @Override
+    public int pieces(long seq) {
+        int i = slot(seq);
+        return inline[i] ? 1 : sgCount[i];
+    }
+
+    @Override
+    public ByteBuffer pieceBuffer(long seq, int j) {
+        int i = slot(seq);
         if (inline[i]) {
-            sgBuf[0] = inlineBuf;
-            sgOffs[0] = i * maxInline;
-            sgLens[0] = len[i];
-            return 1;
+            return inlineBuf;
         }
-        int n = sgCount[i];
+        SoftMemoryRegion mr = sgMr[i * maxSge + j];
+        return mr == null ? EMPTY : mr.raw();
+    }
+
+    @Override
+    public int pieceOffset(long seq, int j) {
+        int i = slot(seq);
+        if (inline[i]) {
+            return i * maxInline;
+        }
+        return sgMr[i * maxSge + j] == null ? 0 : sgOff[i * maxSge + j];
+    }
+
+    @Override
+    public int pieceLength(long seq, int j) {
+        int i = slot(seq);
+        return inline[i] ? len[i] : sgLen[i * maxSge + j];
+    }
+
+    @Override
+    public boolean sourceValid(long seq) {
+        int i = slot(seq);
+        if (inline[i]) {
+            return true; // copied at post time
+        }
         int base = i * maxSge;
-        for (int j = 0; j < n; j++) {
+        for (int j = 0; j < sgCount[i]; j++) {
             SoftMemoryRegion mr = sgMr[base + j];
-            sgBuf[j] = mr == null ? EMPTY : mr.raw();
-            sgOffs[j] = mr == null ? 0 : sgOff[base + j];
-            sgLens[j] = sgLen[base + j];
+            if (mr != null && !mr.isValid()) {
+                return false;
+            }
         }
-        return n;
+        return true;
+    }
+
+    /**
+     * The engine finished WR {@code seq} (its last FPDU staged, or a Read's response placed).
+     * Zero-copy: a Send's or Write's payload may still be referenced by staged FPDUs, so it
+     * completes once the socket accepted its last byte ({@link #completeAccepted}); a Read, or
+     * anything reported while nothing is staged, has left already and completes now.
+     */
+    @Override
+    public void done(long seq) {
+        int slot = slot(seq);
+        if (op[slot] == SendOpcode.RDMA_READ || !gather.pending()) {
+            synchronized (qp.lock) {
+                finishIssued(slot);
+            }
+        } else {
+            gather.completeAt(slot, gather.queuedEnd());
+        }
+    }
+
+    @Override
+    public int outstanding() {
+        return (int) (taken - done);
+    }
+
+    /** The QP flushes this ring itself when its stream ends ({@link #flush}). */
+    @Override
+    public void abandon() {
+        taken = issued;
     }
 
     /** Whether an RDMA Read posted before {@code seq} is still outstanding. */
@@ -222,23 +328,6 @@ final class SoftSendQueue {
     void finishIssued(int slot) {
         if (state[slot] == ISSUED) {
             finish(slot, WcStatus.SUCCESS);
-        }
-    }
-
-    /**
-     * The engine reports WR {@code seq} done (its last FPDU staged, or a Read's response placed).
-     * Zero-copy: a Send's or Write's payload may still be referenced by staged FPDUs, so it
-     * completes once the socket accepted its last byte ({@link #completeAccepted}); a Read, or
-     * anything reported while nothing is staged, has left already and completes now. I/O lock held.
-     */
-    void staged(TxGather g, long seq, boolean read) {
-        int slot = (int) (seq % wrId.length);
-        if (read || !g.pending()) {
-            synchronized (qp.lock) {
-                finishIssued(slot);
-            }
-        } else {
-            g.completeAt(slot, g.queuedEnd());
         }
     }
 

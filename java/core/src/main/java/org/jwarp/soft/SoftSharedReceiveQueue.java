@@ -181,12 +181,19 @@ public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
         return true;
     }
 
+    /** Drops the posted buffers and refuses later posts; also done by its protection domain's close. */
     @Override
-    public synchronized void close() {
-        closed = true;
-        for (int i = 0; i < sgMr.length; i++) {
-            sgMr[i] = null;
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (int i = 0; i < sgMr.length; i++) {
+                sgMr[i] = null;
+            }
+            head = tail;
         }
-        head = tail;
+        pd.forget(this);
     }
 }

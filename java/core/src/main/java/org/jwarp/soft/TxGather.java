@@ -22,6 +22,11 @@ import org.jwarp.mpa.FpduSink;
  * every byte up to it ({@link #write} returns those WRs' slots through {@link #acceptedSlot}),
  * so the application may reuse its buffer once it sees the completion.
  *
+ * <p>The staging buffer, its run views and the slice table belong to a {@link TxStaging} the
+ * stream borrows while it has bytes to send ({@link #bind}) and gives back once they all left
+ * ({@link #unbind}); this object keeps only what outlives a write: the completions waiting for
+ * the socket (sized from the send queue's depth), the accepted count and the view pools.
+ *
  * <p>No allocation per operation: the staging-run views and the slice table are preallocated;
  * payload views come from a pool per source buffer (a region's buffer): a pending slice borrows
  * one and returns it once written, so a duplicate is made only when more slices of one region
@@ -36,10 +41,15 @@ final class TxGather implements FpduSink {
     /** Source buffers whose view pools are kept; beyond this, idle pools are dropped. */
     static final int POOLS = 64;
 
-    /** Idle payload views of one source buffer (a stack) and how many are lent out. */
-    private static final class Pool {
+    /**
+     * Idle payload views of one source buffer (a stack) and how many are lent out. The stack grows
+     * (doubling, up to {@link #SLICES}) only when more views of this source are lent at once than
+     * ever before, as the views themselves do, so a QP that sends a few FPDUs at a time from a
+     * region keeps a few slots, not a table sized for the largest batch.
+     */
+    static final class Pool {
         final ByteBuffer src;
-        final ByteBuffer[] idle = new ByteBuffer[SLICES];
+        ByteBuffer[] idle = new ByteBuffer[4];
         int idleCount;
         int lent;
 
@@ -50,6 +60,9 @@ final class TxGather implements FpduSink {
         ByteBuffer borrow() {
             lent++;
             if (idleCount == 0) {
+                if (lent > idle.length) {
+                    idle = java.util.Arrays.copyOf(idle, Math.min(SLICES, 2 * idle.length)); // room for its return
+                }
                 return src.duplicate(); // only when more slices of this source are pending than ever before
             }
             ByteBuffer v = idle[--idleCount];
@@ -63,19 +76,22 @@ final class TxGather implements FpduSink {
         }
     }
 
-    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>();
+    /** View pools by source buffer; sized for the few regions a QP usually sends from (grows if needed). */
+    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>(4);
     /** The pool of the last source referenced (most FPDUs in a row come from one region). */
     private Pool lastPool;
     private final int budget;
+    /** The borrowed staging area (null while nothing is staged) and its buffer. */
+    private TxStaging staging;
     private ByteBuffer tx;
     /** Staging index up to which the socket took the staged bytes. */
     private int sent;
-    /** Pending slices, a ring: staging index each is spliced in before, its view, its source. */
-    private final int[] at = new int[SLICES];
-    private final ByteBuffer[] view = new ByteBuffer[SLICES];
-    private final Pool[] viewOf = new Pool[SLICES];
+    /** Pending slices, a ring (the staging's): staging index each is spliced in before, its view, its source. */
+    private int[] at;
+    private ByteBuffer[] view;
+    private Pool[] viewOf;
     /** Bytes of each pending slice the socket has not taken yet. */
-    private final int[] rem = new int[SLICES];
+    private int[] rem;
     private int head;
     private int count;
     /** Sum of {@link #rem} over the pending slices. */
@@ -87,8 +103,8 @@ final class TxGather implements FpduSink {
     private final long[] doneEnd;
     private int doneHead;
     private int doneCount;
-    private final ByteBuffer[] runs = new ByteBuffer[SLICES + 1];
-    private final ByteBuffer[] iov = new ByteBuffer[2 * SLICES + 1];
+    private ByteBuffer[] runs;
+    private ByteBuffer[] iov;
 
     TxGather(int sqDepth, int budget) {
         this.budget = budget;
@@ -96,14 +112,53 @@ final class TxGather implements FpduSink {
         doneEnd = new long[sqDepth + 1];
     }
 
-    /** Binds the stream's staging buffer (views of it are made once). */
-    void bind(ByteBuffer staging) {
-        if (tx != staging) {
-            tx = staging;
-            for (int i = 0; i < runs.length; i++) {
-                runs[i] = staging.duplicate();
+    /** Binds the staging area the stream borrowed (its views and slice table come with it). */
+    void bind(TxStaging st) {
+        if (staging != st) {
+            if (pending()) {
+                throw new IllegalStateException("rebinding staging with bytes pending");
             }
+            staging = st;
+            tx = st.buf;
+            runs = st.runs;
+            iov = st.iov;
+            at = st.at;
+            view = st.view;
+            viewOf = st.viewOf;
+            rem = st.rem;
+            head = 0;
+            sent = 0;
         }
+    }
+
+    /** The bound staging area, or null. */
+    TxStaging staging() {
+        return staging;
+    }
+
+    /**
+     * Everything staged or referenced has left ({@link #pending} false): forgets the staging area so
+     * the stream can give it back; its slice table is empty. Returns it, or null when none was bound.
+     */
+    TxStaging unbind() {
+        TxStaging st = staging;
+        if (st == null) {
+            return null;
+        }
+        if (pending()) {
+            throw new IllegalStateException("staging still holds bytes the socket has not taken");
+        }
+        staging = null;
+        tx = null;
+        runs = null;
+        iov = null;
+        at = null;
+        view = null;
+        viewOf = null;
+        rem = null;
+        head = 0;
+        sent = 0;
+        return st;
     }
 
     @Override
@@ -241,7 +296,9 @@ final class TxGather implements FpduSink {
             if (left > 0) {
                 break;
             }
-            viewOf[k].giveBack(view[k]);
+            if (viewOf[k] != null) { // null: a snapshot taken at revocation
+                viewOf[k].giveBack(view[k]);
+            }
             view[k] = null;
             viewOf[k] = null;
             popped++;
@@ -270,17 +327,79 @@ final class TxGather implements FpduSink {
         sent = 0;
     }
 
-    /** The stream closed: forget references to staging and registered memory. */
-    void release() {
-        for (int i = 0; i < SLICES; i++) {
-            view[i] = null;
-            viewOf[i] = null;
+    /**
+     * Copy-on-revoke, RFC 5041 §8.3.1 (6) for the source side: bytes [{@code from}, {@code to}) of
+     * {@code src} belong to a region being deregistered. Every pending slice overlapping them is
+     * replaced by a snapshot of its bytes not yet written, so nothing is read from the region once
+     * deregistration returns, however long the peer takes to read; the FPDUs stay intact (their
+     * CRC was computed over these bytes when they were referenced). The socket reads our memory only
+     * inside {@link #write}, under the same I/O lock as this method, so no write is half-way through
+     * a slice here. Cold path: allocates the snapshots. Returns the bytes copied.
+     */
+    long revoked(ByteBuffer src, int from, int to) {
+        Pool p = view == null || count == 0 ? null : pools.get(src);
+        if (p == null || p.lent == 0) {
+            return 0;
+        }
+        long copied = 0;
+        for (int j = 0; j < count; j++) {
+            int k = (head + j) % SLICES;
+            ByteBuffer v = view[k];
+            int a = v.position();
+            int b = v.limit();
+            if (viewOf[k] != p || a >= to || b <= from || a == b) {
+                continue;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(b - a);
+            copy.put(0, v, a, b - a);
+            p.giveBack(v);
+            view[k] = copy;
+            viewOf[k] = null;
+            copied += b - a;
+        }
+        return copied;
+    }
+
+    /** Run once by {@link #release} (the stream's revocation listener leaves the STag table). */
+    Runnable onRelease;
+
+    /**
+     * The stream closed: forget references to staging and registered memory. The staging area, if
+     * one was bound, is returned with an empty slice table (for its owner to give back), else null.
+     */
+    TxStaging release() {
+        Runnable r = onRelease;
+        onRelease = null;
+        if (r != null) {
+            r.run();
+        }
+        TxStaging st = staging;
+        if (view != null) {
+            for (int i = 0; i < SLICES; i++) {
+                view[i] = null;
+                viewOf[i] = null;
+            }
+            for (int i = 0; i < iov.length; i++) {
+                iov[i] = null;
+            }
         }
         pools.clear();
         lastPool = null;
         count = 0;
         sliceBytes = 0;
         sent = 0;
+        head = 0;
+        staging = null;
         tx = null;
+        runs = null;
+        iov = null;
+        at = null;
+        view = null;
+        viewOf = null;
+        rem = null;
+        if (st != null) {
+            st.buf.clear();
+        }
+        return st;
     }
 }

@@ -8,8 +8,15 @@ import java.util.Set;
  * may be used together; an STag is only valid on streams of its PD.
  *
  * <p>Thread-safety: {@link #register} may run from several threads at once, on both providers.
- * {@link #close()} deregisters every region of the domain; call it once, after registrations have
- * stopped and no queue pair of the domain is in use.
+ * {@link #close()} releases what the domain still holds, on both providers: it closes the domain's
+ * shared receive queues, then deregisters its regions (where {@code ibv_dealloc_pd} would fail with
+ * EBUSY while they exist, this API releases them, as {@link Device#close()} releases its children).
+ * Every one is released even when one fails; the first failure is then thrown, the others
+ * suppressed. A registration racing the close either finishes first and is deregistered by it, or
+ * is refused with an {@link RdmaException}: once {@code close()} returns, no STag of the domain is
+ * valid (RFC 5041 §8.3.1 (6)), and {@link #register}, {@link #allocate} and
+ * {@link #createSharedReceiveQueue} throw {@link RdmaException}. Call it after no queue pair of the
+ * domain is in use (close those first).
  */
 public interface ProtectionDomain extends AutoCloseable {
     /**

@@ -22,8 +22,9 @@ package org.jwarp.verbs;
  * contract, no allocation per post, the request objects free when the call returns.
  *
  * <p>Thread-safety: every method may be called from any thread, on both providers; posts are
- * serialized by the provider and a chain keeps its order. {@link #close()} comes once, after every
- * queue pair attached to it was closed.
+ * serialized by the provider and a chain keeps its order. {@link #close()} comes after every
+ * queue pair attached to it was closed; closing its protection domain closes it too (a second
+ * close does nothing). Posting to a closed queue is refused with a {@link WorkRequestException}.
  */
 public interface SharedReceiveQueue extends AutoCloseable {
     /** Buffers the queue holds at most ({@code max_wr} as granted). */

@@ -34,7 +34,7 @@ class TxGatherTest {
                 tx.configureBlocking(false);
                 TxGather g = new TxGather(slices, Integer.MAX_VALUE);
                 ByteBuffer staging = ByteBuffer.allocateDirect(64 * 1024);
-                g.bind(staging);
+                g.bind(new TxStaging(staging));
                 ByteArrayOutputStream want = new ByteArrayOutputStream();
                 long[] ends = new long[slices];
                 for (int i = 0; i < slices; i++) {

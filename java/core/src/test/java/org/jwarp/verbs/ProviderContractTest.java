@@ -875,6 +875,28 @@ public abstract class ProviderContractTest extends DeviceSuite {
         }
     }
 
+    @Test
+    @DisplayName("Closing a protection domain closes its SRQ and regions; later registrations are refused "
+            + "typed (RFC 5041 §8.2, §8.3.1 (6))")
+    void closedDomainClosesItsSrqAndRefusesRegistration_5041_8_2() throws Exception {
+        try (Device d = provider.open(bindAddress())) {
+            ProtectionDomain pd = d.allocateProtectionDomain();
+            MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(4096), EnumSet.of(Access.LOCAL_WRITE));
+            SharedReceiveQueue srq = pd.createSharedReceiveQueue(8, 1);
+            srq.postRecv(1, mr, 0, 64);
+            pd.close();
+            WorkRequestException e = assertThrows(WorkRequestException.class, () -> srq.postRecv(2, mr, 0, 64));
+            assertTrue(e.getMessage().contains("closed"), e.getMessage());
+            assertThrows(RdmaException.class, () -> pd.register(ByteBuffer.allocateDirect(64),
+                    EnumSet.of(Access.LOCAL_WRITE)));
+            assertThrows(RdmaException.class, () -> pd.allocate(64, EnumSet.of(Access.LOCAL_WRITE)));
+            assertThrows(RdmaException.class, () -> pd.createSharedReceiveQueue(8, 1));
+            srq.close(); // again: harmless
+            mr.close();
+            pd.close();
+        }
+    }
+
     /** 2 GiB + 4 KiB: longer than any ByteBuffer, so tagged offsets past 2^31 from the base exist. */
     static final long LARGE = (2L << 30) + 4096;
     /** An offset into {@link #LARGE} beyond 2 GiB (beyond what an int offset can name). */

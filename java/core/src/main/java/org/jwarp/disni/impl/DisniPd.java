@@ -12,7 +12,9 @@ import java.nio.ByteOrder;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.Teardown;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
@@ -22,7 +24,13 @@ import org.jwarp.verbs.SharedReceiveQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** A protection domain (RFC 5041 section 8.2) allocated through DiSNI ({@code ibv_alloc_pd}). */
+/**
+ * A protection domain (RFC 5041 section 8.2) allocated through DiSNI ({@code ibv_alloc_pd}).
+ * {@link #close()} destroys its shared receive queues and deregisters its regions before
+ * {@code ibv_dealloc_pd} (which would fail with EBUSY while they exist); registrations run under the
+ * read side of a lock whose write side the close takes, so once it returns no STag of the domain
+ * is valid and a later registration is refused with an {@link RdmaException}.
+ */
 final class DisniPd implements ProtectionDomain {
     private static final Logger LOG = LoggerFactory.getLogger(DisniPd.class);
     final IbvPd pd;
@@ -32,6 +40,10 @@ final class DisniPd implements ProtectionDomain {
     private final long maxMrSize;
     /** Regions of this domain still open: {@link #close()} releases them (an allocated region's memory too). */
     private final Set<DisniMr> regions = ConcurrentHashMap.newKeySet();
+    /** Shared receive queues of this domain still open: {@link #close()} destroys them first. */
+    private final Set<DisniSrq> srqs = ConcurrentHashMap.newKeySet();
+    /** Read side: a registration or SRQ creation in progress; write side: {@link #close()}. */
+    private final ReentrantReadWriteLock life = new ReentrantReadWriteLock();
 
     private final DisniDevice device;
 
@@ -50,9 +62,6 @@ final class DisniPd implements ProtectionDomain {
         if (buffer.capacity() == 0) {
             throw new IllegalArgumentException("buffer: an empty buffer cannot be registered");
         }
-        if (!open) {
-            throw new RdmaException("protection domain is closed");
-        }
         int flags = 0;
         for (Access a : access) {
             flags |= a.ibvFlag;
@@ -61,7 +70,9 @@ final class DisniPd implements ProtectionDomain {
             flags |= Access.LOCAL_WRITE.ibvFlag; // ibv_reg_mr requires LOCAL_WRITE with REMOTE_WRITE
         }
         SVCRegMr call = null;
+        life.readLock().lock();
         try {
+            checkOpen();
             call = verbs.regMr(pd, buffer, flags);
             IbvMr mr = call.execute().getMr();
             return track(new DisniMr(this, mr.getAddr(), mr.getLength(), mr.getLkey(), mr.getRkey(), access, buffer,
@@ -71,9 +82,16 @@ final class DisniPd implements ProtectionDomain {
                     + Long.toHexString(MemoryUtils.getAddress(buffer)) + " failed: " + e.getMessage()
                     + " (is the memlock limit high enough? ulimit -l)", e);
         } finally {
+            life.readLock().unlock();
             if (call != null) {
                 call.free();
             }
+        }
+    }
+
+    private void checkOpen() throws RdmaException {
+        if (!open) {
+            throw new RdmaException("protection domain is closed: no new regions or shared receive queues in it");
         }
     }
 
@@ -91,59 +109,92 @@ final class DisniPd implements ProtectionDomain {
         }
     }
 
-    /** Deregisters every region still open (and frees allocated memory), then deallocates the domain. */
     @Override
     public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
-        if (!open) {
-            throw new RdmaException("protection domain is closed");
-        }
         if (maxWr < 1 || maxSge < 1) {
             throw new RdmaException("create SRQ: max_wr " + maxWr + " and max_sge " + maxSge + " must be >= 1");
         }
-        DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
-        device.track(s);
-        return s;
+        life.readLock().lock();
+        try {
+            checkOpen();
+            DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
+            srqs.add(s);
+            device.track(s);
+            return s;
+        } finally {
+            life.readLock().unlock();
+        }
     }
 
+    void forget(DisniSrq s) {
+        srqs.remove(s);
+    }
+
+    /**
+     * Destroys the shared receive queues still open, deregisters every region still open (and
+     * frees allocated memory), then deallocates the domain; waits for registrations in progress
+     * first. Every child is released even when one fails; the first failure is then thrown, the
+     * others suppressed. A second call does nothing.
+     */
     @Override
     public void close() {
-        if (!open) {
-            return;
-        }
-        open = false;
-        for (DisniMr r : regions) {
-            r.close();
-        }
+        life.writeLock().lock();
         try {
-            int rc = verbs.deallocPd(pd);
-            if (rc != 0) {
-                LOG.warn("ibv_dealloc_pd returned {} (regions or QPs still use it): the native PD leaked", rc);
+            if (!open) {
+                return;
             }
-        } catch (IOException e) {
-            LOG.warn("ibv_dealloc_pd: {}", e.toString());
+            open = false;
+        } finally {
+            life.writeLock().unlock();
         }
+        Teardown t = new Teardown();
+        for (DisniSrq s : srqs) {
+            t.run(s::close);
+        }
+        for (DisniMr r : regions) {
+            t.run(r::close);
+        }
+        t.run(() -> {
+            try {
+                int rc = verbs.deallocPd(pd);
+                if (rc != 0) {
+                    LOG.warn("ibv_dealloc_pd returned {} (QPs still use it): the native PD leaked", rc);
+                }
+            } catch (IOException e) {
+                LOG.warn("ibv_dealloc_pd: {}", e.toString());
+            }
+        });
+        t.rethrow();
     }
 
     /**
      * A region of any length (RFC 5041 section 4.1: 64-bit tagged offsets): memory mapped by the
      * native library and registered by address and 64-bit length, since DiSNI's regMr takes an int.
      * Any failure after the mapping unmaps it again; nothing leaks. Closing the region deregisters
-     * it at once (its STag is dead), but the memory stays mapped until no window of it
-     * ({@link MemoryRegion#buffer()}, {@link MemoryRegion#buffer(long, int)}, their slices and
-     * duplicates) is reachable: a window kept past close reads stale but private memory, never
-     * another region's ({@link WindowedMemory}).
+     * it at once (its STag is dead) and gives its pages back at once (unmapped, or discarded while a
+     * window is reachable); the mapping stays until no window of it ({@link MemoryRegion#buffer()},
+     * {@link MemoryRegion#buffer(long, int)}, their slices and duplicates) is reachable: a window kept
+     * past close reads zeros (or what it wrote since), never the region's old bytes nor another
+     * region's ({@link WindowedMemory}).
      */
     @Override
     public MemoryRegion allocate(long length, Set<Access> access) throws RdmaException {
         if (length <= 0) {
             throw new IllegalArgumentException("length: a region needs at least one byte, got " + length);
         }
-        if (!open) {
-            throw new RdmaException("protection domain is closed");
-        }
         if (length > maxMrSize) {
             throw new RegionSizeException(length, maxMrSize, "the device's ibv_device_attr.max_mr_size");
         }
+        life.readLock().lock();
+        try {
+            checkOpen();
+            return allocateOpen(length, access);
+        } finally {
+            life.readLock().unlock();
+        }
+    }
+
+    private MemoryRegion allocateOpen(long length, Set<Access> access) throws RdmaException {
         int flags = 0;
         for (Access a : access) {
             flags |= a.ibvFlag;
@@ -169,7 +220,8 @@ final class DisniPd implements ProtectionDomain {
             throw new RdmaException("ibv_reg_mr of " + length + " bytes at 0x" + Long.toHexString(addr) + " failed: "
                     + e.getMessage() + " (is the memlock limit high enough? ulimit -l)", e);
         }
-        WindowedMemory memory = new WindowedMemory(addr, length, JwarpNative::window, JwarpNative::unmapRegion);
+        WindowedMemory memory = new WindowedMemory(addr, length, JwarpNative::window, JwarpNative::unmapRegion,
+                JwarpNative::discardRegion);
         return track(new DisniMr(this, addr, length, keys.getInt(0), keys.getInt(4), access, memory, () -> {
             int rc = JwarpNative.deregMr(mrPtr);
             if (rc != 0) {
@@ -180,12 +232,9 @@ final class DisniPd implements ProtectionDomain {
         }));
     }
 
+    /** Called under the read side of {@link #life} with the domain open: close() will see it. */
     private DisniMr track(DisniMr r) {
         regions.add(r);
-        if (!open) { // closed while registering: release at once, as close() would have
-            r.close();
-            throw new IllegalStateException("protection domain closed during the registration");
-        }
         return r;
     }
 

@@ -281,5 +281,6 @@ final class DisniSrq implements SharedReceiveQueue {
             LOG.warn("ibv_destroy_srq returned errno {} (a QP still uses it?): the native SRQ leaked", rc);
         }
         device.forget(this);
+        pd.forget(this);
     }
 }

@@ -16,6 +16,11 @@ import org.slf4j.LoggerFactory;
  * duplicates and views of a window keep the window itself reachable (a direct buffer's derived
  * buffers reference the buffer they come from), so they count as the window.
  *
+ * <p>The pages go back to the system at {@link #close()} either way: unmapped at once when no
+ * window is reachable, else discarded at once (madvise MADV_DONTNEED: the mapping stays, a kept
+ * window then reads zeros, never the region's old bytes) and unmapped once the last window is
+ * gone. A region of several GiB therefore does not stay resident until a garbage collection.
+ *
  * <p>Making a window after {@link #close()} is refused. Windows are not a hot path: one
  * registration with the cleaner each.
  *
@@ -31,7 +36,7 @@ final class WindowedMemory {
         ByteBuffer make(long address, int length);
     }
 
-    /** Unmaps the memory; returns 0 or an errno. */
+    /** Unmaps the memory, or discards its pages (JwarpNative.unmapRegion, discardRegion); returns 0 or an errno. */
     interface Unmapper {
         int unmap(long address, long length);
     }
@@ -40,16 +45,20 @@ final class WindowedMemory {
     private final long length;
     private final WindowMaker maker;
     private final Unmapper unmapper;
+    private final Unmapper discarder;
     private int windows;
     private boolean closed;
     private boolean unmapped;
+    private boolean discarded;
     private int unmapErrno;
+    private int discardErrno;
 
-    WindowedMemory(long address, long length, WindowMaker maker, Unmapper unmapper) {
+    WindowedMemory(long address, long length, WindowMaker maker, Unmapper unmapper, Unmapper discarder) {
         this.address = address;
         this.length = length;
         this.maker = maker;
         this.unmapper = unmapper;
+        this.discarder = discarder;
     }
 
     /** A counted window of {@code len} bytes at {@code offset} (bounds checked by the caller). */
@@ -69,12 +78,23 @@ final class WindowedMemory {
     }
 
     /**
-     * The region is closed (and deregistered): the memory goes as soon as no window is reachable,
-     * at once when none is.
+     * The region is closed (and deregistered): the memory is unmapped at once when no window is
+     * reachable; else its pages are discarded now and the mapping goes with the last window.
      */
     synchronized void close() {
+        if (closed) {
+            return;
+        }
         closed = true;
         unmapIfIdle();
+        if (!unmapped) {
+            discarded = true;
+            discardErrno = discarder.unmap(address, length);
+            if (discardErrno != 0) {
+                LOG.warn("madvise(MADV_DONTNEED) of a closed region of {} bytes: errno {}; its pages stay resident "
+                        + "until its last window is unreachable", length, discardErrno);
+            }
+        }
     }
 
     private void unmapIfIdle() {
@@ -95,6 +115,16 @@ final class WindowedMemory {
     /** Whether the memory was unmapped. */
     synchronized boolean unmapped() {
         return unmapped;
+    }
+
+    /** Whether the pages were discarded at close (a window was still reachable then). */
+    synchronized boolean discarded() {
+        return discarded;
+    }
+
+    /** The errno of the discard, 0 when it succeeded or has not happened. */
+    synchronized int discardErrno() {
+        return discardErrno;
     }
 
     /** The errno of the unmap, 0 when it succeeded or has not happened. */

@@ -199,6 +199,13 @@ public final class JwarpNative {
     public static native int unmapRegion(long addr, long length);
 
     /**
+     * Version 7: gives the pages of {@code [addr, addr + length)} (memory of {@link #mapRegion}) back
+     * at once, the mapping staying (madvise MADV_DONTNEED: later reads see zeros); 0 or the errno of
+     * madvise.
+     */
+    public static native int discardRegion(long addr, long length);
+
+    /**
      * {@code ibv_reg_mr} of {@code [addr, addr + length)} with a 64-bit length; writes lkey (offset 0)
      * and rkey (offset 4) into {@code out} (direct, 8 bytes, native order) and returns the
      * {@code struct ibv_mr} pointer.

@@ -20,11 +20,19 @@ import org.junit.jupiter.api.Test;
  */
 class WindowedMemoryTest {
     private final AtomicInteger unmaps = new AtomicInteger();
+    private final AtomicInteger discards = new AtomicInteger();
+    /** What the stand-in discard returns (an errno, 0 for success). */
+    private int discardResult;
 
     private WindowedMemory memory() {
         return new WindowedMemory(0x1000, 4096, (a, len) -> ByteBuffer.allocateDirect(len), (a, len) -> {
             unmaps.incrementAndGet();
             return 0;
+        }, (a, len) -> {
+            assertEquals(0x1000, a);
+            assertEquals(4096, len);
+            discards.incrementAndGet();
+            return discardResult;
         });
     }
 
@@ -44,6 +52,8 @@ class WindowedMemoryTest {
         assertTrue(m.unmapped());
         m.close();
         assertEquals(1, unmaps.get(), "unmapped exactly once");
+        assertEquals(0, discards.get(), "unmapped memory needs no discard");
+        assertFalse(m.discarded());
     }
 
     @Test
@@ -54,6 +64,8 @@ class WindowedMemoryTest {
         w = null;
         m.close();
         assertFalse(m.unmapped(), "a reachable window's memory must stay mapped after close");
+        assertTrue(m.discarded(), "its pages are given back at close, not at the next GC");
+        assertEquals(1, discards.get());
         assertThrows(IllegalStateException.class, () -> m.window(0, 8), "no new window after close");
         // the slice keeps its window reachable
         for (int i = 0; i < 5; i++) {
@@ -65,7 +77,24 @@ class WindowedMemoryTest {
         slice = null;
         assertTrue(gcUntil(m::unmapped), "unmapped once the last window is unreachable");
         assertEquals(1, unmaps.get());
+        assertEquals(1, discards.get(), "discarded once, at close");
         assertEquals(0, m.windows());
+    }
+
+    @Test
+    void failedDiscardIsRecordedAndTheMemoryStillUnmappedLater_5040_2_1() throws Exception {
+        discardResult = 12; // ENOMEM
+        WindowedMemory m = memory();
+        ByteBuffer w = m.window(0, 64);
+        m.close();
+        m.close();
+        assertEquals(1, discards.get(), "a second close does not discard again");
+        assertEquals(12, m.discardErrno());
+        assertFalse(m.unmapped());
+        w.put(0, (byte) 1);
+        w = null;
+        assertTrue(gcUntil(m::unmapped), "unmapped once the last window is unreachable");
+        assertEquals(0, m.unmapErrno());
     }
 
     @Test
@@ -99,6 +128,7 @@ class WindowedMemoryTest {
             m.close();
             t.join();
             assertEquals(got[0] == null, m.unmapped(), "round " + round + ": a window made is counted, else unmapped");
+            assertEquals(got[0] != null, m.discarded(), "round " + round + ": a counted window's pages are discarded");
             got[0] = null;
         }
     }

@@ -1,0 +1,301 @@
+package org.jwarp.rdmap;
+
+import java.nio.ByteBuffer;
+
+import org.jwarp.ddp.DdpHeader;
+import org.jwarp.ddp.DdpSegmenter;
+import org.jwarp.ground.TermCode;
+import org.jwarp.mpa.FpduEncoder;
+import org.jwarp.mpa.FpduSink;
+
+/**
+ * Outbound messages of one {@link RdmapEndpoint} from its {@link SendRing}: Sends (RFC 5040 §5.3,
+ * DDP untagged queue 0, one MSN per message shared by its segments), RDMA Writes (§5.1, tagged) and
+ * Read Requests (§5.2, untagged queue 1), segmented to the MULPDU with every non-last FPDU full
+ * (RFC 5041 §5.2), and siw's RTR messages (RFC 6581 §5). It keeps only the progress of the one
+ * message being segmented and the order of the Read Requests sent (the ORQ), to match their
+ * responses; the WR fields stay in the ring.
+ *
+ * <p>A Send or Write segment of at least {@link RdmapEndpoint#GATHER_MIN} payload bytes lying in one
+ * gather piece is referenced through the {@link FpduSink}, not copied (zero-copy transmit).
+ */
+final class SendTransmitter {
+    /** ORQ entry of the Read RTR, which is no ring WR. */
+    private static final long RTR = Long.MIN_VALUE;
+
+    private final RdmapEndpoint ep;
+    private final SendRing ring;
+    private final FpduEncoder encoder;
+    private final DdpHeader txHdr = new DdpHeader();
+    private final int maxTagged;
+    private final int maxUntagged;
+
+    /** The WR being segmented, or -1. */
+    private long cur = -1;
+    private int curProgress;
+    private int curMsn;
+    private int txSendMsn;
+    private int txReadMsn;
+    /** An RTR to send first: -1 none, else {@link SendRing#SEND}, {@link SendRing#WRITE} or {@link SendRing#READ}. */
+    private int rtrPending = -1;
+    /** The Read RTR awaits its empty response: ring Reads wait (it holds the one Read slot, RFC 6581 §9.1). */
+    private boolean rtrReadOut;
+
+    /** Read Requests sent, awaiting their responses in order: ring sequences or {@link #RTR}. */
+    private final long[] orq;
+    private int orqHead;
+    private int orqCount;
+
+    /** Set by {@link #pieceHolding}: the buffer index at which the found piece holds the range. */
+    private int pieceIndex;
+
+    SendTransmitter(RdmapEndpoint ep, SendRing ring, FpduEncoder encoder, int maxTagged, int maxUntagged, int ord) {
+        this.ep = ep;
+        this.ring = ring;
+        this.encoder = encoder;
+        this.maxTagged = maxTagged;
+        this.maxUntagged = maxUntagged;
+        this.orq = new long[Math.max(1, ord) + 1];
+    }
+
+    void postRtr(int kind) {
+        if (rtrPending >= 0) {
+            throw new IllegalStateException("an RTR is already queued (RFC 6581 §5: one per connection)");
+        }
+        rtrPending = kind;
+    }
+
+    int readsOutstanding() {
+        return orqCount;
+    }
+
+    /** A message has segments on the wire and more to go. */
+    boolean begun() {
+        return cur >= 0;
+    }
+
+    boolean hasPending() {
+        if (rtrPending >= 0 || cur >= 0) {
+            return true;
+        }
+        long q = ring.next();
+        return q >= 0 && !(rtrReadOut && ring.kind(q) == SendRing.READ);
+    }
+
+    /** Emits the next FPDU if it fits; false when there is none or no room. */
+    boolean emit(ByteBuffer dst, FpduSink sink) {
+        if (rtrPending >= 0) {
+            return emitRtr(dst);
+        }
+        long q = cur;
+        if (q < 0) {
+            q = ring.next();
+            if (q < 0 || (rtrReadOut && ring.kind(q) == SendRing.READ)) {
+                return false;
+            }
+            if (ring.kind(q) == SendRing.READ) {
+                if (!emitReadRequest(dst, q, ring.localStag(q), ring.localTo(q), ring.length(q), ring.remoteStag(q),
+                        ring.remoteTo(q))) {
+                    return false;
+                }
+                ring.take(q);
+                return true;
+            }
+            ring.take(q);
+            cur = q;
+            curProgress = 0;
+        }
+        return emitSegment(dst, sink, q);
+    }
+
+    private boolean emitRtr(ByteBuffer dst) {
+        switch (rtrPending) {
+            case SendRing.READ:
+                if (!emitReadRequest(dst, RTR, 0, 0, 0, 1, 0)) {
+                    return false;
+                }
+                rtrReadOut = true;
+                break;
+            case SendRing.WRITE: {
+                if (dst.remaining() < encoder.wireLength(DdpHeader.TAGGED_HEADER_LENGTH)) {
+                    return false;
+                }
+                int u = encoder.ulpduIndex(dst);
+                txHdr.wrap(dst, u).putTagged(true, RdmapOpcode.control(RdmapOpcode.WRITE), 1, 0);
+                encoder.finish(dst, DdpHeader.TAGGED_HEADER_LENGTH);
+                break;
+            }
+            default: {
+                if (dst.remaining() < encoder.wireLength(DdpHeader.UNTAGGED_HEADER_LENGTH)) {
+                    return false;
+                }
+                int u = encoder.ulpduIndex(dst);
+                txHdr.wrap(dst, u).putUntagged(true, RdmapOpcode.control(RdmapOpcode.SEND), 0, RdmapOpcode.QN_SEND,
+                        ++txSendMsn, 0);
+                encoder.finish(dst, DdpHeader.UNTAGGED_HEADER_LENGTH);
+                break;
+            }
+        }
+        rtrPending = -1;
+        return true;
+    }
+
+    /** A Read Request (RFC 5040 §4.4, §5.2) on queue 1 with the next MSN; the ORQ remembers it. */
+    private boolean emitReadRequest(ByteBuffer dst, long q, int sinkStag, long sinkTo, int size, int srcStag,
+            long srcTo) {
+        int ulpdu = DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;
+        if (dst.remaining() < encoder.wireLength(ulpdu)) {
+            return false;
+        }
+        if (orqCount == orq.length) {
+            throw new IllegalStateException("more Read Requests outstanding than the ORD " + (orq.length - 1)
+                    + " (the send ring admitted too many, RFC 5040 §6.5)");
+        }
+        int u = encoder.ulpduIndex(dst);
+        txHdr.wrap(dst, u).putUntagged(true, RdmapOpcode.control(RdmapOpcode.READ_REQUEST), 0,
+                RdmapOpcode.QN_READ_REQUEST, ++txReadMsn, 0);
+        ReadRequestHeader.put(dst, u + DdpHeader.UNTAGGED_HEADER_LENGTH, sinkStag, sinkTo, size, srcStag, srcTo);
+        encoder.finish(dst, ulpdu);
+        orq[(orqHead + orqCount) % orq.length] = q;
+        orqCount++;
+        return true;
+    }
+
+    /** The next segment of the Send or Write {@code q} (RFC 5041 §5.2: non-last segments fill the MULPDU). */
+    private boolean emitSegment(ByteBuffer dst, FpduSink sink, long q) {
+        boolean tagged = ring.kind(q) == SendRing.WRITE;
+        int size = ring.length(q);
+        int max = tagged ? maxTagged : maxUntagged;
+        int progress = curProgress;
+        int n = DdpSegmenter.segmentLength(size, progress, max);
+        boolean last = DdpSegmenter.isLast(size, progress, max);
+        int hl = tagged ? DdpHeader.TAGGED_HEADER_LENGTH : DdpHeader.UNTAGGED_HEADER_LENGTH;
+        int piece = sink != null && n >= RdmapEndpoint.GATHER_MIN ? pieceHolding(q, progress, n) : -1;
+        if (piece >= 0 ? dst.remaining() < encoder.gatheredStagingLength(hl, n) || !sink.canReference(n)
+                : dst.remaining() < encoder.wireLength(hl + n)) {
+            return false;
+        }
+        if (n > 0 && !ring.sourceValid(q)) {
+            // The source was deregistered while the WR was in flight: its bytes may no longer be read
+            // (RFC 5041 §8.3); the message cannot be completed, so the stream ends.
+            ep.term.raise(TermCode.RDMAP_LOCAL_CATASTROPHIC, "source memory of a " + (tagged ? "Write" : "Send")
+                    + " deregistered while it was being sent", false);
+            return true;
+        }
+        int u = encoder.ulpduIndex(dst);
+        int control = RdmapOpcode.control(ring.opcode(q));
+        if (tagged) {
+            txHdr.wrap(dst, u).putTagged(last, control, ring.remoteStag(q), ring.remoteTo(q) + progress);
+        } else {
+            if (progress == 0) {
+                curMsn = ++txSendMsn;
+            }
+            txHdr.wrap(dst, u).putUntagged(last, control, ring.remoteStag(q), RdmapOpcode.QN_SEND, curMsn, progress);
+        }
+        if (piece >= 0) {
+            // staged first, referenced after: a failed staging leaves no slice behind
+            ByteBuffer b = ring.pieceBuffer(q, piece);
+            encoder.finishGathered(dst, hl, b, pieceIndex, n);
+            sink.reference(u + hl, b, pieceIndex, n);
+        } else {
+            if (n > 0) {
+                copyOut(q, progress, dst, u + hl, n);
+            }
+            encoder.finish(dst, hl + n);
+        }
+        curProgress = progress + n;
+        if (last) {
+            cur = -1;
+            ring.done(q);
+        }
+        return true;
+    }
+
+    /** The piece holding message bytes [{@code from}, +{@code n}) of WR q entirely, or -1; sets {@link #pieceIndex}. */
+    private int pieceHolding(long q, int from, int n) {
+        int pos = 0;
+        int c = ring.pieces(q);
+        for (int i = 0; i < c; i++) {
+            int len = ring.pieceLength(q, i);
+            if (from < pos + len) {
+                if (from + n > pos + len) {
+                    return -1;
+                }
+                pieceIndex = ring.pieceOffset(q, i) + from - pos;
+                return i;
+            }
+            pos += len;
+        }
+        return -1;
+    }
+
+    /** Copies {@code n} message bytes of WR q from message offset {@code from} into {@code dst} at {@code at}. */
+    private void copyOut(long q, int from, ByteBuffer dst, int at, int n) {
+        int pos = 0;
+        int c = ring.pieces(q);
+        for (int i = 0; i < c && n > 0; i++) {
+            int len = ring.pieceLength(q, i);
+            if (from < pos + len) {
+                int skip = from - pos;
+                int k = Math.min(n, len - skip);
+                dst.put(at, ring.pieceBuffer(q, i), ring.pieceOffset(q, i) + skip, k);
+                at += k;
+                from += k;
+                n -= k;
+            }
+            pos += len;
+        }
+    }
+
+    // ---------------------------------------------------------------- Read Responses (RFC 5040 §5.2)
+
+    /** Checks an inbound Read Response segment against the oldest Read Request (RFC 5040 §5.2, RFC 5041 §7.1). */
+    TermCode checkReadResponse(int stag, long to, int payloadLength) {
+        if (orqCount == 0) {
+            return TermCode.RDMAP_UNEXPECTED_OPCODE;
+        }
+        if (payloadLength == 0) {
+            // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked
+            // (the empty answer to a zero-length Read, e.g. the Read RTR, may carry any).
+            return null;
+        }
+        long q = orq[orqHead];
+        boolean rtr = q == RTR;
+        if (stag != (rtr ? 0 : ring.localStag(q))) {
+            return TermCode.DDP_TAGGED_INVALID_STAG;
+        }
+        // The response may only fill the window its Read Request named (RFC 5040 §5.2).
+        long len = rtr ? 0 : ring.length(q);
+        long rel = to - (rtr ? 0 : ring.localTo(q));
+        if (Long.compareUnsigned(rel, len) > 0 || rel + payloadLength > len) {
+            return TermCode.DDP_TAGGED_BASE_BOUNDS;
+        }
+        return null;
+    }
+
+    /** The whole Read Response of the oldest Read Request was placed: {@code length} bytes. */
+    void readResponseDone(int length) {
+        long q = orq[orqHead];
+        orqHead = (orqHead + 1) % orq.length;
+        orqCount--;
+        int expected = q == RTR ? 0 : ring.length(q);
+        if (length != expected) {
+            ep.term.raise(TermCode.RDMAP_CATASTROPHIC_STREAM, "Read Response of " + length + " bytes for a Read of "
+                    + expected + " (RFC 5040 §5.2)", true);
+            return;
+        }
+        if (q == RTR) {
+            rtrReadOut = false;
+        } else {
+            ring.done(q);
+        }
+    }
+
+    /** After the stream died: forget everything (the ring is abandoned separately). */
+    void reset() {
+        cur = -1;
+        rtrPending = -1;
+        rtrReadOut = false;
+        orqCount = 0;
+    }
+}
