@@ -47,6 +47,14 @@ public interface RdmapListener {
     default void onReceiveNeeded() {
     }
 
+    /**
+     * The receive buffer posted as {@code wrId} lies in a region revoked after it was posted
+     * (RFC 5041 §8.3.1 (6)): a Send arrived for it and placed nothing. The receive is off the
+     * engine's queue (no flush reports it); the stream terminates right after (DDP 0/0).
+     */
+    default void onReceiveRevoked(long wrId) {
+    }
+
     /** A work request left outstanding when {@link RdmapEndpoint#flush()} was called. */
     default void onFlushed(long wrId, boolean receiveQueue) {
     }
