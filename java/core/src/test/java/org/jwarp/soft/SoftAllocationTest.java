@@ -81,6 +81,61 @@ class SoftAllocationTest {
     }
 
     @Test
+    @DisplayName("RFC 5041 §7.1: 64 KiB Writes and Sends whose payload is read straight into the region allocate (almost) nothing per operation")
+    void directReadAllocationPerOp_5041_7_1() throws Exception {
+        final int size = 64 * 1024;
+        final int ops = 1500;
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            Thread reactor = f.provider.reactorThreads().get(0);
+            SoftMemoryRegion src = f.region(f.pd, size, Access.LOCAL_WRITE);
+            SoftMemoryRegion dst = f.region(f.pd2, size, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+            SoftMemoryRegion rq = f.region(f.pd2, size, Access.LOCAL_WRITE);
+            StreamReceive rcv = ((SoftConnection) p.responder()).stream().receiver;
+            SendRequest wr = new SendRequest();
+            WorkCompletion[] a = SoftFixture.wcs(4);
+            WorkCompletion[] b = SoftFixture.wcs(4);
+            Runnable round = () -> {
+                try {
+                    for (int i = 0; i < ops; i++) {
+                        p.responder().queuePair().postRecv(i, rq, 0, size);
+                        p.initiator().queuePair().postSend(wr.write(i, src, 0, size, dst.address(), dst.rkey()));
+                        p.initiator().queuePair().postSend(wr.send(i, src, 0, size));
+                        int got = 0;
+                        while (got < 2) {
+                            int n = f.cq.await(a, 4, 5, TimeUnit.SECONDS);
+                            if (n == 0 || a[0].status != WcStatus.SUCCESS) {
+                                throw new AssertionError("completion missing or failed: " + a[0]);
+                            }
+                            got += n;
+                        }
+                        if (f.cq2.await(b, 4, 5, TimeUnit.SECONDS) != 1 || b[0].status != WcStatus.SUCCESS) {
+                            throw new AssertionError("receive missing or failed: " + b[0]);
+                        }
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            };
+            round.run();
+            long d0 = rcv.directReads;
+            long r0 = allocated(reactor.getId());
+            long m0 = allocated(Thread.currentThread().getId());
+            round.run();
+            long r1 = allocated(reactor.getId());
+            long m1 = allocated(Thread.currentThread().getId());
+            long reads = rcv.directReads - d0;
+            double reactorPerOp = (r1 - r0) / (2.0 * ops);
+            double appPerOp = (m1 - m0) / (2.0 * ops);
+            System.out.printf("direct-read data path allocation: reactor %.2f B/op, posting thread %.2f B/op, %d reads into regions%n",
+                    reactorPerOp, appPerOp, reads);
+            assertTrue(reads >= ops, "only " + reads + " reads went straight into registered memory");
+            assertTrue(reactorPerOp < BYTES_PER_OP_BOUND, "reactor allocates " + reactorPerOp + " B/op");
+            assertTrue(appPerOp < BYTES_PER_OP_BOUND, "posting thread allocates " + appPerOp + " B/op");
+        }
+    }
+
+    @Test
     @DisplayName("Chains of gathered Sends, inline Writes and scattered receives allocate (almost) nothing per WR (RFC 5041 §5.3)")
     void chainsAndScatterGatherAllocationPerWr() throws Exception {
         try (SoftFixture f = new SoftFixture()) {
