@@ -167,7 +167,16 @@ public final class FpduDecoder {
      * then discards what follows).
      */
     public ByteBuffer directTarget() {
-        if (failed || markersEnabled || phase != DIRECT || target != null) {
+        return directTarget(1);
+    }
+
+    /**
+     * As {@link #directTarget()}, but null unless at least {@code minBytes} payload bytes are still
+     * due: a reader trades a copy of a short rest for fewer reads (one plain read takes it and the
+     * FPDUs after it).
+     */
+    public ByteBuffer directTarget(int minBytes) {
+        if (failed || markersEnabled || phase != DIRECT || target != null || directLeft < minBytes) {
             return null;
         }
         ByteBuffer t = handler.directTarget(directLeft);
@@ -205,9 +214,24 @@ public final class FpduDecoder {
         }
     }
 
-    /** Pad and CRC bytes still due after the payload of the FPDU placed now (0 outside one). */
-    public int directTailDue() {
-        return phase == DIRECT ? Fpdu.padLength(ulpdu) + Fpdu.CRC_SIZE : 0;
+    /** ULPDU length of the FPDU being placed directly (payload or pad and CRC still due), else 0. */
+    public int directLength() {
+        return phase == DIRECT || phase == TAIL ? ulpdu : 0;
+    }
+
+    /**
+     * Stream bytes still due for the FPDU being placed directly: the rest of its payload, pad and
+     * CRC (0 outside one). A reader sizes its next read by it.
+     */
+    public int directDue() {
+        switch (phase) {
+            case DIRECT:
+                return directLeft + Fpdu.padLength(ulpdu) + Fpdu.CRC_SIZE;
+            case TAIL:
+                return tailLeft - tailGot;
+            default:
+                return 0;
+        }
     }
 
     private void feedPlain(ByteBuffer src) {

@@ -380,7 +380,12 @@ public final class RdmapEndpoint {
      * Null: read the stream as usual and hand it to {@link #receive}.
      */
     public ByteBuffer directTarget() {
-        return state == State.RTS ? decoder.directTarget() : null;
+        return directTarget(1);
+    }
+
+    /** As {@link #directTarget()}, when at least {@code minBytes} payload bytes are still due. */
+    public ByteBuffer directTarget(int minBytes) {
+        return state == State.RTS ? decoder.directTarget(minBytes) : null;
     }
 
     /** {@code n} bytes were read into the view {@link #directTarget} returned (see {@link FpduDecoder#directRead}). */
@@ -388,9 +393,14 @@ public final class RdmapEndpoint {
         decoder.directRead(n);
     }
 
-    /** Pad and CRC bytes that follow the payload now being placed (0 outside one). */
-    public int directTailDue() {
-        return decoder.directTailDue();
+    /** Length of the segment being placed directly, else 0 (see {@link FpduDecoder#directLength}). */
+    public int directLength() {
+        return decoder.directLength();
+    }
+
+    /** Stream bytes still due for the segment being placed directly (see {@link FpduDecoder#directDue}). */
+    public int directDue() {
+        return decoder.directDue();
     }
 
     /** Consumes all remaining bytes of {@code src} (TCP payload in stream order). */

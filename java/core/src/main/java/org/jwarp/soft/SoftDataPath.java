@@ -133,11 +133,11 @@ final class SoftDataPath implements RdmapListener {
      * into the registered memory under a placement lease, see {@link RdmapEndpoint#directTarget}),
      * else null. A non-null result must be followed by {@link #directRead} at once.
      */
-    ByteBuffer directTarget() {
+    ByteBuffer directTarget(int minBytes) {
         if (stopped || checkFirst) {
             return null;
         }
-        ByteBuffer t = ep.directTarget();
+        ByteBuffer t = ep.directTarget(minBytes);
         if (t == null && ep.state() != RdmapEndpoint.State.RTS) {
             afterEngine(); // the target was revoked: the TERM the engine raised goes out
         }
@@ -149,9 +149,14 @@ final class SoftDataPath implements RdmapListener {
         ep.directRead(n);
     }
 
-    /** Pad and CRC bytes that follow the payload being placed now. */
-    int directTailDue() {
-        return ep.directTailDue();
+    /** Length of the segment being placed directly, else 0. */
+    int directLength() {
+        return ep.directLength();
+    }
+
+    /** Stream bytes still due for the segment being placed directly (payload rest, pad, CRC). */
+    int directDue() {
+        return ep.directDue();
     }
 
     void onBytes(ByteBuffer rx) {

@@ -47,8 +47,13 @@ final class StreamReceive {
      * placed directly too, while a run of small messages after it costs a few more reads.
      */
     static final int DIRECT_LOOKAHEAD = FpduDecoder.SMALL_GATHER;
-    /** Most pad + CRC bytes after a segment's payload. */
-    private static final int TAIL_MAX = 3 + 4;
+    /**
+     * Least payload still due for a read straight into registered memory: a shorter rest (segments
+     * of an Ethernet-sized MULPDU of 1448 bytes, the end of a segment mostly read already) is
+     * cheaper copied out of one plain read that also takes the segments after it than read on its
+     * own. Below the default 16 KiB FPDU, so loopback's segments are placed directly.
+     */
+    static final int DIRECT_MIN = 4 * 1024;
     /** Large segments are streaming in: plain reads stop at the next header ({@link #readOnce}). */
     private boolean bulk;
     /** Most FPDUs decoded in one reactor read turn (reactor only; read racily by tests). */
@@ -322,12 +327,12 @@ void readAll() throws IOException {
      */
     private int readOnce(ByteBuffer rx, int limit) throws IOException {
         boolean established = s.phase == SoftStream.Phase.ESTABLISHED;
-        ByteBuffer t = established ? s.data.directTarget() : null;
+        ByteBuffer t = established ? s.data.directTarget(DIRECT_MIN) : null;
         rx.clear();
         if (t == null) {
             // In a run of large segments read only up to the next one's header (it is then placed
             // directly too) instead of copying a whole segment out of a full read buffer.
-            int want = bulk && established ? Math.min(limit, TAIL_MAX + DIRECT_LOOKAHEAD) : limit;
+            int want = bulk && established ? Math.min(limit, s.data.directDue() + DIRECT_LOOKAHEAD) : limit;
             rx.limit(want);
             int n = s.ch.read(rx);
             lastFull = n == want;
@@ -335,15 +340,20 @@ void readAll() throws IOException {
                 rx.flip();
                 s.consume(rx);
             }
-            if (bulk && lastFull && (s.phase != SoftStream.Phase.ESTABLISHED || s.data.directTailDue() == 0)) {
-                bulk = false; // something else than a large segment follows: full reads again
+            // Bulk mode while a large segment is split at the end of what was read (its rest, then
+            // the next header, then the next payload straight into memory); back to full reads
+            // once a full read ends anywhere else (small messages follow).
+            if (s.phase == SoftStream.Phase.ESTABLISHED && s.data.directLength() >= DIRECT_MIN) {
+                bulk = true;
+            } else if (lastFull) {
+                bulk = false;
             }
             return n;
         }
         bulk = true;
         int start = t.position();
         int want = t.remaining();
-        rx.limit(Math.min(limit, s.data.directTailDue() + DIRECT_LOOKAHEAD));
+        rx.limit(Math.min(limit, s.data.directDue() - want + DIRECT_LOOKAHEAD));
         int room = rx.limit();
         long n;
         int placed;
