@@ -38,6 +38,27 @@ import org.junit.jupiter.api.Test;
  */
 class WriteLatencyTest {
 
+    /** The jwarp server's responder for one connection, accepted and served on a daemon thread. */
+    private record Server(CompletableFuture<ServerCommand.Responder> accepted, CompletableFuture<Long> served) {
+        static Server start(Device dev, Listener l, ConnectionParameters params, int size) {
+            Server s = new Server(new CompletableFuture<>(), new CompletableFuture<>());
+            Thread t = new Thread(() -> {
+                try {
+                    ServerCommand.Responder r = ServerCommand.Responder.accept(dev, l.next(Duration.ofSeconds(10)),
+                            params, size, 1 << 20);
+                    s.accepted.complete(r);
+                    s.served.complete(r.serve(null));
+                } catch (Throwable e) {
+                    s.accepted.completeExceptionally(e);
+                    s.served.completeExceptionally(e);
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            return s;
+        }
+    }
+
     @Test
     @DisplayName("write latency: the server's Writes land in the client's receive area, last byte = iteration")
     void writeLatencyIsAWritePingPong_5040_5_1() throws Exception {
@@ -47,24 +68,10 @@ class WriteLatencyTest {
         try (RdmaProvider prov = Rdma.open("soft");
              Device dev = prov.open(InetAddress.getLoopbackAddress());
              Listener l = dev.connectionManager().listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4)) {
-            CompletableFuture<ServerCommand.Responder> accepted = new CompletableFuture<>();
-            CompletableFuture<Long> served = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    ServerCommand.Responder r = ServerCommand.Responder.accept(dev, l.next(Duration.ofSeconds(10)),
-                            params, size, 1 << 20);
-                    accepted.complete(r);
-                    served.complete(r.serve(null));
-                } catch (Throwable e) {
-                    accepted.completeExceptionally(e);
-                    served.completeExceptionally(e);
-                }
-            });
-            t.setDaemon(true);
-            t.start();
+            Server server = Server.start(dev, l, params, size);
             try (ClientCommand.Workload w = ClientCommand.Workload.connect(dev, (InetSocketAddress) l.localAddress(),
                     params, size, 4, Duration.ofSeconds(10))) {
-                ServerCommand.Responder r = accepted.get(10, TimeUnit.SECONDS);
+                ServerCommand.Responder r = server.accepted.get(10, TimeUnit.SECONDS);
                 assertNotEquals((byte) iters, w.receivedLastByte(size), "not the expected byte before the test");
                 Histogram h = w.latency(SendOpcode.RDMA_WRITE, size, iters, null);
                 assertEquals(iters, h.getTotalCount());
@@ -76,7 +83,7 @@ class WriteLatencyTest {
                 assertEquals(10, s.getTotalCount());
                 r.stop();
             }
-            assertEquals(10L, served.get(10, TimeUnit.SECONDS), "only the 10 Sends count as answered");
+            assertEquals(10L, server.served.get(10, TimeUnit.SECONDS), "only the 10 Sends count as answered");
         }
     }
 
@@ -100,26 +107,12 @@ class WriteLatencyTest {
              CompletionQueue cq = dev.createCompletionQueue(64, null);
              MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(2 * size),
                      EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE))) {
-            CompletableFuture<ServerCommand.Responder> accepted = new CompletableFuture<>();
-            CompletableFuture<Long> served = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    ServerCommand.Responder r = ServerCommand.Responder.accept(dev, l.next(Duration.ofSeconds(10)),
-                            params, size, 1 << 20);
-                    accepted.complete(r);
-                    served.complete(r.serve(null));
-                } catch (Throwable e) {
-                    accepted.completeExceptionally(e);
-                    served.completeExceptionally(e);
-                }
-            });
-            t.setDaemon(true);
-            t.start();
+            Server server = Server.start(dev, l, params, size);
             ClientCommand.Hello hello = new ClientCommand.Hello(size, window, mr.address() + size, mr.rkey());
             QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4);
             try (Connection c = dev.connectionManager().connect((InetSocketAddress) l.localAddress(), qpc,
                     params.toBuilder().privateData(hello.encode()).build(), Duration.ofSeconds(10))) {
-                ServerCommand.Responder r = accepted.get(10, TimeUnit.SECONDS);
+                ServerCommand.Responder r = server.accepted.get(10, TimeUnit.SECONDS);
                 ClientCommand.RemoteBuffer remote = ClientCommand.RemoteBuffer.decode(c.info().peerPrivateData());
                 WorkCompletion[] wcs = new WorkCompletion[8];
                 for (int i = 0; i < wcs.length; i++) {
@@ -160,7 +153,7 @@ class WriteLatencyTest {
                 }
                 r.stop();
             }
-            assertEquals((long) rounds, served.get(10, TimeUnit.SECONDS), "every Send was answered");
+            assertEquals((long) rounds, server.served.get(10, TimeUnit.SECONDS), "every Send was answered");
         }
     }
 

@@ -58,6 +58,7 @@ final class SoftDataPath implements RdmapListener {
     private boolean stopped;
     /** Scratch scatter list handed to the engine for a multi-piece receive (it copies the entries). */
     private final ByteBuffer[] sgBuf;
+    private final org.jwarp.memory.StagRegion[] sgRegion;
     /** Zero-copy transmit: FPDU headers staged, payloads referenced (the stream's {@link StreamTransmit#gather}). */
     private final TxGather gather;
     private final int[] sgOff;
@@ -85,7 +86,9 @@ final class SoftDataPath implements RdmapListener {
         synchronized (qp.lock) {
             qp.sq.gather = gather;
         }
+        SourceRevocation.attach(stream, qp, gather);
         sgBuf = new ByteBuffer[maxSge];
+        sgRegion = new org.jwarp.memory.StagRegion[maxSge];
         sgOff = new int[maxSge];
         sgLen = new int[maxSge];
         fenced = !initiator;
@@ -124,6 +127,32 @@ final class SoftDataPath implements RdmapListener {
     }
 
     // ---------------------------------------------------------------- receive
+
+    /**
+     * Where the next stream bytes go when they are payload of a large segment being placed (a view
+     * into the registered memory under a placement lease, see {@link RdmapEndpoint#directTarget}),
+     * else null. A non-null result must be followed by {@link #directRead} at once.
+     */
+    ByteBuffer directTarget() {
+        if (stopped || checkFirst) {
+            return null;
+        }
+        ByteBuffer t = ep.directTarget();
+        if (t == null && ep.state() != RdmapEndpoint.State.RTS) {
+            afterEngine(); // the target was revoked: the TERM the engine raised goes out
+        }
+        return t;
+    }
+
+    /** {@code n} bytes were read into the view {@link #directTarget} returned; its lease is dropped. */
+    void directRead(int n) {
+        ep.directRead(n);
+    }
+
+    /** Pad and CRC bytes that follow the payload being placed now. */
+    int directTailDue() {
+        return ep.directTailDue();
+    }
 
     void onBytes(ByteBuffer rx) {
         if (stopped) {
@@ -251,17 +280,19 @@ final class SoftDataPath implements RdmapListener {
                     ep.postReceive(qp.rqIssued, EMPTY, 0, 0);
                 } else if (n == 1) {
                     SoftMemoryRegion mr = qp.rSgMr[base];
-                    ep.postReceive(qp.rqIssued, mr == null ? EMPTY : mr.raw(), mr == null ? 0 : qp.rSgOff[base],
-                            qp.rSgLen[base]);
+                    ep.postReceive(qp.rqIssued, mr == null ? null : mr.engineRegion(), mr == null ? EMPTY : mr.raw(),
+                            mr == null ? 0 : qp.rSgOff[base], qp.rSgLen[base]);
                 } else {
                     for (int j = 0; j < n; j++) {
                         SoftMemoryRegion mr = qp.rSgMr[base + j];
+                        sgRegion[j] = mr == null ? null : mr.engineRegion();
                         sgBuf[j] = mr == null ? EMPTY : mr.raw();
                         sgOff[j] = mr == null ? 0 : qp.rSgOff[base + j];
                         sgLen[j] = qp.rSgLen[base + j];
                     }
-                    ep.postReceive(qp.rqIssued, sgBuf, sgOff, sgLen, n);
+                    ep.postReceive(qp.rqIssued, sgRegion, sgBuf, sgOff, sgLen, n);
                     java.util.Arrays.fill(sgBuf, 0, n, null);
+                    java.util.Arrays.fill(sgRegion, 0, n, null);
                 }
                 qp.rqIssued++;
             }
@@ -364,11 +395,6 @@ final class SoftDataPath implements RdmapListener {
 
     // ---------------------------------------------------------------- engine events
 
-    /** Not called: the engine reports send WRs to the QP's ring ({@link SoftSendQueue#done}). */
-    @Override
-    public void onSendCompletion(long wrId, int opcode, int byteLength) {
-    }
-
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
     void completeAccepted(TxGather g) {
         if (!stopped) {
@@ -383,6 +409,18 @@ final class SoftDataPath implements RdmapListener {
         }
         synchronized (qp.lock) {
             qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag, invalidatedStag != 0);
+        }
+    }
+
+    /**
+     * RFC 5041 §8.3.1 (6): a Send arrived for a receive whose region was closed after it was posted;
+     * nothing was placed. It completes with LOC_PROT_ERR (what siw reports for a receive whose
+     * memory fails its check) and the stream terminates (DDP 0/0), flushing the rest.
+     */
+    @Override
+    public void onReceiveRevoked(long wrId) {
+        synchronized (qp.lock) {
+            qp.finishRecv(wrId, WcStatus.LOC_PROT_ERR, 0, false, 0, false);
         }
     }
 

@@ -105,6 +105,17 @@ final class TxGather implements FpduSink {
     private int doneCount;
     private ByteBuffer[] runs;
     private ByteBuffer[] iov;
+    /** The staging's flags: whether iov entry i is a staging run (else a payload slice). */
+    private boolean[] iovRun;
+    /** The kept iovec: entries [iovFrom, iovN) not fully written yet; 0 entries when none is kept. */
+    private int iovN;
+    private int iovFrom;
+    /** Slices popped since the iovec was built: slice j's run is {@code runs[runBase + j]}. */
+    private int runBase;
+    /** Staging end and slice-ring tail when the iovec was built: anything added since means a rebuild. */
+    private int builtEnd;
+    private int builtTail;
+    private long rebuilds;
 
     TxGather(int sqDepth, int budget) {
         this.budget = budget;
@@ -118,10 +129,12 @@ final class TxGather implements FpduSink {
             if (pending()) {
                 throw new IllegalStateException("rebinding staging with bytes pending");
             }
+            dropIov();
             staging = st;
             tx = st.buf;
             runs = st.runs;
             iov = st.iov;
+            iovRun = st.iovRun;
             at = st.at;
             view = st.view;
             viewOf = st.viewOf;
@@ -148,10 +161,12 @@ final class TxGather implements FpduSink {
         if (pending()) {
             throw new IllegalStateException("staging still holds bytes the socket has not taken");
         }
+        dropIov();
         staging = null;
         tx = null;
         runs = null;
         iov = null;
+        iovRun = null;
         at = null;
         view = null;
         viewOf = null;
@@ -252,29 +267,70 @@ final class TxGather implements FpduSink {
         return slot;
     }
 
-    /** One gathering write of everything pending; returns the bytes the socket took. */
+    /**
+     * One gathering write of everything pending; returns the bytes the socket took. After a
+     * partial write the iovec is kept: while nothing new was staged or referenced, the next write
+     * resumes it at its first unwritten entry instead of rebuilding it ({@link #compact} shifts its
+     * staging runs along with the bytes).
+     */
     long write(SocketChannel ch) throws IOException {
+        int end = tx.position();
+        if (count == 0 && end == sent) {
+            return 0;
+        }
+        if (iovN == 0 || end != builtEnd || (head + count) % SLICES != builtTail) {
+            build(end);
+        }
+        while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
+            iovFrom++;
+        }
+        long w = iovFrom == iovN ? 0 : ch.write(iov, iovFrom, iovN - iovFrom);
+        accepted += w;
+        consumed(end);
+        if (count == 0 && sent == end) {
+            dropIov(); // everything left: hold no view
+        }
+        return w;
+    }
+
+    /** Lays out the iovec afresh: [run] slice [run] slice ... [run]. */
+    private void build(int end) {
+        dropIov();
         int n = 0;
         int from = sent;
         for (int j = 0; j < count; j++) {
             int k = (head + j) % SLICES;
             if (at[k] > from) {
+                iovRun[n] = true;
                 iov[n++] = runs[j].limit(at[k]).position(from);
                 from = at[k];
             }
+            iovRun[n] = false;
             iov[n++] = view[k];
         }
-        int end = tx.position();
         if (end > from) {
+            iovRun[n] = true;
             iov[n++] = runs[count].limit(end).position(from);
         }
-        long w = n == 0 ? 0 : ch.write(iov, 0, n);
-        for (int i = 0; i < n; i++) {
+        iovN = n;
+        iovFrom = 0;
+        runBase = 0;
+        builtEnd = end;
+        builtTail = (head + count) % SLICES;
+        rebuilds++;
+    }
+
+    private void dropIov() {
+        for (int i = 0; i < iovN; i++) {
             iov[i] = null;
         }
-        accepted += w;
-        consumed(end);
-        return w;
+        iovN = 0;
+        iovFrom = 0;
+    }
+
+    /** Iovec layouts built so far (tests: a partial write is resumed, not rebuilt). */
+    long rebuilds() {
+        return rebuilds;
     }
 
     /** After a write: NIO advanced every view by what it wrote; drop what is done, front first. */
@@ -284,7 +340,7 @@ final class TxGather implements FpduSink {
         for (int j = 0; j < count; j++) {
             int k = (head + j) % SLICES;
             if (at[k] > from) {
-                sent = runs[j].position();
+                sent = runs[runBase + j].position();
                 if (sent < at[k]) {
                     break;
                 }
@@ -296,16 +352,19 @@ final class TxGather implements FpduSink {
             if (left > 0) {
                 break;
             }
-            viewOf[k].giveBack(view[k]);
+            if (viewOf[k] != null) { // null: a snapshot taken at revocation
+                viewOf[k].giveBack(view[k]);
+            }
             view[k] = null;
             viewOf[k] = null;
             popped++;
         }
         if (popped == count && end > from) {
-            sent = runs[count].position();
+            sent = runs[runBase + count].position();
         }
         head = (head + popped) % SLICES;
         count -= popped;
+        runBase += popped;
     }
 
     /** Drops written staging bytes so the staging buffer has room again (slice positions shift). */
@@ -315,21 +374,77 @@ final class TxGather implements FpduSink {
         }
         if (count == 0 && tx.position() == sent) {
             tx.clear();
+            dropIov();
         } else {
             tx.limit(tx.position()).position(sent);
             tx.compact();
             for (int j = 0; j < count; j++) {
                 at[(head + j) % SLICES] -= sent;
             }
+            while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
+                iovFrom++; // written entries lie before sent: nothing to shift
+            }
+            for (int i = iovFrom; i < iovN; i++) {
+                if (iovRun[i]) { // the kept iovec's staging runs move with their bytes
+                    ByteBuffer r = iov[i];
+                    r.position(r.position() - sent).limit(r.limit() - sent);
+                }
+            }
+            builtEnd -= sent;
         }
         sent = 0;
     }
+
+    /**
+     * Copy-on-revoke, RFC 5041 §8.3.1 (6) for the source side: bytes [{@code from}, {@code to}) of
+     * {@code src} belong to a region being deregistered. Every pending slice overlapping them is
+     * replaced by a snapshot of its bytes not yet written, so nothing is read from the region once
+     * deregistration returns, however long the peer takes to read; the FPDUs stay intact (their
+     * CRC was computed over these bytes when they were referenced). The socket reads our memory only
+     * inside {@link #write}, under the same I/O lock as this method, so no write is half-way through
+     * a slice here. Cold path: allocates the snapshots. Returns the bytes copied.
+     */
+    long revoked(ByteBuffer src, int from, int to) {
+        Pool p = view == null || count == 0 ? null : pools.get(src);
+        if (p == null || p.lent == 0) {
+            return 0;
+        }
+        long copied = 0;
+        for (int j = 0; j < count; j++) {
+            int k = (head + j) % SLICES;
+            ByteBuffer v = view[k];
+            int a = v.position();
+            int b = v.limit();
+            if (viewOf[k] != p || a >= to || b <= from || a == b) {
+                continue;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(b - a);
+            copy.put(0, v, a, b - a);
+            p.giveBack(v);
+            view[k] = copy;
+            viewOf[k] = null;
+            copied += b - a;
+        }
+        if (copied > 0) {
+            dropIov(); // the next write lays the snapshots out
+        }
+        return copied;
+    }
+
+    /** Run once by {@link #release} (the stream's revocation listener leaves the STag table). */
+    Runnable onRelease;
 
     /**
      * The stream closed: forget references to staging and registered memory. The staging area, if
      * one was bound, is returned with an empty slice table (for its owner to give back), else null.
      */
     TxStaging release() {
+        dropIov();
+        Runnable r = onRelease;
+        onRelease = null;
+        if (r != null) {
+            r.run();
+        }
         TxStaging st = staging;
         if (view != null) {
             for (int i = 0; i < SLICES; i++) {
@@ -346,10 +461,12 @@ final class TxGather implements FpduSink {
         sliceBytes = 0;
         sent = 0;
         head = 0;
+        dropIov();
         staging = null;
         tx = null;
         runs = null;
         iov = null;
+        iovRun = null;
         at = null;
         view = null;
         viewOf = null;

@@ -20,6 +20,8 @@ final class TxStaging {
     final ByteBuffer[] runs = new ByteBuffer[TxGather.SLICES + 1];
     /** The gathering write's vector: runs and slices interleaved. */
     final ByteBuffer[] iov = new ByteBuffer[2 * TxGather.SLICES + 1];
+    /** Whether {@link #iov} entry i is a staging run, else a payload slice (a kept iovec, see {@link TxGather#write}). */
+    final boolean[] iovRun = new boolean[2 * TxGather.SLICES + 1];
     /** Pending slices, a ring owned by the borrowing stream's {@link TxGather}. */
     final int[] at = new int[TxGather.SLICES];
     final ByteBuffer[] view = new ByteBuffer[TxGather.SLICES];

@@ -5,14 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.disni.GuestDevices.Side;
 import org.jwarp.verbs.Connection;
-import org.jwarp.verbs.ConnectionParameters;
-import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaProvider;
@@ -36,7 +31,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Tag("device")
 class DisniWorkQueueDeviceTest {
     static final int DEPTH = 16;
-    static final Duration SETUP = Duration.ofSeconds(30);
     private static final AtomicInteger PORT = new AtomicInteger(23000 + (int) (ProcessHandle.current().pid() % 500) * 8);
     static RdmaProvider provider;
 
@@ -58,22 +52,9 @@ class DisniWorkQueueDeviceTest {
     void repeatedWrIdsAndUnsignalledWrsNeverFillTheQueues_5040_5_5(String addr) throws Exception {
         try (Side server = new Side(provider, addr); Side client = new Side(provider, addr)) {
             InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(addr), PORT.incrementAndGet());
-            Connection cc;
-            Connection sc;
-            try (Listener l = server.dev.connectionManager().listen(at, 4)) {
-                ByteBuffer key = ByteBuffer.allocate(12).putLong(server.mr.address()).putInt(server.mr.rkey());
-                CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return l.next(SETUP).accept(server.qp(DEPTH),
-                                ConnectionParameters.builder().privateData(key.array()).build());
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                });
-                cc = client.dev.connectionManager().connect(l.localAddress(), client.qp(DEPTH),
-                        ConnectionParameters.builder().build(), SETUP);
-                sc = acc.get(60, TimeUnit.SECONDS);
-            }
+            Connection[] c = GuestDevices.connect(server, client, at, DEPTH);
+            Connection cc = c[0];
+            Connection sc = c[1];
             try {
                 ByteBuffer peer = ByteBuffer.wrap(cc.info().peerPrivateData());
                 long raddr = peer.getLong(0);

@@ -9,24 +9,17 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.jwarp.verbs.Access;
-import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.disni.GuestDevices.Side;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.ConnectionRequest;
-import org.jwarp.verbs.Device;
 import org.jwarp.verbs.Listener;
-import org.jwarp.verbs.MemoryRegion;
-import org.jwarp.verbs.ProtectionDomain;
-import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaProvider;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcOpcode;
-import org.jwarp.verbs.WcStatus;
 import org.jwarp.verbs.WorkCompletion;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,48 +69,6 @@ class MixedPairTest {
         }
     }
 
-    static final class Side implements AutoCloseable {
-        final String name;
-        final Device dev;
-        final ProtectionDomain pd;
-        final CompletionQueue cq;
-        final ByteBuffer buf = ByteBuffer.allocateDirect(REGION);
-        final MemoryRegion mr;
-        final WorkCompletion[] wcs = {new WorkCompletion()};
-
-        Side(String name, RdmaProvider p, InetAddress at) throws Exception {
-            this.name = name;
-            dev = p.open(at);
-            pd = dev.allocateProtectionDomain();
-            cq = dev.createCompletionQueue(64);
-            mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
-        }
-
-        QueuePairConfig qp() {
-            return QueuePairConfig.of(pd, cq, 16);
-        }
-
-        WorkCompletion next(String what) throws Exception {
-            int n = cq.await(wcs, 1, 60, TimeUnit.SECONDS);
-            assertEquals(1, n, name + ": no completion for " + what + " within 60 s");
-            System.out.println(name + " " + what + " -> " + wcs[0]);
-            assertEquals(WcStatus.SUCCESS, wcs[0].status, name + " " + what + ": " + wcs[0]);
-            return wcs[0];
-        }
-
-        byte[] key() {
-            return ByteBuffer.allocate(12).putLong(mr.address()).putInt(mr.rkey()).array();
-        }
-
-        @Override
-        public void close() {
-            mr.close();
-            cq.close();
-            pd.close();
-            dev.close();
-        }
-    }
-
     /**
      * Warms the soft provider's setup and data path with one soft-to-soft connection first. Under
      * TCG a cold JVM took 12.5 s from siw's MPA Request to the soft responder's Reply (a warm one
@@ -125,7 +76,7 @@ class MixedPairTest {
      * reports UNREACHABLE (-ETIMEDOUT). Real machines are about 20 times faster.
      */
     void warmUpSoft() throws Exception {
-        try (Side a = new Side("soft-warmup-a", soft, addr); Side b = new Side("soft-warmup-b", soft, addr)) {
+        try (Side a = new Side("soft-warmup-a", soft, addr, REGION); Side b = new Side("soft-warmup-b", soft, addr, REGION)) {
             Connection[] c = connect(a, b);
             try {
                 exercise(a, c[0], b, c[1]);
@@ -140,8 +91,8 @@ class MixedPairTest {
     @EnumSource(Direction.class)
     void sendRecvWriteReadBetweenSiwAndSoft_5040_5(Direction dir) throws Exception {
         boolean disniInitiates = dir == Direction.DISNI_TO_SOFT;
-        try (Side ini = new Side(disniInitiates ? "disni/siw0" : "soft", disniInitiates ? disni : soft, addr);
-             Side res = new Side(disniInitiates ? "soft" : "disni/siw0", disniInitiates ? soft : disni, addr)) {
+        try (Side ini = new Side(disniInitiates ? "disni/siw0" : "soft", disniInitiates ? disni : soft, addr, REGION);
+             Side res = new Side(disniInitiates ? "soft" : "disni/siw0", disniInitiates ? soft : disni, addr, REGION)) {
             Connection[] c = connect(ini, res);
             Connection ic = c[0];
             Connection rc = c[1];
@@ -173,7 +124,7 @@ class MixedPairTest {
                     System.out.println(res.name + " request after " + (System.nanoTime() - t0) / 1_000_000
                             + " ms: peerIrd=" + r.peerIrd() + " peerOrd=" + r.peerOrd() + " p2p=" + r.peerToPeer()
                             + " rtr=" + r.offeredRtrTypes() + " pd=" + r.privateData().length + "B");
-                    Connection c = r.accept(res.qp(), ConnectionParameters.builder().ird(8).ord(4)
+                    Connection c = r.accept(res.qp(16), ConnectionParameters.builder().ird(8).ord(4)
                             .privateData(res.key()).build());
                     System.out.println(res.name + " accepted after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
                     return c;
@@ -181,7 +132,7 @@ class MixedPairTest {
                     throw new IllegalStateException(e);
                 }
             });
-            Connection ic = ini.dev.connectionManager().connect(l.localAddress(), ini.qp(), ConnectionParameters.builder()
+            Connection ic = ini.dev.connectionManager().connect(l.localAddress(), ini.qp(16), ConnectionParameters.builder()
                     .ird(6).ord(3).privateData(ini.key()).build(), SETUP);
             System.out.println(ini.name + " connected after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             return new Connection[] {ic, acc.get(60, TimeUnit.SECONDS)};

@@ -140,28 +140,13 @@ class AdversarialPeerTest {
         }
     }
 
-    /** Accepts one request in client-server mode (no RTR) with {@code rq} receives' worth of queue. */
-    static CompletableFuture<Connection> acceptClientServer(SoftFixture f) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                ConnectionRequest r = f.listener.next(Duration.ofSeconds(5));
-                return r.accept(f.responderQp(), SoftFixture.clientServer().build());
-            } catch (Exception e) {
-                throw new RuntimeException(e);
-            }
-        });
-    }
-
     @Test
     @DisplayName("RFC 6581 §9.3: a partial FPDU that never completes ends in TERM 2/0/5 and a close after the stall timeout")
     void stalledPartialFpduGetsTerm5_6581_9_3() throws Exception {
-        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(300));
-        try (SoftFixture f = new SoftFixture(cfg)) {
-            f.listen(4);
-            CompletableFuture<Connection> acc = acceptClientServer(f);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
+        try (SoftFixture f = new SoftFixture(RawPeer.stallConfig(Duration.ofMillis(300)))) {
+            try (RawPeer p = RawPeer.connect(f)) {
+                RawInitiator raw = p.raw();
+                Connection c = p.conn();
                 SoftMemoryRegion rb = f.region(f.pd2, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
                 c.queuePair().postRecv(1, rb, 0, 64);
                 byte[] partial = new byte[12];
@@ -183,13 +168,10 @@ class AdversarialPeerTest {
     @Test
     @DisplayName("RFC 5044 §4: FPDUs that keep completing are no stall, though a partial one is always pending")
     void tricklingButProgressingIsNoStall_5044_4() throws Exception {
-        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(1000));
-        try (SoftFixture f = new SoftFixture(cfg)) {
-            f.listen(4);
-            CompletableFuture<Connection> acc = acceptClientServer(f);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
+        try (SoftFixture f = new SoftFixture(RawPeer.stallConfig(Duration.ofMillis(1000)))) {
+            try (RawPeer p = RawPeer.connect(f)) {
+                RawInitiator raw = p.raw();
+                Connection c = p.conn();
                 SoftMemoryRegion rb = f.region(f.pd2, 64 * 24, org.jwarp.verbs.Access.LOCAL_WRITE);
                 int n = 24;
                 for (int i = 0; i < n; i++) {
@@ -454,12 +436,11 @@ class AdversarialPeerTest {
         SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
                 Duration.ofSeconds(5)).withPolling(0, 4, 1000).withReactors(1);
         try (SoftFixture f = new SoftFixture(cfg)) {
-            f.listen(4);
             SoftMemoryRegion target = f.region(f.pd2, 4096, org.jwarp.verbs.Access.LOCAL_WRITE,
                     org.jwarp.verbs.Access.REMOTE_WRITE);
-            CompletableFuture<Connection> acc = acceptClientServer(f);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
-                Connection flooded = acc.get(5, TimeUnit.SECONDS);
+            try (RawPeer peer = RawPeer.connect(f)) {
+                RawInitiator raw = peer.raw();
+                Connection flooded = peer.conn();
                 for (int i = 0; i < 4096; i++) {
                     raw.write(target.rkey(), target.address() + (i % 4096), new byte[] {(byte) i});
                 }
@@ -527,10 +508,9 @@ class AdversarialPeerTest {
     @DisplayName("RFC 5041 §7.2: a Send with no receive posted gets TERM 1/2/2 and the connection closes (no receiver-not-ready retry)")
     void sendWithNoReceiveGetsTermAndClose_5041_7_2() throws Exception {
         try (SoftFixture f = new SoftFixture()) {
-            f.listen(4);
-            CompletableFuture<Connection> acc = acceptClientServer(f);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
+            try (RawPeer p = RawPeer.connect(f)) {
+                RawInitiator raw = p.raw();
+                Connection c = p.conn();
                 raw.send(new byte[32]).flush();
                 assertEquals(TermCode.DDP_UNTAGGED_MSN_NO_BUFFER, raw.peer.readTerm());
                 assertTrue(raw.peer.closedByPeer(), "the connection closes");

@@ -8,8 +8,6 @@ import java.io.InputStream;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
@@ -32,13 +30,10 @@ class FlushedSendBufferTest {
     @Test
     @DisplayName("RFC 5040 §6.2.2: a flushed Send's buffer is no longer read; the peer never sees bytes written after the flush")
     void flushedSendBufferIsNotReadAfterTheFlush_5040_6_2_2() throws Exception {
-        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(200));
-        try (SoftFixture f = new SoftFixture(cfg)) {
-            f.listen(4);
-            CompletableFuture<Connection> acc = AdversarialPeerTest.acceptClientServer(f);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
+        try (SoftFixture f = new SoftFixture(RawPeer.stallConfig(Duration.ofMillis(200)))) {
+            try (RawPeer p = RawPeer.connect(f)) {
+                RawInitiator raw = p.raw();
+                Connection c = p.conn();
                 raw.writeRtr().flush(); // the responder sends FPDUs only after the initiator's first (RFC 5044 §7.1.2)
                 int size = 4 << 20;
                 SoftMemoryRegion mr = f.region(f.pd2, size, Access.LOCAL_WRITE);

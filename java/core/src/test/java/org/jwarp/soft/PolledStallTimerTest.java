@@ -3,19 +3,11 @@ package org.jwarp.soft;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.jwarp.mpa.MpaFrame;
-import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.ground.TermCode;
 import org.jwarp.verbs.Connection;
-import org.jwarp.verbs.ConnectionRequest;
-import org.jwarp.verbs.RdmaException;
-import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,13 +20,10 @@ class PolledStallTimerTest {
 
     @Test
     void stallTimerRunsWhileAThreadAwaitsTheCq_6581_9_3() throws Exception {
-        SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(5)).withFpduStallTimeout(Duration.ofMillis(300));
-        try (SoftFixture f = new SoftFixture(cfg)) {
-            f.listen(4);
-            CompletableFuture<Connection> acc = AdversarialPeerTest.acceptClientServer(f);
-            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
-                Connection c = acc.get(5, TimeUnit.SECONDS);
+        try (SoftFixture f = new SoftFixture(RawPeer.stallConfig(Duration.ofMillis(300)))) {
+            try (RawPeer p = RawPeer.connect(f)) {
+                RawInitiator raw = p.raw();
+                Connection c = p.conn();
                 SoftMemoryRegion rb = f.region(f.pd2, 64, org.jwarp.verbs.Access.LOCAL_WRITE);
                 c.queuePair().postRecv(1, rb, 0, 64);
                 AtomicBoolean stop = new AtomicBoolean();

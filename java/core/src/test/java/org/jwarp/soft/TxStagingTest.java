@@ -99,7 +99,7 @@ class TxStagingTest {
         try (SoftFixture f = new SoftFixture(cfg)) {
             f.listen(4);
             DirectBufferPool pool = f.device.buffers();
-            CompletableFuture<Connection> acc = AdversarialPeerTest.acceptClientServer(f);
+            CompletableFuture<Connection> acc = RawPeer.acceptClientServer(f);
             try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) {
                 Connection stalled = acc.get(5, TimeUnit.SECONDS);
                 raw.writeRtr().flush(); // the responder sends FPDUs only after the initiator's first (RFC 5044 §7.1.2)
