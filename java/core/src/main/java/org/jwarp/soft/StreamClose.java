@@ -199,6 +199,7 @@ void closeChannel() {
     /** Fallback when the reactor is gone: close the socket and flush from the calling thread. */
     void closeFromOutside() {
         closeChannel();
+        s.device.buffers().cancelStaging(s.sender); // no hand-over to a stream nobody will run
         if (s.qp != null) {
             s.qp.detach(s);
             s.qp.flush();
