@@ -34,10 +34,14 @@ import org.jwarp.verbs.WorkCompletion;
  * both ends here; RFC 6581 §9.2 P2P setup each), all on one reactor thread, and prints the heap
  * and direct-buffer growth per QP and the setup rate. Run:
  * {@code java -cp benchmarks/target/benchmarks.jar org.jwarp.bench.SoftQpMemory [N] [txBuffer] [maxFpdu] [traffic]}.
- * {@code txBuffer} 0 keeps the provider defaults; with {@code traffic} = 1 every connection then
- * does one 64 KiB Send and one 64 KiB RDMA Write (RFC 5040 §4) before the second measurement
- * (issue 13's per-QP memory target: at most 64 KiB per QP at 1,000 QPs). Application buffers are
- * two shared 64 KiB regions, so what grows is the provider's own state.
+ * {@code txBuffer} 0 keeps the provider defaults; with {@code traffic} = 1 every QP, at both ends
+ * of every connection, then does one 64 KiB Send and one 64 KiB RDMA Write (RFC 5040 §4) to its
+ * peer before the second measurement. Per QP means the growth of the whole process (both ends,
+ * the provider's pooled free buffers included) divided by the 2N QPs, each of which sent: issue
+ * 13's target (at most 64 KiB per QP at 1,000 QPs) is {@code SoftQpMemory 500 0 0 1}.
+ * Application buffers are two shared 64 KiB regions, so what grows is the provider's own state.
+ * With {@code -Djwarp.bench.holdSeconds=S} the probe waits S seconds after the measurement, the
+ * connections still open (for {@code jcmd <pid> GC.class_histogram}).
  */
 public final class SoftQpMemory {
     private SoftQpMemory() {
@@ -61,7 +65,10 @@ public final class SoftQpMemory {
 
     private static final int MSG = 64 * 1024;
 
-    /** On every connection: a 64 KiB Send (into a receive the peer posted) and a 64 KiB RDMA Write. */
+    /**
+     * On every connection, from each end to the other: a 64 KiB Send (into a receive the peer
+     * posted) and a 64 KiB RDMA Write, so every QP has sent both.
+     */
     private static void exchange(CompletionQueue cq, List<Connection> ini, List<Connection> acc, MemoryRegion src,
                                  MemoryRegion dst) throws Exception {
         SendRequest wr = new SendRequest();
@@ -71,11 +78,16 @@ public final class SoftQpMemory {
         }
         for (int i = 0; i < ini.size(); i++) {
             QueuePair a = ini.get(i).queuePair();
-            acc.get(i).queuePair().postRecv(i, dst, 0, MSG);
-            a.postSend(wr.send(i, src, 0, MSG));
-            reap(cq, out, 2);
-            a.postSend(wr.write(i, src, 0, MSG, dst.address(), dst.rkey()));
-            reap(cq, out, 1);
+            QueuePair b = acc.get(i).queuePair();
+            for (int dir = 0; dir < 2; dir++) {
+                QueuePair from = dir == 0 ? a : b;
+                QueuePair to = dir == 0 ? b : a;
+                to.postRecv(i, dst, 0, MSG);
+                from.postSend(wr.send(i, src, 0, MSG));
+                reap(cq, out, 2);
+                from.postSend(wr.write(i, src, 0, MSG, dst.address(), dst.rkey()));
+                reap(cq, out, 1);
+            }
         }
     }
 
@@ -97,7 +109,7 @@ public final class SoftQpMemory {
 
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
-        int tx = args.length > 1 ? Integer.parseInt(args[1]) : 8192;
+        int tx = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         int fpdu = args.length > 2 ? Integer.parseInt(args[2]) : Math.min(tx, 8192);
         boolean traffic = args.length > 3 && Integer.parseInt(args[3]) != 0;
         SoftConfig cfg = tx == 0 ? SoftConfig.defaults() : SoftConfig.defaults().withBuffers(fpdu, tx);
@@ -140,9 +152,14 @@ public final class SoftQpMemory {
             long h1 = heap();
             long d1 = direct();
             int qps = 2 * n;
-            System.out.printf(Locale.ROOT, "{\"connections\":%d,\"traffic\":%b,\"qps\":%d,\"setupPerSecond\":%.0f,"
+            System.out.printf(Locale.ROOT, "{\"connections\":%d,\"traffic\":%b,\"qps\":%d,\"perQp\":\"both ends counted\",\"setupPerSecond\":%.0f,"
                             + "\"heapKiBPerQp\":%.1f,\"directKiBPerQp\":%.1f,\"txBuffer\":%d,\"maxFpdu\":%d,\"reactors\":%d}%n",
                     n, traffic, qps, n / secs, (h1 - h0) / 1024.0 / qps, (d1 - d0) / 1024.0 / qps, tx, fpdu, cfg.reactors());
+            long hold = Long.getLong("jwarp.bench.holdSeconds", 0L);
+            if (hold > 0) {
+                System.out.println("holding " + hold + " s, pid " + ProcessHandle.current().pid());
+                Thread.sleep(hold * 1000);
+            }
             for (Connection c : all) {
                 c.close();
             }

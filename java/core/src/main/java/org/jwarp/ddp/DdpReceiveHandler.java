@@ -40,4 +40,13 @@ public interface DdpReceiveHandler {
      * is dropped silently. {@code segment[index, index + length)} is the offending DDP segment.
      */
     void onError(TermCode code, ByteBuffer segment, int index, int length);
+
+    /**
+     * RFC 5041 §8.3.1 (6): the buffer posted as {@code cookie} on {@code qn} lies in a region that
+     * was revoked (deregistered or invalidated) after it was posted, so an arriving segment was not
+     * placed into it. The buffer is taken off the queue (no flush reports it again); {@link #onError}
+     * with {@link TermCode#DDP_LOCAL_CATASTROPHIC} follows at once.
+     */
+    default void onUntaggedBufferRevoked(int qn, long cookie) {
+    }
 }

@@ -48,6 +48,11 @@ import org.jwarp.ground.TermCode;
  * validation until its payload is in, and {@code StagTable.invalidate}/{@code deregister} wait for
  * it, so once either returns no byte of any segment lands in the region; a segment that finds the
  * region revoked is the §7.1 invalid-STag error (1/0), reported before a byte is placed.
+ * Untagged buffers posted with their region ({@link #postUntagged(int, StagRegion, ByteBuffer,
+ * int, int, long)}) are fenced the same way: a segment for a buffer whose region was revoked after
+ * it was posted places nothing, the buffer is handed back
+ * ({@link DdpReceiveHandler#onUntaggedBufferRevoked}) and the stream fails with a local
+ * catastrophic error (0/0, §7.2: the fault is this side's, as siw reports it).
  */
 public final class DdpReceiver {
     /** Out-of-order ranges per posted untagged buffer unless the constructor is given another bound. */
@@ -81,6 +86,9 @@ public final class DdpReceiver {
     private ByteBuffer dSeg;
     private int dIndex;
     private int dLength;
+    // The view handed out by directTarget and the region whose lease guards it, until directFilled.
+    private StagRegion tRegion;
+    private ByteBuffer tView;
     private long segments;
 
     /**
@@ -161,6 +169,15 @@ public final class DdpReceiver {
      * {@code qn}; it receives the next unassigned MSN. {@code cookie} is returned on delivery.
      */
     public void postUntagged(int qn, ByteBuffer buffer, int offset, int capacity, long cookie) {
+        postUntagged(qn, null, buffer, offset, capacity, cookie);
+    }
+
+    /**
+     * As {@link #postUntagged(int, ByteBuffer, int, int, long)}, the buffer lying in the registered
+     * {@code region} (null: unfenced memory): placement holds a lease on it and a revoked region
+     * receives nothing (RFC 5041 §8.3.1 (6)); its bytes may also be read straight from the LLP.
+     */
+    public void postUntagged(int qn, StagRegion region, ByteBuffer buffer, int offset, int capacity, long cookie) {
         if (qn < 0 || qn >= queues.length) {
             throw new IllegalArgumentException("no untagged queue " + qn + " (RFC 5041 §5.1)");
         }
@@ -168,7 +185,7 @@ public final class DdpReceiver {
             throw new IllegalArgumentException("untagged buffer [" + offset + ", +" + capacity + ") outside buffer of "
                     + buffer.capacity());
         }
-        queues[qn].post(buffer, offset, capacity, cookie);
+        queues[qn].post(region, buffer, offset, capacity, cookie);
     }
 
     /**
@@ -177,6 +194,12 @@ public final class DdpReceiver {
      * may reuse them.
      */
     public void postUntagged(int qn, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n, long cookie) {
+        postUntagged(qn, null, buffers, offsets, lengths, n, cookie);
+    }
+
+    /** As above, piece i lying in {@code regions[i]} (a null array or entry: unfenced memory). */
+    public void postUntagged(int qn, StagRegion[] regions, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n,
+            long cookie) {
         if (qn < 0 || qn >= queues.length) {
             throw new IllegalArgumentException("no untagged queue " + qn + " (RFC 5041 §5.1)");
         }
@@ -186,7 +209,7 @@ public final class DdpReceiver {
                         + ") outside buffer of " + buffers[i].capacity());
             }
         }
-        queues[qn].post(buffers, offsets, lengths, n, cookie);
+        queues[qn].post(regions, buffers, offsets, lengths, n, cookie);
     }
 
     /** Buffers posted on {@code qn} and not yet delivered. */
@@ -305,8 +328,9 @@ public final class DdpReceiver {
         UntaggedQueue q = queues[qn];
         int s = vSlot;
         int end = vEnd;
-        if (payload > 0) {
-            q.place(s, mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
+        if (payload > 0 && !q.place(s, mo, seg, index + DdpHeader.UNTAGGED_HEADER_LENGTH, payload)) {
+            untaggedRevoked(qn, s, seg, index, length);
+            return;
         }
         completeUntagged(qn, q, s, end, last, hdr.rsvdUlp(), hdr.rsvdUlp32());
     }
@@ -456,11 +480,90 @@ public final class DdpReceiver {
             } finally {
                 mr.releasePlacement();
             }
-        } else {
-            queues[dQn].place(dSlot, dAt, src, index, n);
+        } else if (!queues[dQn].place(dSlot, dAt, src, index, n)) {
+            untaggedRevoked(dQn, dSlot, dSeg, dIndex, dLength);
+            return false;
         }
         dAt += n;
         return true;
+    }
+
+    /**
+     * Reading straight from the LLP into the target: a view of where the next payload bytes of the
+     * segment begun by {@link #beginDirect} go, {@code [position, limit)} of at most {@code max}
+     * bytes within one region (the tagged window, or the posted buffer's current piece), with a
+     * placement lease on that region held until {@link #directFilled} (RFC 5041 §8.3.1 (6): the
+     * caller reads from a non-blocking socket, so revocation waits only for that read). Null when
+     * the target is not a registered region (the bytes then come through {@link #placeDirect}),
+     * or when the region was revoked: that error is reported here and the stream is failed.
+     * Allocates nothing while the region's spare view is free ({@link StagRegion#borrowView}).
+     */
+    public ByteBuffer directTarget(int max) {
+        if (!direct || failed || max <= 0 || tView != null) {
+            return null;
+        }
+        StagRegion mr;
+        int at;
+        int room;
+        if (dTagged) {
+            mr = dRegion;
+            at = dAt;
+            room = max;
+        } else {
+            UntaggedQueue q = queues[dQn];
+            int p = q.pieceAt(dSlot, dAt);
+            if (p < 0) {
+                return null;
+            }
+            mr = q.pieceRegion(p);
+            if (mr == null || mr.buffer() != q.pieceBuffer(p)) {
+                return null;
+            }
+            at = q.pieceOffset(p) + q.pieceSkip;
+            room = Math.min(max, q.pieceLength(p) - q.pieceSkip);
+        }
+        if (!mr.acquirePlacement()) {
+            if (dTagged) {
+                direct = false;
+                dRegion = null;
+                error(TermCode.DDP_TAGGED_INVALID_STAG, dSeg, dIndex, dLength);
+            } else {
+                untaggedRevoked(dQn, dSlot, dSeg, dIndex, dLength);
+            }
+            return null;
+        }
+        ByteBuffer v = mr.borrowView();
+        v.limit(v.capacity()).position(at).limit(at + room);
+        tRegion = mr;
+        tView = v;
+        return v;
+    }
+
+    /** {@code n} bytes landed in the view {@link #directTarget} returned: drops its lease and hands the view back. */
+    public void directFilled(int n) {
+        StagRegion mr = tRegion;
+        if (mr == null) {
+            return;
+        }
+        ByteBuffer v = tView;
+        tRegion = null;
+        tView = null;
+        mr.releasePlacement();
+        mr.returnView(v);
+        dAt += n;
+    }
+
+    /** A segment for an untagged buffer whose region was revoked: the buffer goes back to the ULP, 0/0. */
+    private void untaggedRevoked(int qn, int slot, ByteBuffer seg, int index, int length) {
+        direct = false;
+        dRegion = null;
+        UntaggedQueue q = queues[qn];
+        if (slot == q.head()) {
+            long cookie = q.cookies[slot];
+            q.pop();
+            handler.onUntaggedBufferRevoked(qn, cookie);
+        }
+        error(TermCode.DDP_LOCAL_CATASTROPHIC, seg, index, length);
     }
 
     /** Completes the segment begun by {@link #beginDirect}: every payload byte placed and verified by the LLP. */

@@ -1,6 +1,7 @@
 package org.jwarp.ddp;
 
 import java.nio.ByteBuffer;
+import org.jwarp.memory.StagRegion;
 
 /**
  * One untagged buffer queue of a DDP stream, RFC 5041 §3.3 and §5.1 (Untagged Buffer Model): ULP
@@ -41,6 +42,8 @@ final class UntaggedQueue {
     /** Scatter lists (RFC 5041 §5.3 buffer made of several pieces): slot s's entries at {@code s * maxSge}. */
     private final int maxSge;
     private final ByteBuffer[] sgBuf;
+    /** The registered region each piece lies in (null: not fenced), RFC 5041 §8.3.1 (6). */
+    private final StagRegion[] sgRegion;
     private final int[] sgOff;
     private final int[] sgLen;
     private final int[] sgCount;
@@ -67,6 +70,7 @@ final class UntaggedQueue {
         }
         this.maxSge = maxSge;
         sgBuf = new ByteBuffer[Math.multiplyExact(depth, maxSge)];
+        sgRegion = new StagRegion[sgBuf.length];
         sgOff = new int[sgBuf.length];
         sgLen = new int[sgBuf.length];
         sgCount = new int[depth];
@@ -174,7 +178,13 @@ final class UntaggedQueue {
     }
 
     void post(ByteBuffer buf, int offset, int capacity, long cookie) {
+        post(null, buf, offset, capacity, cookie);
+    }
+
+    /** As {@link #post(ByteBuffer, int, int, long)}, the buffer lying in {@code region} (null: unfenced). */
+    void post(StagRegion region, ByteBuffer buf, int offset, int capacity, long cookie) {
         int s = reserve();
+        sgRegion[s * maxSge] = region;
         sgBuf[s * maxSge] = buf;
         sgOff[s * maxSge] = offset;
         sgLen[s * maxSge] = capacity;
@@ -187,12 +197,18 @@ final class UntaggedQueue {
      * the arrays are copied.
      */
     void post(ByteBuffer[] bufs, int[] offs, int[] lens, int n, long cookie) {
+        post(null, bufs, offs, lens, n, cookie);
+    }
+
+    /** As above, piece i lying in {@code regions[i]} (a null array or entry: unfenced). */
+    void post(StagRegion[] regions, ByteBuffer[] bufs, int[] offs, int[] lens, int n, long cookie) {
         if (n < 1 || n > maxSge) {
             throw new IllegalArgumentException("pieces " + n + " outside 1.." + maxSge);
         }
         int s = reserve();
         int total = 0;
         for (int i = 0; i < n; i++) {
+            sgRegion[s * maxSge + i] = regions == null ? null : regions[i];
             sgBuf[s * maxSge + i] = bufs[i];
             sgOff[s * maxSge + i] = offs[i];
             sgLen[s * maxSge + i] = lens[i];
@@ -202,13 +218,13 @@ final class UntaggedQueue {
         fill(s, bufs[0], offs[0], total, cookie);
     }
 
-    /** Copies {@code n} bytes of {@code src} at {@code srcIndex} to bytes {@code [mo, mo + n)} of slot s. */
-    void place(int s, int mo, ByteBuffer src, int srcIndex, int n) {
+    /**
+     * Copies {@code n} bytes of {@code src} at {@code srcIndex} to bytes {@code [mo, mo + n)} of
+     * slot s, each piece under a placement lease on its region (RFC 5041 §8.3.1 (6)). False when a
+     * piece's region was revoked: nothing lands in it (nor in any later piece).
+     */
+    boolean place(int s, int mo, ByteBuffer src, int srcIndex, int n) {
         int c = sgCount[s];
-        if (c == 1) {
-            buffers[s].put(offsets[s] + mo, src, srcIndex, n);
-            return;
-        }
         int base = s * maxSge;
         int at = 0;
         for (int i = 0; i < c && n > 0; i++) {
@@ -216,13 +232,58 @@ final class UntaggedQueue {
             if (mo < at + len) {
                 int skip = mo - at;
                 int k = Math.min(n, len - skip);
-                sgBuf[base + i].put(sgOff[base + i] + skip, src, srcIndex, k);
+                StagRegion r = sgRegion[base + i];
+                if (r != null && !r.acquirePlacement()) {
+                    return false;
+                }
+                try {
+                    sgBuf[base + i].put(sgOff[base + i] + skip, src, srcIndex, k);
+                } finally {
+                    if (r != null) {
+                        r.releasePlacement();
+                    }
+                }
                 srcIndex += k;
                 mo += k;
                 n -= k;
             }
             at += len;
         }
+        return true;
+    }
+
+    /** Index into the piece arrays of the piece of slot s that holds byte {@code mo}; -1 if none. */
+    int pieceAt(int s, int mo) {
+        int base = s * maxSge;
+        int at = 0;
+        for (int i = 0; i < sgCount[s]; i++) {
+            int len = sgLen[base + i];
+            if (mo < at + len) {
+                pieceSkip = mo - at;
+                return base + i;
+            }
+            at += len;
+        }
+        return -1;
+    }
+
+    /** Offset of {@code mo} inside the piece the last {@link #pieceAt} found. */
+    int pieceSkip;
+
+    StagRegion pieceRegion(int p) {
+        return sgRegion[p];
+    }
+
+    ByteBuffer pieceBuffer(int p) {
+        return sgBuf[p];
+    }
+
+    int pieceOffset(int p) {
+        return sgOff[p];
+    }
+
+    int pieceLength(int p) {
+        return sgLen[p];
     }
 
     private int reserve() {
@@ -264,6 +325,7 @@ final class UntaggedQueue {
         buffers[head] = null;
         for (int i = 0; i < sgCount[head]; i++) {
             sgBuf[head * maxSge + i] = null;
+            sgRegion[head * maxSge + i] = null;
         }
         head = (head + 1) % buffers.length;
         count--;

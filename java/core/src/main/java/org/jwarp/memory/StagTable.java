@@ -1,6 +1,7 @@
 package org.jwarp.memory;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -28,6 +29,20 @@ public final class StagTable {
     /** 64-bit unsigned TO + length wraps (RFC 5041 §7.1 check 5). */
     public static final int TO_WRAP = 5;
 
+    /**
+     * Told of every region {@link #deregister} revokes (RFC 5041 §8.3.1 (6) for the local source
+     * side): a transmit path that still references the region's bytes (zero-copy Read Responses,
+     * Writes, Sends waiting for the socket) must stop reading them before it returns.
+     */
+    public interface RevocationListener {
+        /**
+         * {@code region} was revoked and no placement into it is in progress; called on the
+         * deregistering thread, which must not hold a lock the listener takes.
+         */
+        void revoked(StagRegion region);
+    }
+
+    private final CopyOnWriteArrayList<RevocationListener> revocationListeners = new CopyOnWriteArrayList<>();
     private final AtomicReferenceArray<StagRegion> slots;
     private final int[] keys;
     private int searchFrom = 1;
@@ -168,9 +183,22 @@ public final class StagTable {
         return true;
     }
 
+    /** Adds a listener told of every {@link #deregister} (cold path). */
+    public void addRevocationListener(RevocationListener l) {
+        revocationListeners.add(l);
+    }
+
+    /** Removes a listener added by {@link #addRevocationListener}. */
+    public void removeRevocationListener(RevocationListener l) {
+        revocationListeners.remove(l);
+    }
+
     /**
      * Revokes {@code stag} immediately and frees its slot for reuse under a new key. When it returns
-     * true, no placement into the region is in progress and none will start (RFC 5041 §8.3.1 (6)).
+     * true, no placement into the region is in progress and none will start (RFC 5041 §8.3.1 (6)),
+     * and every {@link RevocationListener} has been told, so no transmit path reads the region's
+     * bytes any more. (A remote {@link #invalidate}, run by the wire engine, tells no listener: it
+     * revokes the peer's access, and the engine checks validity before each segment it reads.)
      */
     public boolean deregister(int stag) {
         StagRegion mr;
@@ -187,6 +215,9 @@ public final class StagTable {
             slots.set(idx, null);
         }
         mr.awaitPlacements(); // outside the table lock: registrations go on meanwhile
+        for (RevocationListener l : revocationListeners) {
+            l.revoked(mr); // the transmit paths stop reading the region's bytes
+        }
         return true;
     }
 }

@@ -23,7 +23,12 @@ import org.jwarp.ground.TermCode;
  * {@link FpduHandler#onFpduError} with {@link TermCode#MPA_CRC_ERROR} and must treat the target's
  * bytes as undefined (the stream terminates; what siw does too).
  * </ul>
- * Only a large split FPDU the handler does not take (its header fails a check, so it is gathered,
+ * While such an FPDU waits for payload, the reader of the stream may read it straight into the
+ * target instead ({@link #directTarget}, {@link #directRead}: the socket's read lands in the
+ * registered buffer, the CRC runs over the placed bytes); what follows the payload (pad, CRC,
+ * later FPDUs) is fed as usual.
+ *
+ * <p>Only a large split FPDU the handler does not take (its header fails a check, so it is gathered,
  * CRC-checked and handed over whole for the handler to report), and every FPDU with markers, use a
  * direct buffer of {@link Fpdu#MAX_FPDU_LENGTH} bytes, allocated at the first such FPDU: a stream
  * whose traffic is placed directly never holds one (at 1,000 QPs those 64 KiB per stream were
@@ -72,6 +77,9 @@ public final class FpduDecoder {
     private int tailGot;
     private boolean failed;
     private long fpdus;
+    /** The view {@link #directTarget} handed out and its start, until {@link #directRead}. */
+    private ByteBuffer target;
+    private int targetAt;
 
     // Marker state (RFC 5044 §4.3), offsets in raw stream bytes.
     private long streamOffset;
@@ -148,6 +156,58 @@ public final class FpduDecoder {
         if (failed) {
             src.position(src.limit());
         }
+    }
+
+    /**
+     * Reading straight into the target: when the next stream bytes are payload of an FPDU placed
+     * directly (no markers), a view of where they go from its position to its limit (at most the
+     * payload still due), guarded by the handler (a placement lease) until {@link #directRead},
+     * which the caller must call next, also when its read failed. Null: feed the next bytes as
+     * usual (also when the handler found its target revoked: it reported that, and the decoder
+     * then discards what follows).
+     */
+    public ByteBuffer directTarget() {
+        if (failed || markersEnabled || phase != DIRECT || target != null) {
+            return null;
+        }
+        ByteBuffer t = handler.directTarget(directLeft);
+        if (t != null) {
+            target = t;
+            targetAt = t.position();
+        }
+        return t;
+    }
+
+    /**
+     * {@code n} stream bytes were read into the view {@link #directTarget} returned, from its
+     * start: the CRC runs over them (before the handler releases the target), the handler
+     * releases it, and the FPDU's pad and CRC follow through {@link #feed}.
+     */
+    public void directRead(int n) {
+        ByteBuffer t = target;
+        if (t == null) {
+            throw new IllegalStateException("no direct target handed out");
+        }
+        target = null;
+        if (n < 0 || n > directLeft) {
+            handler.directFilled(0);
+            throw new IllegalArgumentException("direct read of " + n + " bytes, " + directLeft + " due");
+        }
+        if (crcEnabled && n > 0) {
+            crc.update(t, targetAt, n);
+        }
+        handler.directFilled(n);
+        directLeft -= n;
+        if (directLeft == 0) {
+            tailLeft = Fpdu.padLength(ulpdu) + Fpdu.CRC_SIZE;
+            tailGot = 0;
+            phase = TAIL;
+        }
+    }
+
+    /** Pad and CRC bytes still due after the payload of the FPDU placed now (0 outside one). */
+    public int directTailDue() {
+        return phase == DIRECT ? Fpdu.padLength(ulpdu) + Fpdu.CRC_SIZE : 0;
     }
 
     private void feedPlain(ByteBuffer src) {

@@ -50,6 +50,22 @@ public interface FpduHandler {
         return false;
     }
 
+    /**
+     * Direct read (optional): while a ULPDU taken by {@link #beginDirect} waits for payload, a view
+     * of where its next bytes go, {@code [position, limit)} of at most {@code max} bytes, so the
+     * caller can read the stream straight into the target. The handler holds what guards the target
+     * (a placement lease) until {@link #directFilled}, which follows before any other call. Null
+     * (the default): the bytes come through {@link #placeDirect}; also when the target can no
+     * longer be written (revoked), after the handler reported that error.
+     */
+    default ByteBuffer directTarget(int max) {
+        return null;
+    }
+
+    /** {@code n} bytes (0 allowed) landed in the view {@link #directTarget} returned; the handler releases it. */
+    default void directFilled(int n) {
+    }
+
     /** The ULPDU begun by {@link #beginDirect} is complete and its CRC (if negotiated) matched. */
     default void endDirect() {
     }

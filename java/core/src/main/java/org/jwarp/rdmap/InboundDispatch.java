@@ -94,6 +94,27 @@ final class InboundDispatch implements FpduHandler, DdpReceiveHandler {
     }
 
     @Override
+    public ByteBuffer directTarget(int max) {
+        ByteBuffer t = live() ? ep.ddp.directTarget(max) : null;
+        if (t == null && !live()) {
+            ep.curSeg = null;
+        }
+        return t;
+    }
+
+    @Override
+    public void directFilled(int n) {
+        ep.ddp.directFilled(n);
+    }
+
+    @Override
+    public void onUntaggedBufferRevoked(int qn, long cookie) {
+        if (qn == RdmapOpcode.QN_SEND) {
+            ep.listener.onReceiveRevoked(cookie);
+        }
+    }
+
+    @Override
     public void endDirect() {
         try {
             if (live()) {

@@ -207,11 +207,21 @@ public final class RdmapEndpoint {
 
     /** Posts a receive buffer for one inbound Send message (RFC 5040 §5.3, DDP untagged QN 0). */
     public void postReceive(long wrId, ByteBuffer buffer, int offset, int capacity) {
+        postReceive(wrId, null, buffer, offset, capacity);
+    }
+
+    /**
+     * As {@link #postReceive(long, ByteBuffer, int, int)}, the buffer lying in the registered
+     * {@code region} (null: unfenced): once the region is revoked nothing lands in the buffer
+     * (RFC 5041 §8.3.1 (6)); a Send arriving for it completes it through
+     * {@link RdmapListener#onReceiveRevoked} and terminates the stream (DDP 0/0).
+     */
+    public void postReceive(long wrId, StagRegion region, ByteBuffer buffer, int offset, int capacity) {
         requireUsable();
         if (ddp.freeSlots(RdmapOpcode.QN_SEND) == 0) {
             throw new IllegalStateException("receive queue full (" + settings.rqDepth() + ")");
         }
-        ddp.postUntagged(RdmapOpcode.QN_SEND, buffer, offset, capacity, wrId);
+        ddp.postUntagged(RdmapOpcode.QN_SEND, region, buffer, offset, capacity, wrId);
     }
 
     /**
@@ -220,11 +230,16 @@ public final class RdmapEndpoint {
      * arrays are copied.
      */
     public void postReceive(long wrId, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n) {
+        postReceive(wrId, null, buffers, offsets, lengths, n);
+    }
+
+    /** As above, piece i lying in the registered {@code regions[i]} (a null array or entry: unfenced). */
+    public void postReceive(long wrId, StagRegion[] regions, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n) {
         requireUsable();
         if (ddp.freeSlots(RdmapOpcode.QN_SEND) == 0) {
             throw new IllegalStateException("receive queue full (" + settings.rqDepth() + ")");
         }
-        ddp.postUntagged(RdmapOpcode.QN_SEND, buffers, offsets, lengths, n, wrId);
+        ddp.postUntagged(RdmapOpcode.QN_SEND, regions, buffers, offsets, lengths, n, wrId);
     }
 
     /**
@@ -358,6 +373,26 @@ public final class RdmapEndpoint {
 
     // ---------------------------------------------------------------- receive and transmit
 
+    /**
+     * Reading straight into registered memory: when the next stream bytes are payload of a large
+     * segment whose header was validated (RFC 5041 §7.1), a view of where they go (see
+     * {@link FpduDecoder#directTarget}); read into it, then call {@link #directRead} at once.
+     * Null: read the stream as usual and hand it to {@link #receive}.
+     */
+    public ByteBuffer directTarget() {
+        return state == State.RTS ? decoder.directTarget() : null;
+    }
+
+    /** {@code n} bytes were read into the view {@link #directTarget} returned (see {@link FpduDecoder#directRead}). */
+    public void directRead(int n) {
+        decoder.directRead(n);
+    }
+
+    /** Pad and CRC bytes that follow the payload now being placed (0 outside one). */
+    public int directTailDue() {
+        return decoder.directTailDue();
+    }
+
     /** Consumes all remaining bytes of {@code src} (TCP payload in stream order). */
     public void receive(ByteBuffer src) {
         if (state != State.RTS) {
@@ -401,7 +436,7 @@ public final class RdmapEndpoint {
             // segments of a Send or Write already begun (the peer's DDP counts a tagged message's
             // bytes until its Last flag, RFC 5041 §5.2; siw keeps one tagged receive context).
             if (irq.pending() > 0 && !out.begun()) {
-                if (!irq.emit(dst, null)) {
+                if (!irq.emit(dst, s)) {
                     break;
                 }
                 continue;

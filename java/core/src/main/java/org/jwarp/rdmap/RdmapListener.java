@@ -12,9 +12,12 @@ public interface RdmapListener {
     /**
      * A signalled send-queue work request completed, in posting order: a Send or RDMA Write once
      * its last FPDU was handed to the transport (RFC 5040 §5.1, §5.3), an RDMA Read once its whole
-     * Read Response was placed (§5.2). {@code opcode} is the {@link RdmapOpcode} posted.
+     * Read Response was placed (§5.2). {@code opcode} is the {@link RdmapOpcode} posted. Only for
+     * WRs posted to the endpoint's internal ring: a {@link SendRing} given to the endpoint is told
+     * through {@link SendRing#done} and reports its own completions.
      */
-    void onSendCompletion(long wrId, int opcode, int byteLength);
+    default void onSendCompletion(long wrId, int opcode, int byteLength) {
+    }
 
     /**
      * A Send message was placed into the receive buffer posted as {@code wrId} (RFC 5040 §5.3).
@@ -42,6 +45,14 @@ public interface RdmapListener {
      * it does not, the segment fails with RFC 5041 §7.2 error 2/2 as before.
      */
     default void onReceiveNeeded() {
+    }
+
+    /**
+     * The receive buffer posted as {@code wrId} lies in a region revoked after it was posted
+     * (RFC 5041 §8.3.1 (6)): a Send arrived for it and placed nothing. The receive is off the
+     * engine's queue (no flush reports it); the stream terminates right after (DDP 0/0).
+     */
+    default void onReceiveRevoked(long wrId) {
     }
 
     /** A work request left outstanding when {@link RdmapEndpoint#flush()} was called. */

@@ -6,8 +6,10 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The soft provider's per-connection direct buffers (a stream's transmit buffer, a completion
- * queue's poll buffer), recycled when their owner closes instead of left to the garbage collector.
+ * The soft provider's direct buffers: a completion queue's poll buffer, recycled when its owner
+ * closes instead of left to the garbage collector, and the streams' transmit staging areas
+ * ({@link TxStaging}, RFC 5044 §4 FPDUs staged for the socket), lent for as long as a stream has
+ * bytes the socket has not taken.
  * A direct buffer's native memory is freed only after a GC finds the buffer unreachable; a server
  * that takes many short connections while its heap stays quiet would otherwise hold the direct
  * memory of every closed connection (up to {@code -XX:MaxDirectMemorySize}) until the next GC,
@@ -16,17 +18,167 @@ import java.util.Map;
  *
  * <p>Cold path only: {@link #acquire} and {@link #release} run at connection setup and close, never
  * per work request. A buffer must not be used after its release.
+ *
+ * <p>Staging is shared, not per stream: a stream borrows a staging area ({@link #borrowStaging})
+ * when a flush has bytes to stage and gives it back ({@link #giveBackStaging}) once the socket took
+ * them all, so memory follows the bytes in flight, not the number of connections. Only a stream
+ * whose socket did not take everything (a partial write, a peer that reads slowly or not at all)
+ * keeps its area until it drains. Bounds: a stream holds at most one area, and at most
+ * {@link #maxStagingInUse} are lent at once; a stream that finds none (the peers of that many
+ * streams stopped reading) waits as it would on a full socket: it is queued, and the next area
+ * given back goes to the first waiter, which is then scheduled on its reactor, so no wake-up is
+ * lost and no waiter is overtaken. Borrow and give-back are a lock and an array slot, no
+ * allocation once as many areas exist as were ever in use at once.
  */
 final class DirectBufferPool {
     private final long maxPooledBytes;
     private final Map<Integer, ArrayDeque<ByteBuffer>> free = new HashMap<>();
     private long pooledBytes;
 
+    /** Bytes of one staging area. */
+    private final int stagingCapacity;
+    /** Most staging areas lent at once (the waiters' bound). */
+    private final int maxStagingInUse;
+    /** Free staging areas kept (a stack: the last given back is the next lent, still in cache). */
+    private final TxStaging[] freeStaging;
+    private int freeStagingCount;
+    private int stagingInUse;
+    /** Streams waiting for a staging area, first come first served. */
+    private final ArrayDeque<StreamTransmit> waiters = new ArrayDeque<>();
+
     DirectBufferPool(long maxPooledBytes) {
+        this(maxPooledBytes, SoftConfig.defaults().txBufferSize(), SoftConfig.DEFAULT_TX_STAGING_AREAS);
+    }
+
+    /**
+     * @param maxPooledBytes   free bytes kept (poll buffers, and free staging areas)
+     * @param stagingCapacity  bytes of one staging area ({@link SoftConfig#txBufferSize()})
+     * @param maxStagingInUse  most staging areas lent at once ({@link SoftConfig#txStagingAreas()})
+     */
+    DirectBufferPool(long maxPooledBytes, int stagingCapacity, int maxStagingInUse) {
         if (maxPooledBytes < 0) {
             throw new IllegalArgumentException("maxPooledBytes: " + maxPooledBytes);
         }
+        if (stagingCapacity < 1 || maxStagingInUse < 1) {
+            throw new IllegalArgumentException("staging: " + stagingCapacity + " bytes x " + maxStagingInUse);
+        }
         this.maxPooledBytes = maxPooledBytes;
+        this.stagingCapacity = stagingCapacity;
+        this.maxStagingInUse = maxStagingInUse;
+        int keep = (int) Math.min(maxStagingInUse, Math.max(1, Math.min(maxPooledBytes / stagingCapacity, 1024)));
+        this.freeStaging = new TxStaging[keep];
+    }
+
+    /**
+     * A staging area for {@code t}'s stream, or null when {@link #maxStagingInUse} are lent: then the
+     * stream is queued and, once an area is given back, it is handed that area (the next call
+     * returns it) and scheduled. {@code setup} (MPA frames and TERMs of connection setup, a
+     * TERM of the data path: short and bounded by the handshake) never waits. Call under the
+     * stream's I/O lock; the stream holds at most one area, so it calls only while it holds none.
+     */
+    TxStaging borrowStaging(StreamTransmit t, boolean setup) {
+        boolean allocate;
+        synchronized (this) {
+            TxStaging st = t.granted;
+            if (st != null) {
+                t.granted = null;
+                return st;
+            }
+            boolean may = setup || (stagingInUse < maxStagingInUse && waiters.isEmpty());
+            if (may && freeStagingCount > 0) {
+                st = freeStaging[--freeStagingCount];
+                freeStaging[freeStagingCount] = null;
+                stagingInUse++;
+                return st;
+            }
+            allocate = may;
+            if (allocate) {
+                stagingInUse++;
+            } else if (!t.waiting) {
+                t.waiting = true;
+                waiters.addLast(t);
+            }
+        }
+        if (!allocate) {
+            return null;
+        }
+        try {
+            return new TxStaging(stagingCapacity);
+        } catch (OutOfMemoryError e) {
+            // direct memory exhausted: wait for an area like any other waiter
+            synchronized (this) {
+                stagingInUse--;
+                if (!setup && !t.waiting) {
+                    t.waiting = true;
+                    waiters.addLast(t);
+                }
+            }
+            if (setup) {
+                throw e;
+            }
+            return null;
+        }
+    }
+
+    /**
+     * Gives back a drained staging area (its slice table empty); the caller holds no other
+     * reference to it. The first waiter, if any, is handed it and scheduled.
+     */
+    void giveBackStaging(TxStaging st) {
+        if (st == null) {
+            return;
+        }
+        st.buf.clear();
+        StreamTransmit w;
+        synchronized (this) {
+            w = waiters.pollFirst();
+            if (w != null) {
+                w.waiting = false;
+                w.granted = st; // stays lent, now to w
+            } else {
+                stagingInUse--;
+                for (int i = 0; i < freeStagingCount; i++) {
+                    if (freeStaging[i] == st) {
+                        throw new IllegalStateException("staging area given back twice");
+                    }
+                }
+                if (freeStagingCount < freeStaging.length) {
+                    freeStaging[freeStagingCount++] = st;
+                }
+            }
+        }
+        if (w != null) {
+            w.stagingGranted();
+        }
+    }
+
+    /** {@code t}'s stream closes: it leaves the waiters, and an area handed to it meanwhile goes back. */
+    void cancelStaging(StreamTransmit t) {
+        TxStaging st;
+        synchronized (this) {
+            if (t.waiting) {
+                t.waiting = false;
+                waiters.remove(t);
+            }
+            st = t.granted;
+            t.granted = null;
+        }
+        giveBackStaging(st);
+    }
+
+    /** Staging areas lent now (tests, leak checks). */
+    synchronized int stagingInUse() {
+        return stagingInUse;
+    }
+
+    /** Staging areas kept free (tests). */
+    synchronized int stagingFree() {
+        return freeStagingCount;
+    }
+
+    /** Streams waiting for a staging area (tests). */
+    synchronized int stagingWaiters() {
+        return waiters.size();
     }
 
     /** A cleared direct buffer of exactly {@code capacity} bytes, from the pool when one is free. */

@@ -17,8 +17,10 @@ import java.time.Duration;
  * @param decisionTimeout   longest time an accepted-but-undecided request may wait for
  *                          {@code accept}/{@code reject}; it is then rejected
  * @param maxFpdu           largest FPDU this side sends (bytes, incl. MPA header, pad and CRC)
- * @param txBufferSize      transmit staging buffer per connection (receive buffers are per
- *                          reactor thread: the decoders keep what they need)
+ * @param txBufferSize      bytes of one transmit staging area: a stream borrows one from its
+ *                          device's pool while it has bytes the socket has not taken, and gives it
+ *                          back once they left (receive buffers are per reactor thread: the
+ *                          decoders keep what they need)
  * @param reactors          event-loop threads per provider (connections are spread round-robin)
  * @param pollSpinMicros    receive polling ({@code jwarp.soft.pollSpinMicros}): a thread in
  *                          {@link SoftCompletionQueue#await} on an empty CQ reads the sockets of that
@@ -37,10 +39,14 @@ import java.time.Duration;
  *                          then the stream ends with TERM layer 2 / type 0 / code 5, a local error
  *                          (RFC 6581 §9.3), and closes. Checked lazily: a stall is acted on within
  *                          one to two periods.
+ * @param txStagingAreas    most transmit staging areas lent at once per device
+ *                          ({@code jwarp.soft.txStagingAreas}); a stream holds at most one, and a
+ *                          stream that finds none (this many streams' peers stopped reading)
+ *                          waits as on a full socket until one is given back
  */
 public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout,
                          int maxFpdu, int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams,
-                         int pollLeaseMicros, Duration fpduStallTimeout) {
+                         int pollLeaseMicros, Duration fpduStallTimeout, int txStagingAreas) {
 
     /** Default receive polling: spin this long before parking (covers a loopback round trip). */
     static final int DEFAULT_POLL_SPIN_MICROS = 2;
@@ -48,6 +54,8 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
     static final int DEFAULT_POLL_LEASE_MICROS = 1000;
     /** Default FPDU stall timeout (like the initiator's MPA Reply timeout). */
     static final Duration DEFAULT_FPDU_STALL = Duration.ofSeconds(10);
+    /** Default bound on the staging areas lent at once per device (64 MiB at the default size). */
+    static final int DEFAULT_TX_STAGING_AREAS = 1024;
 
     public SoftConfig {
         if (maxFpdu < 64 || (maxFpdu & 7) != 0) {
@@ -72,6 +80,17 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
         if (fpduStallTimeout == null || fpduStallTimeout.toMillis() < 1) {
             throw new IllegalArgumentException("fpduStallTimeout: " + fpduStallTimeout + " must be at least 1 ms");
         }
+        if (txStagingAreas < 1) {
+            throw new IllegalArgumentException("txStagingAreas: " + txStagingAreas + " must be >= 1");
+        }
+    }
+
+    /** Without the staging bound: its default. */
+    public SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout, int maxFpdu,
+                      int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams, int pollLeaseMicros,
+                      Duration fpduStallTimeout) {
+        this(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors, pollSpinMicros,
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, DEFAULT_TX_STAGING_AREAS);
     }
 
     /** Without the FPDU stall timeout: its default. */
@@ -106,7 +125,8 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 Integer.getInteger("jwarp.soft.pollSpinMicros", d.pollSpinMicros),
                 Integer.getInteger("jwarp.soft.pollMaxStreams", d.pollMaxStreams),
                 Integer.getInteger("jwarp.soft.pollLeaseMicros", d.pollLeaseMicros),
-                millis("fpduStallTimeoutMs", d.fpduStallTimeout));
+                millis("fpduStallTimeoutMs", d.fpduStallTimeout),
+                Integer.getInteger("jwarp.soft.txStagingAreas", d.txStagingAreas));
     }
 
     private static Duration millis(String name, Duration dflt) {
@@ -116,28 +136,34 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
 
     public SoftConfig withTimeouts(Duration initiator, Duration responder, Duration decision) {
         return new SoftConfig(initiator, responder, decision, maxFpdu, txBufferSize, reactors, pollSpinMicros,
-                pollMaxStreams, pollLeaseMicros, fpduStallTimeout);
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas);
     }
 
     public SoftConfig withBuffers(int fpdu, int tx) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, fpdu, tx, reactors, pollSpinMicros,
-                pollMaxStreams, pollLeaseMicros, fpduStallTimeout);
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas);
     }
 
     public SoftConfig withReactors(int n) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, n,
-                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout);
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas);
     }
 
     /** Receive polling: spin time (0 = off), largest CQ fan-out polled, lease; see the record's parameters. */
     public SoftConfig withPolling(int spinMicros, int maxStreams, int leaseMicros) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
-                spinMicros, maxStreams, leaseMicros, fpduStallTimeout);
+                spinMicros, maxStreams, leaseMicros, fpduStallTimeout, txStagingAreas);
     }
 
     /** The FPDU stall timeout; see the record's parameters. */
     public SoftConfig withFpduStallTimeout(Duration stall) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
-                pollSpinMicros, pollMaxStreams, pollLeaseMicros, stall);
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, stall, txStagingAreas);
+    }
+
+    /** The bound on staging areas lent at once; see the record's parameters. */
+    public SoftConfig withTxStagingAreas(int areas) {
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, areas);
     }
 }

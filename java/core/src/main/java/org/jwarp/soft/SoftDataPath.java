@@ -58,6 +58,7 @@ final class SoftDataPath implements RdmapListener {
     private boolean stopped;
     /** Scratch scatter list handed to the engine for a multi-piece receive (it copies the entries). */
     private final ByteBuffer[] sgBuf;
+    private final org.jwarp.memory.StagRegion[] sgRegion;
     /** Zero-copy transmit: FPDU headers staged, payloads referenced (the stream's {@link StreamTransmit#gather}). */
     private final TxGather gather;
     private final int[] sgOff;
@@ -81,11 +82,13 @@ final class SoftDataPath implements RdmapListener {
         ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge, qp.sq);
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
         gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
-        stream.sender.gather = gather;
+        stream.sender.attachGather(gather);
         synchronized (qp.lock) {
             qp.sq.gather = gather;
         }
+        SourceRevocation.attach(stream, qp, gather);
         sgBuf = new ByteBuffer[maxSge];
+        sgRegion = new org.jwarp.memory.StagRegion[maxSge];
         sgOff = new int[maxSge];
         sgLen = new int[maxSge];
         fenced = !initiator;
@@ -124,6 +127,32 @@ final class SoftDataPath implements RdmapListener {
     }
 
     // ---------------------------------------------------------------- receive
+
+    /**
+     * Where the next stream bytes go when they are payload of a large segment being placed (a view
+     * into the registered memory under a placement lease, see {@link RdmapEndpoint#directTarget}),
+     * else null. A non-null result must be followed by {@link #directRead} at once.
+     */
+    ByteBuffer directTarget() {
+        if (stopped || checkFirst) {
+            return null;
+        }
+        ByteBuffer t = ep.directTarget();
+        if (t == null && ep.state() != RdmapEndpoint.State.RTS) {
+            afterEngine(); // the target was revoked: the TERM the engine raised goes out
+        }
+        return t;
+    }
+
+    /** {@code n} bytes were read into the view {@link #directTarget} returned; its lease is dropped. */
+    void directRead(int n) {
+        ep.directRead(n);
+    }
+
+    /** Pad and CRC bytes that follow the payload being placed now. */
+    int directTailDue() {
+        return ep.directTailDue();
+    }
 
     void onBytes(ByteBuffer rx) {
         if (stopped) {
@@ -184,17 +213,22 @@ final class SoftDataPath implements RdmapListener {
         if (!fenced) {
             feedSends();
         }
-        ByteBuffer tx = stream.txBuffer();
         int wire = ep.maxFpduWireLength();
-        gather.bind(tx);
+        StreamTransmit tx = stream.sender;
         for (int round = 0; round < MAX_ROUNDS && ep.hasPendingOutput(); round++) {
+            // the staging area is borrowed per flush (a flush that drains it gives it back)
+            ByteBuffer staging = tx.staging(false);
+            if (staging == null) {
+                break; // none to lend: starved like a full socket, the pool's hand-over resumes
+            }
             if (!gather.room(wire)) {
-                stream.sender.flushQuietly();
-                if (!gather.room(wire) || stopped) {
+                tx.flushQuietly();
+                staging = stopped ? null : tx.staging(false);
+                if (staging == null || !gather.room(wire)) {
                     break; // socket full: OP_WRITE resumes
                 }
             }
-            if (ep.transmit(tx, gather) == 0) {
+            if (ep.transmit(staging, gather) == 0) {
                 break;
             }
             if (!fenced) {
@@ -202,10 +236,12 @@ final class SoftDataPath implements RdmapListener {
             }
         }
         if (!stopped && gather.pending()) {
-            stream.sender.flushQuietly(); // leaves OP_WRITE set while bytes remain
+            tx.flushQuietly(); // leaves OP_WRITE set while bytes remain, else gives the staging back
+        } else if (!stopped) {
+            tx.releaseIfDrained(); // borrowed, but nothing could go out
         }
-        if (!stopped && ep.hasPendingOutput() && gather.room(wire)) {
-            stream.sender.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
+        if (!stopped && ep.hasPendingOutput() && tx.roomFor(wire)) {
+            tx.outputLeft(); // room but work left: an inline driver loops, the reactor yields to other streams
         }
         afterEngine();
     }
@@ -244,17 +280,19 @@ final class SoftDataPath implements RdmapListener {
                     ep.postReceive(qp.rqIssued, EMPTY, 0, 0);
                 } else if (n == 1) {
                     SoftMemoryRegion mr = qp.rSgMr[base];
-                    ep.postReceive(qp.rqIssued, mr == null ? EMPTY : mr.raw(), mr == null ? 0 : qp.rSgOff[base],
-                            qp.rSgLen[base]);
+                    ep.postReceive(qp.rqIssued, mr == null ? null : mr.engineRegion(), mr == null ? EMPTY : mr.raw(),
+                            mr == null ? 0 : qp.rSgOff[base], qp.rSgLen[base]);
                 } else {
                     for (int j = 0; j < n; j++) {
                         SoftMemoryRegion mr = qp.rSgMr[base + j];
+                        sgRegion[j] = mr == null ? null : mr.engineRegion();
                         sgBuf[j] = mr == null ? EMPTY : mr.raw();
                         sgOff[j] = mr == null ? 0 : qp.rSgOff[base + j];
                         sgLen[j] = qp.rSgLen[base + j];
                     }
-                    ep.postReceive(qp.rqIssued, sgBuf, sgOff, sgLen, n);
+                    ep.postReceive(qp.rqIssued, sgRegion, sgBuf, sgOff, sgLen, n);
                     java.util.Arrays.fill(sgBuf, 0, n, null);
+                    java.util.Arrays.fill(sgRegion, 0, n, null);
                 }
                 qp.rqIssued++;
             }
@@ -284,9 +322,11 @@ final class SoftDataPath implements RdmapListener {
         if (peerTerm != null) {
             stream.closer.teardown(peerTermException(), false);
         } else if (localTerm != null && ep.state() == RdmapEndpoint.State.TERMINATE) {
-            ByteBuffer tx = stream.txBuffer();
-            ep.transmit(tx);
-            if (ep.state() == RdmapEndpoint.State.ERROR) {
+            ByteBuffer tx = stream.sender.staging(true);
+            if (tx != null) {
+                ep.transmit(tx);
+            }
+            if (tx == null || ep.state() == RdmapEndpoint.State.ERROR) {
                 stream.closer.dataPathFailed(new ConnectionTerminatedException(localDetail, localTerm, false));
             } else {
                 stream.sender.flushQuietly();
@@ -355,11 +395,6 @@ final class SoftDataPath implements RdmapListener {
 
     // ---------------------------------------------------------------- engine events
 
-    /** Not called: the engine reports send WRs to the QP's ring ({@link SoftSendQueue#done}). */
-    @Override
-    public void onSendCompletion(long wrId, int opcode, int byteLength) {
-    }
-
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
     void completeAccepted(TxGather g) {
         if (!stopped) {
@@ -374,6 +409,18 @@ final class SoftDataPath implements RdmapListener {
         }
         synchronized (qp.lock) {
             qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag, invalidatedStag != 0);
+        }
+    }
+
+    /**
+     * RFC 5041 §8.3.1 (6): a Send arrived for a receive whose region was closed after it was posted;
+     * nothing was placed. It completes with LOC_PROT_ERR (what siw reports for a receive whose
+     * memory fails its check) and the stream terminates (DDP 0/0), flushing the rest.
+     */
+    @Override
+    public void onReceiveRevoked(long wrId) {
+        synchronized (qp.lock) {
+            qp.finishRecv(wrId, WcStatus.LOC_PROT_ERR, 0, false, 0, false);
         }
     }
 

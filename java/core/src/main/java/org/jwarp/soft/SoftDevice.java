@@ -27,13 +27,16 @@ public final class SoftDevice implements Device {
     private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
     /** Free direct memory kept for the next connections' transmit and poll buffers. */
     static final long POOLED_BUFFER_BYTES = 16L << 20;
-    private final DirectBufferPool buffers = new DirectBufferPool(POOLED_BUFFER_BYTES);
+    /** Poll buffers and the streams' shared transmit staging (see {@link DirectBufferPool}). */
+    private final DirectBufferPool buffers;
     private volatile boolean closed;
     private final org.jwarp.provider.EventDispatcher events = new org.jwarp.provider.EventDispatcher(SoftProvider.DEVICE_NAME);
 
     SoftDevice(SoftProvider provider, InetAddress localAddress) {
         this.provider = provider;
         this.localAddress = localAddress;
+        SoftConfig c = provider.config();
+        this.buffers = new DirectBufferPool(POOLED_BUFFER_BYTES, c.txBufferSize(), c.txStagingAreas());
         this.cm = new SoftConnectionManager(this);
     }
 
@@ -50,7 +53,7 @@ public final class SoftDevice implements Device {
         return localAddress == null || localAddress.isAnyLocalAddress() ? null : localAddress;
     }
 
-    /** Per-connection direct buffers, released on close (see {@link DirectBufferPool}). */
+    /** Direct buffers: poll buffers released on close, transmit staging lent while bytes wait (see {@link DirectBufferPool}). */
     DirectBufferPool buffers() {
         return buffers;
     }

@@ -63,6 +63,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     boolean timed;
     /** The deadline is the responder's RTR timer (RFC 6581 §9.2); a poller then leaves the stream alone. */
     boolean rtrTimer;
+    /** The borrowed staging area's buffer ({@link StreamTransmit#staging}), null while nothing is staged. */
     ByteBuffer tx;
     InetSocketAddress remote;
     final CompletableFuture<SoftConnection> established = new CompletableFuture<>();
@@ -110,7 +111,6 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         s.setup.rneg = new ResponderNegotiator(base);
         s.setup.reader = s.setup.rneg.newRequestReader();
         StreamSetup.configure(ch);
-        s.tx = device.buffers().acquire(s.config.txBufferSize());
         s.key = reactor.register(ch, SelectionKey.OP_READ, s);
         s.phase = Phase.AWAIT_REQUEST;
         s.setDeadline(s.config.responderTimeout().toNanos());

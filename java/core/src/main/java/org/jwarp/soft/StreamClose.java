@@ -1,7 +1,6 @@
 package org.jwarp.soft;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.TermCode;
@@ -136,30 +135,25 @@ void finishClose() {
     }
 
     /**
-     * The tx buffer goes back to the device's pool on a later reactor turn, under {@link SoftStream#io}: no
+     * The staging area goes back to the device's pool on a later reactor turn, under {@link SoftStream#io}: no
      * frame up this call stack (a data-path pump holding it) and no posting thread still uses it.
+     * Also when the stream holds none: it may be queued for one, or have been handed one meanwhile.
      */
 void releaseTxLater() {
-        if (s.tx == null) {
-            return;
-        }
         try {
             s.reactor.execute(() -> {
-                ByteBuffer b;
                 s.lockIo();
                 try {
-                    b = s.tx;
-                    s.tx = null; // CLOSED: every later user checks the phase or tx == null first
-                    if (s.sender.gather != null) {
-                        s.sender.gather.release(); // no view of the pooled buffer or of registered memory stays
-                    }
+                    // CLOSED: no later borrow (StreamTransmit#staging refuses), so nothing is lent after this;
+                    // no view of the pooled buffer or of registered memory stays
+                    s.sender.releaseStaging();
                 } finally {
                     s.io.unlock();
                 }
-                s.device.buffers().release(b);
             });
         } catch (IllegalStateException e) {
-            // the reactor is closed: the buffer is left to the GC
+            // the reactor is closed: the area is left to the GC, the queue entry is dropped
+            s.device.buffers().cancelStaging(s.sender);
         }
     }
 

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 
+import org.jwarp.mpa.FpduDecoder;
 import org.jwarp.verbs.RdmaTimeoutException;
 
 /**
@@ -33,6 +34,23 @@ final class StreamReceive {
     /** Socket reads by pollers, and those that found nothing (I/O lock; read racily by tests). */
     long pollReads;
     long pollEmptyReads;
+    /** Socket reads that placed payload straight into registered memory (I/O lock; read racily by tests). */
+    long directReads;
+    long directBytes;
+    /** The last {@link #readOnce} filled everything it offered (the socket may hold more). */
+    private boolean lastFull;
+    /** The scattering read's two targets: the registered memory, then the read buffer (reused, cleared after). */
+    private final ByteBuffer[] scatter = new ByteBuffer[2];
+    /**
+     * Bytes a read into registered memory also takes into the read buffer beyond the segment's pad
+     * and CRC: the head of what follows, so a next large segment is split after its header and
+     * placed directly too, while a run of small messages after it costs a few more reads.
+     */
+    static final int DIRECT_LOOKAHEAD = FpduDecoder.SMALL_GATHER;
+    /** Most pad + CRC bytes after a segment's payload. */
+    private static final int TAIL_MAX = 3 + 4;
+    /** Large segments are streaming in: plain reads stop at the next header ({@link #readOnce}). */
+    private boolean bulk;
     /** Most FPDUs decoded in one reactor read turn (reactor only; read racily by tests). */
     private volatile long maxFpdusPerTurn;
 
@@ -112,8 +130,7 @@ final class StreamReceive {
             boolean got = false;
             try {
                 for (int round = 0; round < 8; round++) {
-                    rx.clear();
-                    int n = s.ch.read(rx);
+                    int n = readOnce(rx, rx.capacity());
                     pollReads++;
                     if (n < 0) {
                         pendingEof = true;
@@ -125,9 +142,7 @@ final class StreamReceive {
                         break;
                     }
                     got = true;
-                    rx.flip();
-                    s.data.onBytes(rx);
-                    if (s.sender.deferred || s.phase != SoftStream.Phase.ESTABLISHED || n < rx.capacity()) {
+                    if (s.sender.deferred || s.phase != SoftStream.Phase.ESTABLISHED || !lastFull) {
                         break; // a short read emptied the socket: no second read to find it empty
                     }
                 }
@@ -270,11 +285,7 @@ void readAll() throws IOException {
         int rounds = s.phase == SoftStream.Phase.ESTABLISHED ? 1 : 8;
         long fpdusBefore = s.data != null ? s.data.fpdusReceived() : 0;
         for (int round = 0; round < rounds && s.phase != SoftStream.Phase.CLOSED; round++) {
-            rx.clear();
-            if (s.phase == SoftStream.Phase.ESTABLISHED) {
-                rx.limit(READ_BUDGET);
-            }
-            int n = s.ch.read(rx);
+            int n = readOnce(rx, s.phase == SoftStream.Phase.ESTABLISHED ? READ_BUDGET : rx.capacity());
             if (n < 0) {
                 s.onEof();
                 return;
@@ -282,9 +293,7 @@ void readAll() throws IOException {
             if (n == 0) {
                 return;
             }
-            rx.flip();
-            s.consume(rx);
-            if (n < rx.capacity()) {
+            if (!lastFull) {
                 break;
             }
         }
@@ -297,6 +306,65 @@ void readAll() throws IOException {
             armStallTimer();
         }
         s.sender.flush();
+    }
+
+    /**
+     * One socket read, I/O lock held, and the engine run on what went to {@code rx}. While the
+     * engine places the payload of a large segment whose header it validated (RFC 5041 §7.1) the
+     * read is a scattering one: the payload goes straight into the registered buffer (a view the
+     * engine lends under a placement lease, RFC 5041 §8.3.1 (6): held only for this non-blocking
+     * read, so revocation never waits for the peer) and the pad, CRC and the head of what follows
+     * into {@code rx} (at most {@link #DIRECT_LOOKAHEAD} beyond the CRC); the CRC runs over the
+     * placed bytes. Otherwise a plain read of up to {@code limit} bytes into {@code rx}.
+     *
+     * @return bytes read, 0 when the socket had none, -1 at EOF; {@link #lastFull} says whether
+     *         it filled all it offered
+     */
+    private int readOnce(ByteBuffer rx, int limit) throws IOException {
+        boolean established = s.phase == SoftStream.Phase.ESTABLISHED;
+        ByteBuffer t = established ? s.data.directTarget() : null;
+        rx.clear();
+        if (t == null) {
+            // In a run of large segments read only up to the next one's header (it is then placed
+            // directly too) instead of copying a whole segment out of a full read buffer.
+            int want = bulk && established ? Math.min(limit, TAIL_MAX + DIRECT_LOOKAHEAD) : limit;
+            rx.limit(want);
+            int n = s.ch.read(rx);
+            lastFull = n == want;
+            if (n > 0) {
+                rx.flip();
+                s.consume(rx);
+            }
+            if (bulk && lastFull && (s.phase != SoftStream.Phase.ESTABLISHED || s.data.directTailDue() == 0)) {
+                bulk = false; // something else than a large segment follows: full reads again
+            }
+            return n;
+        }
+        bulk = true;
+        int start = t.position();
+        int want = t.remaining();
+        rx.limit(Math.min(limit, s.data.directTailDue() + DIRECT_LOOKAHEAD));
+        int room = rx.limit();
+        long n;
+        int placed;
+        scatter[0] = t;
+        scatter[1] = rx;
+        try {
+            n = s.ch.read(scatter);
+        } finally {
+            scatter[0] = null;
+            scatter[1] = null;
+            placed = t.position() - start;
+            s.data.directRead(placed); // drops the lease (and the view), also when the read failed
+        }
+        directReads++;
+        directBytes += placed;
+        lastFull = n == (long) want + room;
+        if (rx.position() > 0) {
+            rx.flip();
+            s.consume(rx);
+        }
+        return (int) n;
     }
 
     /** Most inbound FPDUs one reactor turn decoded for this stream (racy read: tests, diagnostics). */

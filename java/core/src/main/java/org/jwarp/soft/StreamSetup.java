@@ -67,9 +67,7 @@ final class StreamSetup {
                                 + " as the source: " + e.getMessage(), e);
                     }
                 }
-                if (s.tx == null) {
-                    s.tx = s.device.buffers().acquire(s.config.txBufferSize());
-                } else {
+                if (s.tx != null) {
                     s.tx.clear(); // a Rev 1 retry (RFC 6581 §10): nothing of the first attempt goes out
                 }
                 reader = new MpaFrameReader(MpaFrame.Kind.REPLY, ineg.config().limits(), false);
@@ -92,7 +90,7 @@ void onConnected() throws IOException {
         MpaFrame req = ineg.createRequest();
         setupBytes = 0;
         s.requestBytes = req.toBytes();
-        s.tx.put(s.requestBytes);
+        s.sender.staging(true).put(s.requestBytes);
         s.phase = SoftStream.Phase.AWAIT_REPLY;
         reader.reset();
         s.sender.interest(SelectionKey.OP_READ);
@@ -291,7 +289,7 @@ void decideResponder(NegotiationDecision d) {
         s.outcome = d.outcome();
         if (d.frame() != null) {
             s.replyBytes = d.frameBytes();
-            s.tx.put(s.replyBytes);
+            s.sender.staging(true).put(s.replyBytes);
         }
         switch (d.action()) {
             case ESTABLISH -> establish();
@@ -353,8 +351,9 @@ void establish() {
 
     /** Queues an MPA-layer TERM; setup TERMs carry CRC 0 (CRC is not active yet). */
 void sendSetupTerm(TermCode code) {
-        if (code != null && s.tx != null) {
-            SoftTerm.encodeSetupTerm(s.tx, code);
+        ByteBuffer tx = code == null ? null : s.sender.staging(true);
+        if (tx != null) {
+            SoftTerm.encodeSetupTerm(tx, code);
         }
     }
 }

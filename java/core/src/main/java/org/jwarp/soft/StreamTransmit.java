@@ -1,6 +1,7 @@
 package org.jwarp.soft;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 
 /**
@@ -13,6 +14,14 @@ import java.nio.channels.SelectionKey;
  * only place OP_WRITE is dropped, and it re-requests a pump when it empties tx while the engine
  * still holds output, so "output pending, nothing staged, nobody pumping" cannot arise however the
  * posting thread, a CQ poller and the reactor interleave.
+ *
+ * <p>Staging is borrowed, not owned: the stream takes a {@link TxStaging} from its device's
+ * {@link DirectBufferPool} when it has something to stage ({@link #staging}) and gives it back as
+ * soon as a flush leaves nothing staged or referenced ({@link #releaseIfDrained}); a drained or
+ * idle stream holds no staging memory. Only a partial write keeps the area until OP_WRITE drains
+ * it. When the pool has none to lend, the stream is <em>starved</em>: like a full socket, it
+ * stops pumping and neither loops nor asks the reactor again; the pool hands it the next area
+ * given back and schedules it ({@link #stagingGranted}), so the wake-up cannot be lost.
  */
 final class StreamTransmit {
     /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
@@ -26,6 +35,14 @@ final class StreamTransmit {
 
     /** FPDU mode's zero-copy transmit (null during connection setup, which writes tx as is). */
     TxGather gather;
+    /** The borrowed staging area ({@link SoftStream#tx} is its buffer), or null; guarded by the I/O lock. */
+    TxStaging staging;
+    /** The last borrow found no staging area: the pool will hand one over; guarded by the I/O lock. */
+    boolean starved;
+    /** Queued in the pool for a staging area; guarded by the pool's lock. */
+    boolean waiting;
+    /** An area the pool handed over while this stream waited; guarded by the pool's lock. */
+    TxStaging granted;
 
     private final SoftStream s;
 
@@ -112,25 +129,98 @@ void pumpInline() {
         deferred = true;
     }
 
-    /** Writes queued bytes; keeps OP_WRITE while some remain. */
-    void flush() throws IOException {
-        if (s.ch == null || !s.ch.isOpen() || s.tx == null || s.phase == SoftStream.Phase.CONNECTING) {
+    /**
+     * The stream's staging buffer, borrowing an area when it holds none; null when the stream is
+     * closing or the pool has none to lend (then the stream is starved until the pool hands it one).
+     * {@code setup}: an MPA frame or TERM that never waits. I/O lock held.
+     */
+    ByteBuffer staging(boolean setup) {
+        if (s.tx != null) {
+            return s.tx;
+        }
+        if (s.phase == SoftStream.Phase.CLOSING || s.phase == SoftStream.Phase.CLOSED) {
+            return null;
+        }
+        TxStaging st = s.device.buffers().borrowStaging(this, setup);
+        if (st == null) {
+            starved = true;
+            return null;
+        }
+        starved = false;
+        staging = st;
+        s.tx = st.buf;
+        if (gather != null) {
+            gather.bind(st);
+        }
+        return s.tx;
+    }
+
+    /** FPDU mode begins: the zero-copy transmit takes over the staging area held since setup, if any. */
+    void attachGather(TxGather g) {
+        gather = g;
+        if (staging != null) {
+            g.bind(staging);
+        }
+    }
+
+    /** FPDU mode, nothing staged or referenced: the staging area goes back to the pool. I/O lock held. */
+    void releaseIfDrained() {
+        TxStaging st = staging;
+        if (st == null || s.phase != SoftStream.Phase.ESTABLISHED || staged()) {
             return;
         }
-        TxGather g = gather;
-        if (g != null) {
-            g.bind(s.tx);
-            if (g.pending()) {
-                g.write(s.ch);
-                g.compact();
-                s.data.completeAccepted(g);
-            }
-        } else if (s.tx.position() > 0) {
-            s.tx.flip();
-            try {
-                s.ch.write(s.tx);
-            } finally {
-                s.tx.compact();
+        if (gather != null) {
+            gather.unbind();
+        }
+        staging = null;
+        s.tx = null;
+        s.device.buffers().giveBackStaging(st);
+    }
+
+    /** The stream closed (I/O lock held): its area, one handed over meanwhile, its place in the queue all go back. */
+    void releaseStaging() {
+        TxStaging st = gather != null ? gather.release() : null;
+        if (st == null) {
+            st = staging;
+        }
+        staging = null;
+        s.tx = null;
+        DirectBufferPool pool = s.device.buffers();
+        pool.giveBackStaging(st);
+        pool.cancelStaging(this);
+    }
+
+    /** The pool handed this starved stream a staging area (any thread, no lock): the reactor resumes it. */
+    void stagingGranted() {
+        s.reactor.schedule(s);
+    }
+
+    /** Whether a pump could stage another FPDU now (false while starved: the pool's hand-over resumes it). */
+    boolean roomFor(int maxFpduWire) {
+        return s.tx != null ? gather.room(maxFpduWire) : !starved;
+    }
+
+    /** Writes queued bytes; keeps OP_WRITE while some remain; gives the staging area back once drained. */
+    void flush() throws IOException {
+        if (s.ch == null || !s.ch.isOpen() || s.phase == SoftStream.Phase.CONNECTING) {
+            return;
+        }
+        if (s.tx != null) {
+            TxGather g = gather;
+            if (g != null) {
+                g.bind(staging);
+                if (g.pending()) {
+                    g.write(s.ch);
+                    g.compact();
+                    s.data.completeAccepted(g);
+                }
+            } else if (s.tx.position() > 0) {
+                s.tx.flip();
+                try {
+                    s.ch.write(s.tx);
+                } finally {
+                    s.tx.compact();
+                }
             }
         }
         boolean pending = staged();
@@ -144,10 +234,14 @@ void pumpInline() {
                 }
             }
         }
-        if (!pending && s.phase == SoftStream.Phase.ESTABLISHED && s.data.hasPendingOutput()) {
+        if (!pending) {
+            releaseIfDrained();
+        }
+        if (!pending && s.phase == SoftStream.Phase.ESTABLISHED && !starved && s.data.hasPendingOutput()) {
             // The one place OP_WRITE is dropped is also the one place that sees the engine still
             // holding output (a pump stopped at a full socket that drained since): it asks for
-            // another pump, so "output pending, nothing staged, nobody pumping" cannot arise.
+            // another pump, so "output pending, nothing staged, nobody pumping" cannot arise. A
+            // starved stream is resumed by the pool's hand-over instead.
             outputLeft();
         }
         if (!pending && s.phase == SoftStream.Phase.CLOSING) {

@@ -22,6 +22,11 @@ import org.jwarp.mpa.FpduSink;
  * every byte up to it ({@link #write} returns those WRs' slots through {@link #acceptedSlot}),
  * so the application may reuse its buffer once it sees the completion.
  *
+ * <p>The staging buffer, its run views and the slice table belong to a {@link TxStaging} the
+ * stream borrows while it has bytes to send ({@link #bind}) and gives back once they all left
+ * ({@link #unbind}); this object keeps only what outlives a write: the completions waiting for
+ * the socket (sized from the send queue's depth), the accepted count and the view pools.
+ *
  * <p>No allocation per operation: the staging-run views and the slice table are preallocated;
  * payload views come from a pool per source buffer (a region's buffer): a pending slice borrows
  * one and returns it once written, so a duplicate is made only when more slices of one region
@@ -36,10 +41,15 @@ final class TxGather implements FpduSink {
     /** Source buffers whose view pools are kept; beyond this, idle pools are dropped. */
     static final int POOLS = 64;
 
-    /** Idle payload views of one source buffer (a stack) and how many are lent out. */
-    private static final class Pool {
+    /**
+     * Idle payload views of one source buffer (a stack) and how many are lent out. The stack grows
+     * (doubling, up to {@link #SLICES}) only when more views of this source are lent at once than
+     * ever before, as the views themselves do, so a QP that sends a few FPDUs at a time from a
+     * region keeps a few slots, not a table sized for the largest batch.
+     */
+    static final class Pool {
         final ByteBuffer src;
-        final ByteBuffer[] idle = new ByteBuffer[SLICES];
+        ByteBuffer[] idle = new ByteBuffer[4];
         int idleCount;
         int lent;
 
@@ -50,6 +60,9 @@ final class TxGather implements FpduSink {
         ByteBuffer borrow() {
             lent++;
             if (idleCount == 0) {
+                if (lent > idle.length) {
+                    idle = java.util.Arrays.copyOf(idle, Math.min(SLICES, 2 * idle.length)); // room for its return
+                }
                 return src.duplicate(); // only when more slices of this source are pending than ever before
             }
             ByteBuffer v = idle[--idleCount];
@@ -63,19 +76,22 @@ final class TxGather implements FpduSink {
         }
     }
 
-    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>();
+    /** View pools by source buffer; sized for the few regions a QP usually sends from (grows if needed). */
+    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>(4);
     /** The pool of the last source referenced (most FPDUs in a row come from one region). */
     private Pool lastPool;
     private final int budget;
+    /** The borrowed staging area (null while nothing is staged) and its buffer. */
+    private TxStaging staging;
     private ByteBuffer tx;
     /** Staging index up to which the socket took the staged bytes. */
     private int sent;
-    /** Pending slices, a ring: staging index each is spliced in before, its view, its source. */
-    private final int[] at = new int[SLICES];
-    private final ByteBuffer[] view = new ByteBuffer[SLICES];
-    private final Pool[] viewOf = new Pool[SLICES];
+    /** Pending slices, a ring (the staging's): staging index each is spliced in before, its view, its source. */
+    private int[] at;
+    private ByteBuffer[] view;
+    private Pool[] viewOf;
     /** Bytes of each pending slice the socket has not taken yet. */
-    private final int[] rem = new int[SLICES];
+    private int[] rem;
     private int head;
     private int count;
     /** Sum of {@link #rem} over the pending slices. */
@@ -87,8 +103,19 @@ final class TxGather implements FpduSink {
     private final long[] doneEnd;
     private int doneHead;
     private int doneCount;
-    private final ByteBuffer[] runs = new ByteBuffer[SLICES + 1];
-    private final ByteBuffer[] iov = new ByteBuffer[2 * SLICES + 1];
+    private ByteBuffer[] runs;
+    private ByteBuffer[] iov;
+    /** The staging's flags: whether iov entry i is a staging run (else a payload slice). */
+    private boolean[] iovRun;
+    /** The kept iovec: entries [iovFrom, iovN) not fully written yet; 0 entries when none is kept. */
+    private int iovN;
+    private int iovFrom;
+    /** Slices popped since the iovec was built: slice j's run is {@code runs[runBase + j]}. */
+    private int runBase;
+    /** Staging end and slice-ring tail when the iovec was built: anything added since means a rebuild. */
+    private int builtEnd;
+    private int builtTail;
+    private long rebuilds;
 
     TxGather(int sqDepth, int budget) {
         this.budget = budget;
@@ -96,14 +123,57 @@ final class TxGather implements FpduSink {
         doneEnd = new long[sqDepth + 1];
     }
 
-    /** Binds the stream's staging buffer (views of it are made once). */
-    void bind(ByteBuffer staging) {
-        if (tx != staging) {
-            tx = staging;
-            for (int i = 0; i < runs.length; i++) {
-                runs[i] = staging.duplicate();
+    /** Binds the staging area the stream borrowed (its views and slice table come with it). */
+    void bind(TxStaging st) {
+        if (staging != st) {
+            if (pending()) {
+                throw new IllegalStateException("rebinding staging with bytes pending");
             }
+            dropIov();
+            staging = st;
+            tx = st.buf;
+            runs = st.runs;
+            iov = st.iov;
+            iovRun = st.iovRun;
+            at = st.at;
+            view = st.view;
+            viewOf = st.viewOf;
+            rem = st.rem;
+            head = 0;
+            sent = 0;
         }
+    }
+
+    /** The bound staging area, or null. */
+    TxStaging staging() {
+        return staging;
+    }
+
+    /**
+     * Everything staged or referenced has left ({@link #pending} false): forgets the staging area so
+     * the stream can give it back; its slice table is empty. Returns it, or null when none was bound.
+     */
+    TxStaging unbind() {
+        TxStaging st = staging;
+        if (st == null) {
+            return null;
+        }
+        if (pending()) {
+            throw new IllegalStateException("staging still holds bytes the socket has not taken");
+        }
+        dropIov();
+        staging = null;
+        tx = null;
+        runs = null;
+        iov = null;
+        iovRun = null;
+        at = null;
+        view = null;
+        viewOf = null;
+        rem = null;
+        head = 0;
+        sent = 0;
+        return st;
     }
 
     @Override
@@ -197,29 +267,70 @@ final class TxGather implements FpduSink {
         return slot;
     }
 
-    /** One gathering write of everything pending; returns the bytes the socket took. */
+    /**
+     * One gathering write of everything pending; returns the bytes the socket took. After a
+     * partial write the iovec is kept: while nothing new was staged or referenced, the next write
+     * resumes it at its first unwritten entry instead of rebuilding it ({@link #compact} shifts its
+     * staging runs along with the bytes).
+     */
     long write(SocketChannel ch) throws IOException {
+        int end = tx.position();
+        if (count == 0 && end == sent) {
+            return 0;
+        }
+        if (iovN == 0 || end != builtEnd || (head + count) % SLICES != builtTail) {
+            build(end);
+        }
+        while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
+            iovFrom++;
+        }
+        long w = iovFrom == iovN ? 0 : ch.write(iov, iovFrom, iovN - iovFrom);
+        accepted += w;
+        consumed(end);
+        if (count == 0 && sent == end) {
+            dropIov(); // everything left: hold no view
+        }
+        return w;
+    }
+
+    /** Lays out the iovec afresh: [run] slice [run] slice ... [run]. */
+    private void build(int end) {
+        dropIov();
         int n = 0;
         int from = sent;
         for (int j = 0; j < count; j++) {
             int k = (head + j) % SLICES;
             if (at[k] > from) {
+                iovRun[n] = true;
                 iov[n++] = runs[j].limit(at[k]).position(from);
                 from = at[k];
             }
+            iovRun[n] = false;
             iov[n++] = view[k];
         }
-        int end = tx.position();
         if (end > from) {
+            iovRun[n] = true;
             iov[n++] = runs[count].limit(end).position(from);
         }
-        long w = n == 0 ? 0 : ch.write(iov, 0, n);
-        for (int i = 0; i < n; i++) {
+        iovN = n;
+        iovFrom = 0;
+        runBase = 0;
+        builtEnd = end;
+        builtTail = (head + count) % SLICES;
+        rebuilds++;
+    }
+
+    private void dropIov() {
+        for (int i = 0; i < iovN; i++) {
             iov[i] = null;
         }
-        accepted += w;
-        consumed(end);
-        return w;
+        iovN = 0;
+        iovFrom = 0;
+    }
+
+    /** Iovec layouts built so far (tests: a partial write is resumed, not rebuilt). */
+    long rebuilds() {
+        return rebuilds;
     }
 
     /** After a write: NIO advanced every view by what it wrote; drop what is done, front first. */
@@ -229,7 +340,7 @@ final class TxGather implements FpduSink {
         for (int j = 0; j < count; j++) {
             int k = (head + j) % SLICES;
             if (at[k] > from) {
-                sent = runs[j].position();
+                sent = runs[runBase + j].position();
                 if (sent < at[k]) {
                     break;
                 }
@@ -241,16 +352,19 @@ final class TxGather implements FpduSink {
             if (left > 0) {
                 break;
             }
-            viewOf[k].giveBack(view[k]);
+            if (viewOf[k] != null) { // null: a snapshot taken at revocation
+                viewOf[k].giveBack(view[k]);
+            }
             view[k] = null;
             viewOf[k] = null;
             popped++;
         }
         if (popped == count && end > from) {
-            sent = runs[count].position();
+            sent = runs[runBase + count].position();
         }
         head = (head + popped) % SLICES;
         count -= popped;
+        runBase += popped;
     }
 
     /** Drops written staging bytes so the staging buffer has room again (slice positions shift). */
@@ -260,27 +374,106 @@ final class TxGather implements FpduSink {
         }
         if (count == 0 && tx.position() == sent) {
             tx.clear();
+            dropIov();
         } else {
             tx.limit(tx.position()).position(sent);
             tx.compact();
             for (int j = 0; j < count; j++) {
                 at[(head + j) % SLICES] -= sent;
             }
+            while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
+                iovFrom++; // written entries lie before sent: nothing to shift
+            }
+            for (int i = iovFrom; i < iovN; i++) {
+                if (iovRun[i]) { // the kept iovec's staging runs move with their bytes
+                    ByteBuffer r = iov[i];
+                    r.position(r.position() - sent).limit(r.limit() - sent);
+                }
+            }
+            builtEnd -= sent;
         }
         sent = 0;
     }
 
-    /** The stream closed: forget references to staging and registered memory. */
-    void release() {
-        for (int i = 0; i < SLICES; i++) {
-            view[i] = null;
-            viewOf[i] = null;
+    /**
+     * Copy-on-revoke, RFC 5041 §8.3.1 (6) for the source side: bytes [{@code from}, {@code to}) of
+     * {@code src} belong to a region being deregistered. Every pending slice overlapping them is
+     * replaced by a snapshot of its bytes not yet written, so nothing is read from the region once
+     * deregistration returns, however long the peer takes to read; the FPDUs stay intact (their
+     * CRC was computed over these bytes when they were referenced). The socket reads our memory only
+     * inside {@link #write}, under the same I/O lock as this method, so no write is half-way through
+     * a slice here. Cold path: allocates the snapshots. Returns the bytes copied.
+     */
+    long revoked(ByteBuffer src, int from, int to) {
+        Pool p = view == null || count == 0 ? null : pools.get(src);
+        if (p == null || p.lent == 0) {
+            return 0;
+        }
+        long copied = 0;
+        for (int j = 0; j < count; j++) {
+            int k = (head + j) % SLICES;
+            ByteBuffer v = view[k];
+            int a = v.position();
+            int b = v.limit();
+            if (viewOf[k] != p || a >= to || b <= from || a == b) {
+                continue;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(b - a);
+            copy.put(0, v, a, b - a);
+            p.giveBack(v);
+            view[k] = copy;
+            viewOf[k] = null;
+            copied += b - a;
+        }
+        if (copied > 0) {
+            dropIov(); // the next write lays the snapshots out
+        }
+        return copied;
+    }
+
+    /** Run once by {@link #release} (the stream's revocation listener leaves the STag table). */
+    Runnable onRelease;
+
+    /**
+     * The stream closed: forget references to staging and registered memory. The staging area, if
+     * one was bound, is returned with an empty slice table (for its owner to give back), else null.
+     */
+    TxStaging release() {
+        dropIov();
+        Runnable r = onRelease;
+        onRelease = null;
+        if (r != null) {
+            r.run();
+        }
+        TxStaging st = staging;
+        if (view != null) {
+            for (int i = 0; i < SLICES; i++) {
+                view[i] = null;
+                viewOf[i] = null;
+            }
+            for (int i = 0; i < iov.length; i++) {
+                iov[i] = null;
+            }
         }
         pools.clear();
         lastPool = null;
         count = 0;
         sliceBytes = 0;
         sent = 0;
+        head = 0;
+        dropIov();
+        staging = null;
         tx = null;
+        runs = null;
+        iov = null;
+        iovRun = null;
+        at = null;
+        view = null;
+        viewOf = null;
+        rem = null;
+        if (st != null) {
+            st.buf.clear();
+        }
+        return st;
     }
 }

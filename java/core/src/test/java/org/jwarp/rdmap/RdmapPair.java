@@ -18,6 +18,12 @@ final class RdmapPair {
         final List<TermCode> localErrors = new ArrayList<>();
         final List<TerminateMessage> peerTerms = new ArrayList<>();
         final List<long[]> flushed = new ArrayList<>();
+        final List<Long> revokedReceives = new ArrayList<>();
+
+        @Override
+        public void onReceiveRevoked(long wrId) {
+            revokedReceives.add(wrId);
+        }
         int firstFpdu;
 
         @Override

@@ -84,14 +84,15 @@ class AdversarialPeerTest {
             assertTrue(accepted.get() > 0, "some accepts returned a connection");
             assertEquals(0, left, "connections still tracked after " + cycles + " resets right after the Reply ("
                     + accepted.get() + " accepted)");
-            // closed streams give their transmit buffers back (on a later reactor turn), not to the GC
-            long pooled = 0;
-            for (int i = 0; i < 500 && pooled == 0; i++) {
-                pooled = f.device.buffers().pooledBytes();
+            // closed streams give their transmit staging back (on a later reactor turn), not to the GC
+            int lent = -1;
+            for (int i = 0; i < 500 && lent != 0; i++) {
+                lent = f.device.buffers().stagingInUse();
                 Thread.sleep(10);
             }
-            assertTrue(pooled >= f.device.config().txBufferSize(), "no transmit buffer came back to the pool: " + pooled);
-            assertTrue(pooled <= SoftDevice.POOLED_BUFFER_BYTES, "pool over its cap: " + pooled);
+            assertEquals(0, lent, "staging areas still lent after every stream closed");
+            assertTrue(f.device.buffers().stagingFree() >= 1, "no staging area came back to the pool");
+            assertTrue(f.device.buffers().pooledBytes() <= SoftDevice.POOLED_BUFFER_BYTES, "pool over its cap");
             legitRoundTrip(f);
             assertEquals(0, f.device.trackedCount(SoftConnection.class), "the legit pair was untracked on close");
         }

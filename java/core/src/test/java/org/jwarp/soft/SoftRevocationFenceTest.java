@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -77,6 +78,41 @@ class SoftRevocationFenceTest {
                     if (mem.get(i) != GUARD) {
                         throw new AssertionError("trial " + trial + ": a Write byte landed at " + i
                                 + " after MemoryRegion.close returned");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §8.3.1 (6): a Send for a receive whose region was closed after posting lands nowhere; LOC_PROT_ERR, the rest flushed")
+    void closeFencesPostedReceive_5041_8_3_1() throws Exception {
+        for (int size : new int[] {100, SIZE}) { // one small FPDU, and large ones placed by direct reads
+            try (SoftFixture f = new SoftFixture();
+                 SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+                SoftMemoryRegion src = f.region(f.pd, SIZE, Access.LOCAL_WRITE);
+                for (int i = 0; i < SIZE; i++) {
+                    src.raw().put(i, (byte) 0x5A);
+                }
+                SoftMemoryRegion dst = f.region(f.pd2, SIZE, Access.LOCAL_WRITE);
+                ByteBuffer mem = dst.raw();
+                p.responder().queuePair().postRecv(7, dst, 0, SIZE);
+                p.responder().queuePair().postRecv(8, dst, 0, SIZE);
+                dst.close();
+                for (int i = 0; i < SIZE; i++) {
+                    mem.put(i, GUARD);
+                }
+                p.initiator().queuePair().postSend(new SendRequest().send(1, src, 0, size));
+                WorkCompletion rc = SoftFixture.one(f.cq2);
+                assertEquals(7, rc.wrId);
+                assertEquals(WcStatus.LOC_PROT_ERR, rc.status, size + " B: the receive's memory was revoked");
+                WorkCompletion next = SoftFixture.one(f.cq2);
+                assertEquals(8, next.wrId);
+                assertEquals(WcStatus.WR_FLUSH_ERR, next.status);
+                Thread.sleep(20);
+                for (int i = 0; i < SIZE; i++) {
+                    if (mem.get(i) != GUARD) {
+                        throw new AssertionError(size + " B Send: a byte landed at " + i + " after MemoryRegion.close returned");
                     }
                 }
             }

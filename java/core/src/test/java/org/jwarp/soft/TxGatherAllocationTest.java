@@ -45,7 +45,7 @@ class TxGatherAllocationTest {
                 drain.start();
                 TxGather g = new TxGather(64, 1 << 20);
                 ByteBuffer staging = ByteBuffer.allocateDirect(64 * 1024);
-                g.bind(staging);
+                g.bind(new TxStaging(staging));
                 int n = 30_000;
                 long before = 0;
                 for (int i = 0; i < n; i++) {

@@ -25,7 +25,7 @@ class TxGatherPoolTest {
                  SocketChannel rx = server.accept()) {
                 TxGather g = new TxGather(8, 1 << 20);
                 ByteBuffer staging = ByteBuffer.allocateDirect(4096);
-                g.bind(staging);
+                g.bind(new TxStaging(staging));
                 ByteBuffer in = ByteBuffer.allocate(64);
                 int regions = 3 * TxGather.POOLS;
                 for (int i = 0; i < regions; i++) {

@@ -34,7 +34,7 @@ class TxGatherTest {
                 tx.configureBlocking(false);
                 TxGather g = new TxGather(slices, Integer.MAX_VALUE);
                 ByteBuffer staging = ByteBuffer.allocateDirect(64 * 1024);
-                g.bind(staging);
+                g.bind(new TxStaging(staging));
                 ByteArrayOutputStream want = new ByteArrayOutputStream();
                 long[] ends = new long[slices];
                 for (int i = 0; i < slices; i++) {
@@ -89,6 +89,67 @@ class TxGatherTest {
                     got.write(in.array(), 0, r);
                 }
                 assertEquals(slices, completed);
+                assertTrue(!g.pending());
+                assertArrayEquals(want.toByteArray(), got.toByteArray());
+            }
+        }
+    }
+
+    /**
+     * A partial write keeps its iovec: the next write resumes it (also across {@link TxGather#compact})
+     * instead of laying out all pending entries again, and the stream bytes stay exact while new
+     * FPDUs are queued between writes (RFC 5044 §4: FPDUs leave whole and in order).
+     */
+    @Test
+    void partialWriteResumesTheIovec_5044_4() throws Exception {
+        int sliceLen = 64 * 1024;
+        int slices = 128;
+        ByteBuffer mem = ByteBuffer.allocateDirect(slices * sliceLen);
+        for (int i = 0; i < mem.capacity(); i++) {
+            mem.put(i, (byte) (i * 13 + (i >>> 12)));
+        }
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            try (SocketChannel tx = SocketChannel.open(server.getLocalAddress());
+                 SocketChannel rx = server.accept()) {
+                tx.configureBlocking(false);
+                TxGather g = new TxGather(slices, Integer.MAX_VALUE);
+                ByteBuffer staging = ByteBuffer.allocateDirect(64 * 1024);
+                g.bind(new TxStaging(staging));
+                ByteArrayOutputStream want = new ByteArrayOutputStream();
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                ByteBuffer in = ByteBuffer.allocate(16 * 1024); // the peer reads slowly: writes stay partial
+                int queued = 0;
+                long resumed = 0;
+                while (got.size() < want.size() || queued < slices) {
+                    if (queued < slices && (queued < slices / 2 || got.size() % 5 == 0 || !g.pending())) {
+                        for (int b = 0; b < 3; b++) {
+                            staging.put((byte) (queued + b));
+                            want.write(queued + b);
+                        }
+                        ByteBuffer v = g.reference(staging.position(), mem, queued * sliceLen, sliceLen);
+                        byte[] p = new byte[sliceLen];
+                        v.get(v.position(), p);
+                        want.writeBytes(p);
+                        staging.put((byte) 0x7E);
+                        want.write(0x7E);
+                        queued++;
+                    }
+                    g.write(tx);
+                    g.compact();
+                    boolean partial = g.pending();
+                    long kept = g.rebuilds();
+                    g.write(tx); // nothing new queued: a partial write's iovec is resumed
+                    g.compact();
+                    if (partial && g.rebuilds() == kept) {
+                        resumed++;
+                    }
+                    in.clear();
+                    int r = rx.read(in);
+                    got.write(in.array(), 0, r);
+                }
+                assertTrue(resumed > 0, "a partial write was resumed without a rebuild");
+                assertTrue(g.rebuilds() < 3L * slices, "rebuilds " + g.rebuilds());
                 assertTrue(!g.pending());
                 assertArrayEquals(want.toByteArray(), got.toByteArray());
             }

@@ -1,0 +1,54 @@
+package org.jwarp.soft;
+
+import org.jwarp.memory.StagDomain;
+import org.jwarp.memory.StagRegion;
+import org.jwarp.memory.StagTable;
+
+/**
+ * RFC 5041 §8.3.1 (6) for the source side of one stream's zero-copy transmit: when a region is
+ * deregistered, payload slices of it that still wait for the socket in the stream's
+ * {@link TxGather} are snapshotted ({@link TxGather#revoked}, copy-on-revoke), so once
+ * deregistration returns no byte is read from the region, and a peer that stops reading cannot
+ * hold deregistration up. Later segments are the engine's: it checks the source before each one
+ * (a Read Response then ends the stream with an invalid-STag TERM, a Send or Write with a local
+ * catastrophic error).
+ *
+ * <p>Why this bound holds: the socket reads registered memory only inside {@link TxGather#write},
+ * and the engine reads it only while staging an FPDU (copy or CRC), both under the stream's I/O
+ * lock, which is held for engine work and non-blocking socket calls only, never across a blocking
+ * one. So taking that lock waits for at most one bounded CRC-and-write, after which the slices
+ * are copied. The listener is registered with the device's {@link StagTable} for as long as the
+ * stream's transmit path exists and leaves it when the path is released.
+ */
+final class SourceRevocation implements StagTable.RevocationListener {
+    private final SoftStream stream;
+    private final StagDomain pd;
+    private final TxGather gather;
+
+    private SourceRevocation(SoftStream stream, StagDomain pd, TxGather gather) {
+        this.stream = stream;
+        this.pd = pd;
+        this.gather = gather;
+    }
+
+    /** Registers the stream's listener; {@link TxGather#release} removes it. */
+    static void attach(SoftStream stream, SoftQueuePair qp, TxGather gather) {
+        StagTable stags = qp.pd().device().stags();
+        SourceRevocation l = new SourceRevocation(stream, qp.pd().engineDomain(), gather);
+        stags.addRevocationListener(l);
+        gather.onRelease = () -> stags.removeRevocationListener(l);
+    }
+
+    @Override
+    public void revoked(StagRegion r) {
+        if (r.pd() != pd) {
+            return; // this stream reads regions of its own protection domain only
+        }
+        stream.io.lock();
+        try {
+            gather.revoked(r.buffer(), r.offset(), (int) Math.min(Integer.MAX_VALUE, r.offset() + r.length()));
+        } finally {
+            stream.io.unlock();
+        }
+    }
+}
