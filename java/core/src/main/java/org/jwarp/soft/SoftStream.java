@@ -77,7 +77,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     volatile RdmaException failure;
     final CompletableFuture<Void> closed = new CompletableFuture<>();
     /** Serializes the engine, the tx buffer and the socket writes between the reactor, posting and polling threads. */
-    final ReentrantLock io = new ReentrantLock();
+    final IoLock io = new IoLock();
     /** Connection setup (siw_cm), transmit (siw_qp_tx), receive (siw_qp_rx) and close, each in its class. */
     final StreamSetup setup = new StreamSetup(this);
     final StreamTransmit sender = new StreamTransmit(this);
@@ -382,11 +382,23 @@ void clearDeadline() {
     /** Counters for diagnostics (racy reads, any thread). */
     String debugState() {
         SoftDataPath d = data;
-        return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (tx == null ? 0 : tx.position());
+        Thread holder = io.owner();
+        return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (tx == null ? 0 : tx.position())
+                + (holder == null ? "" : ", I/O lock held by \"" + holder.getName() + "\" #" + holder.getId() + " "
+                        + holder.getState());
     }
 
     @Override
     public String toString() {
         return "SoftStream[" + (initiator ? "initiator" : "responder") + " " + remote + " " + phase + "]";
+    }
+
+    /** The I/O lock; names its holder in {@link #debugState} (a stall report shows who holds it). */
+    static final class IoLock extends ReentrantLock {
+        private static final long serialVersionUID = 1L;
+
+        Thread owner() {
+            return getOwner();
+        }
     }
 }

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -228,21 +227,33 @@ class SoftLostWakeupTest {
         }
     }
 
-    /** Both QPs and the provider threads' stacks: where a stall stands. */
+    /**
+     * Both QPs and every thread's stack but the CPU hogs' (drivers of CompletableFuture.runAsync
+     * are plain Thread-N threads on a small machine): where a stall stands. A thread blocked on a
+     * lock names the lock's owner, so the holder of a stream's I/O lock shows whatever its name.
+     */
     private static String state(End a, End b) {
         StringBuilder sb = new StringBuilder();
         sb.append("\n  A: ").append(a.c.queuePair()).append("\n  B: ").append(b.c.queuePair());
-        for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
-            String name = e.getKey().getName();
-            if (name.startsWith("cpu-hog")) {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (java.lang.management.ThreadInfo ti : mx.dumpAllThreads(true, true)) {
+            if (ti == null || ti.getThreadName().startsWith("cpu-hog")) {
                 continue;
             }
-            if (name.startsWith("jwarp") || name.contains("ForkJoinPool")) {
-                sb.append("\n  thread ").append(name).append(' ').append(e.getKey().getState());
-                StackTraceElement[] st = e.getValue();
-                for (int i = 0; i < Math.min(12, st.length); i++) {
-                    sb.append("\n      at ").append(st[i]);
-                }
+            sb.append("\n  thread \"").append(ti.getThreadName()).append("\" #").append(ti.getThreadId()).append(' ')
+                    .append(ti.getThreadState());
+            if (ti.getLockName() != null) {
+                sb.append(" on ").append(ti.getLockName());
+            }
+            if (ti.getLockOwnerName() != null) {
+                sb.append(" owned by \"").append(ti.getLockOwnerName()).append("\" #").append(ti.getLockOwnerId());
+            }
+            for (java.lang.management.LockInfo li : ti.getLockedSynchronizers()) {
+                sb.append("\n      holds ").append(li);
+            }
+            StackTraceElement[] st = ti.getStackTrace();
+            for (int i = 0; i < Math.min(24, st.length); i++) {
+                sb.append("\n      at ").append(st[i]);
             }
         }
         return sb.toString();
