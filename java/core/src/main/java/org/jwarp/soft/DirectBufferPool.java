@@ -45,6 +45,8 @@ final class DirectBufferPool {
     private int stagingInUse;
     /** Streams waiting for a staging area, first come first served. */
     private final ArrayDeque<StreamTransmit> waiters = new ArrayDeque<>();
+    /** Makes a new staging area of the given capacity (tests replace it to simulate exhausted direct memory). */
+    java.util.function.IntFunction<TxStaging> allocator = TxStaging::new;
 
     DirectBufferPool(long maxPooledBytes) {
         this(maxPooledBytes, SoftConfig.defaults().txBufferSize(), SoftConfig.DEFAULT_TX_STAGING_AREAS);
@@ -103,14 +105,20 @@ final class DirectBufferPool {
             return null;
         }
         try {
-            return new TxStaging(stagingCapacity);
+            return allocator.apply(stagingCapacity);
         } catch (OutOfMemoryError e) {
-            // direct memory exhausted: wait for an area like any other waiter
+            // direct memory exhausted: wait for an area like any other waiter while one is lent (its
+            // give-back hands it over); with none lent no give-back will come, so the stream retries
+            // on a later turn instead of queueing (and holding every later borrower behind it)
             synchronized (this) {
                 stagingInUse--;
                 if (!setup && !t.waiting) {
-                    t.waiting = true;
-                    waiters.addLast(t);
+                    if (stagingInUse > 0) {
+                        t.waiting = true;
+                        waiters.addLast(t);
+                    } else {
+                        t.retryStaging = true;
+                    }
                 }
             }
             if (setup) {

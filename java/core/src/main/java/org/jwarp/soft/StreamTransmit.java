@@ -43,6 +43,8 @@ final class StreamTransmit {
     boolean waiting;
     /** An area the pool handed over while this stream waited; guarded by the pool's lock. */
     TxStaging granted;
+    /** The last borrow failed with nothing lent (direct memory exhausted): retry on a later turn; I/O lock. */
+    boolean retryStaging;
 
     private final SoftStream s;
 
@@ -144,6 +146,10 @@ void pumpInline() {
         TxStaging st = s.device.buffers().borrowStaging(this, setup);
         if (st == null) {
             starved = true;
+            if (retryStaging) {
+                retryStaging = false; // not queued: nobody would hand it an area, so it asks again itself
+                s.reactor.schedule(s);
+            }
             return null;
         }
         starved = false;
