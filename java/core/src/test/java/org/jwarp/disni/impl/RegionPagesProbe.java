@@ -2,19 +2,21 @@ package org.jwarp.disni.impl;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Paths;
-import java.util.List;
+import java.nio.file.StandardOpenOption;
 import java.util.function.Supplier;
 import org.jwarp.disni.natives.JwarpNative;
 
 /**
  * Test helper defined by the DiSNI loader (child-first package): maps region memory through the
  * native library as {@link DisniPd#allocate} does, fills it, closes it while a window is still
- * reachable, and reports the mapping's resident size (from /proc/self/smaps) before and after.
+ * reachable, and reports its resident size (from /proc/self/pagemap) before and after.
  */
 public final class RegionPagesProbe implements Supplier<Object[]> {
     static final long LENGTH = 8L << 20;
+    private static final long PAGE = 4096;
 
     @Override
     public Object[] get() {
@@ -36,20 +38,29 @@ public final class RegionPagesProbe implements Supplier<Object[]> {
         }
     }
 
-    /** Rss of the mapping that starts at {@code addr}, in KiB. */
+    /**
+     * Resident KiB of the pages in [{@code addr}, {@code addr + LENGTH}), from /proc/self/pagemap
+     * (bit 63 of each page's entry: present). Counted per page rather than per mapping, because the
+     * kernel may merge the region's mapping with a neighbour of the same flags, whose pages smaps
+     * would then add to the region's.
+     */
     static long rssKib(long addr) throws IOException {
-        List<String> lines = Files.readAllLines(Paths.get("/proc/self/smaps"));
-        String start = Long.toHexString(addr) + "-";
-        for (int i = 0; i < lines.size(); i++) {
-            String l = lines.get(i);
-            if (l.startsWith(start) || l.startsWith(String.format("%012x-", addr))) {
-                for (int j = i + 1; j < lines.size(); j++) {
-                    if (lines.get(j).startsWith("Rss:")) {
-                        return Long.parseLong(lines.get(j).replaceAll("[^0-9]", ""));
-                    }
+        int pages = (int) (LENGTH / PAGE);
+        ByteBuffer entries = ByteBuffer.allocate(pages * 8).order(ByteOrder.nativeOrder());
+        try (FileChannel ch = FileChannel.open(Paths.get("/proc/self/pagemap"), StandardOpenOption.READ)) {
+            long pos = (addr / PAGE) * 8;
+            while (entries.hasRemaining()) {
+                if (ch.read(entries, pos + entries.position()) < 0) {
+                    throw new IOException("short read of /proc/self/pagemap at 0x" + Long.toHexString(addr));
                 }
             }
         }
-        throw new IllegalStateException("no mapping at 0x" + Long.toHexString(addr) + " in /proc/self/smaps");
+        long present = 0;
+        for (int i = 0; i < pages; i++) {
+            if (entries.getLong(i * 8) < 0) { // bit 63: page present
+                present++;
+            }
+        }
+        return present * (PAGE / 1024);
     }
 }
