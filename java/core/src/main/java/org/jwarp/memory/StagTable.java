@@ -193,6 +193,11 @@ public final class StagTable {
         revocationListeners.remove(l);
     }
 
+    /** Listeners registered now (tests, leak checks: a closed stream leaves none). */
+    public int revocationListeners() {
+        return revocationListeners.size();
+    }
+
     /**
      * Revokes {@code stag} immediately and frees its slot for reuse under a new key. When it returns
      * true, no placement into the region is in progress and none will start (RFC 5041 §8.3.1 (6)),

@@ -7,7 +7,6 @@ import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.locks.ReentrantLock;
 
 import org.jwarp.negotiation.InitiatorNegotiator;
 import org.jwarp.negotiation.NegotiationOutcome;
@@ -391,14 +390,5 @@ void clearDeadline() {
     @Override
     public String toString() {
         return "SoftStream[" + (initiator ? "initiator" : "responder") + " " + remote + " " + phase + "]";
-    }
-
-    /** The I/O lock; names its holder in {@link #debugState} (a stall report shows who holds it). */
-    static final class IoLock extends ReentrantLock {
-        private static final long serialVersionUID = 1L;
-
-        Thread owner() {
-            return getOwner();
-        }
     }
 }

@@ -138,26 +138,35 @@ void finishClose() {
      * The staging area goes back to the device's pool on a later reactor turn, under {@link SoftStream#io}: no
      * frame up this call stack (a data-path pump holding it) and no posting thread still uses it.
      * Also when the stream holds none: it may be queued for one, or have been handed one meanwhile.
+     * With the reactor gone the release is {@linkplain IoLock#runLocked handed to the I/O lock}: its
+     * holder (this thread, as the outermost frame lets go) runs it.
      */
 void releaseTxLater() {
         try {
             s.reactor.execute(() -> {
                 s.lockIo();
                 try {
-                    // CLOSED: no later borrow (StreamTransmit#staging refuses), so nothing is lent after this;
-                    // no view of the pooled buffer or of registered memory stays
-                    s.sender.releaseStaging();
+                    releaseTx();
                 } finally {
                     s.io.unlock();
                 }
             });
         } catch (IllegalStateException e) {
-            // the reactor is closed: the area is left to the GC, the queue entry is dropped
-            s.device.buffers().cancelStaging(s.sender);
+            s.io.runLocked(this::releaseTx); // the reactor is closed
         }
     }
 
-void closeChannel() {
+    /**
+     * I/O lock held, stream CLOSED (no later borrow: StreamTransmit#staging refuses, so nothing is
+     * lent after this): the staging area, an area handed over meanwhile and the stream's place in
+     * the pool's queue go back; no view of the pooled buffer or of registered memory stays, and the
+     * stream's revocation listener leaves the STag table. Idempotent.
+     */
+    private void releaseTx() {
+        s.sender.releaseStaging();
+    }
+
+    void closeChannel() {
         if (s.key != null) {
             s.key.cancel();
         }
@@ -196,18 +205,38 @@ void closeChannel() {
         }
     }
 
-    /** Fallback when the reactor is gone: close the socket and flush from the calling thread. */
+    /**
+     * Fallback when the reactor is gone or did not close the stream within the close wait: the
+     * socket closes now (thread-safe; the reactor's next call on it fails), and the rest of
+     * {@link #finishClose} (WRs flush, RFC 5040 §6.2.2, the QP forgets the stream, the staging
+     * area and the revocation listener go back) runs under the I/O lock: now when it is free, else
+     * by its holder as it lets go ({@link IoLock#runLocked}), never beside a reactor or posting
+     * thread inside the stream.
+     */
     void closeFromOutside() {
         closeChannel();
-        s.device.buffers().cancelStaging(s.sender); // no hand-over to a stream nobody will run
-        if (s.qp != null) {
-            s.qp.detach(s);
-            s.qp.flush();
-        }
-        if (s.connection != null) {
-            s.device.forget(s.connection);
-        }
+        s.io.runLocked(this::finishFromOutside);
         s.closed.complete(null);
+    }
+
+    /** {@link #closeFromOutside}'s part under the I/O lock, from any thread (no reactor deadline touched). */
+    private void finishFromOutside() {
+        if (s.phase != SoftStream.Phase.CLOSED) {
+            s.phase = SoftStream.Phase.CLOSED; // a closeByUser or teardown the reactor runs later finds it closed
+            s.receiver.unpoll();
+            if (s.data != null) {
+                s.data.stop();
+            }
+            if (s.qp != null) {
+                s.qp.detach(s);
+                s.qp.flush();
+            }
+            if (s.connection != null) {
+                s.device.forget(s.connection);
+            }
+            s.established.completeExceptionally(s.failure != null ? s.failure : new RdmaException("closed"));
+        }
+        releaseTx();
     }
 
     /** The data path reports a fatal error it already answered with a TERM (queued in tx). */
