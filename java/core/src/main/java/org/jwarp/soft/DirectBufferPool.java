@@ -91,6 +91,7 @@ final class DirectBufferPool {
                 st = freeStaging[--freeStagingCount];
                 freeStaging[freeStagingCount] = null;
                 stagingInUse++;
+                st.lent = true;
                 return st;
             }
             allocate = may;
@@ -105,7 +106,11 @@ final class DirectBufferPool {
             return null;
         }
         try {
-            return allocator.apply(stagingCapacity);
+            TxStaging st = allocator.apply(stagingCapacity);
+            synchronized (this) {
+                st.lent = true;
+            }
+            return st;
         } catch (OutOfMemoryError e) {
             // direct memory exhausted: wait for an area like any other waiter while one is lent (its
             // give-back hands it over); with none lent no give-back will come, so the stream retries
@@ -130,26 +135,26 @@ final class DirectBufferPool {
 
     /**
      * Gives back a drained staging area (its slice table empty); the caller holds no other
-     * reference to it. The first waiter, if any, is handed it and scheduled.
+     * reference to it. The first waiter, if any, is handed it and scheduled. A second give-back
+     * is refused in constant time (the area's lent flag), kept by the pool or not.
      */
     void giveBackStaging(TxStaging st) {
         if (st == null) {
             return;
         }
-        st.buf.clear();
         StreamTransmit w;
         synchronized (this) {
+            if (!st.lent) {
+                throw new IllegalStateException("staging area given back twice");
+            }
+            st.buf.clear();
             w = waiters.pollFirst();
             if (w != null) {
                 w.waiting = false;
                 w.granted = st; // stays lent, now to w
             } else {
                 stagingInUse--;
-                for (int i = 0; i < freeStagingCount; i++) {
-                    if (freeStaging[i] == st) {
-                        throw new IllegalStateException("staging area given back twice");
-                    }
-                }
+                st.lent = false;
                 if (freeStagingCount < freeStaging.length) {
                     freeStaging[freeStagingCount++] = st;
                 }

@@ -27,6 +27,8 @@ final class TxStaging {
     final ByteBuffer[] view = new ByteBuffer[TxGather.SLICES];
     final TxGather.Pool[] viewOf = new TxGather.Pool[TxGather.SLICES];
     final int[] rem = new int[TxGather.SLICES];
+    /** Lent by the pool (to a stream, or handed to a waiter), not free; guarded by the pool's lock. */
+    boolean lent;
 
     TxStaging(ByteBuffer buf) {
         this.buf = buf;
