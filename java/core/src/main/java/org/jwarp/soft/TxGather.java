@@ -3,8 +3,7 @@ package org.jwarp.soft;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.util.IdentityHashMap;
-import java.util.Iterator;
+import java.util.Arrays;
 
 import org.jwarp.mpa.FpduSink;
 
@@ -25,14 +24,25 @@ import org.jwarp.mpa.FpduSink;
  * <p>The staging buffer, its run views and the slice table belong to a {@link TxStaging} the
  * stream borrows while it has bytes to send ({@link #bind}) and gives back once they all left
  * ({@link #unbind}); this object keeps only what outlives a write: the completions waiting for
- * the socket (sized from the send queue's depth), the accepted count and the view pools.
+ * the socket ({@link TxCompletions}), the accepted count and the view pools.
  *
  * <p>No allocation per operation: the staging-run views and the slice table are preallocated;
  * payload views come from a pool per source buffer (a region's buffer): a pending slice borrows
  * one and returns it once written, so a duplicate is made only when more slices of one region
  * are pending at once than ever before, never per FPDU, however regions rotate. Pools of
- * regions no longer referenced are dropped when more than {@link #POOLS} exist. Guarded by the
- * stream's I/O lock.
+ * regions no longer referenced are evicted when more than {@link #POOLS} exist and reused for
+ * new sources, and a deregistered region's pool goes at once ({@link TxViewPools}). Guarded by
+ * the stream's I/O lock.
+ *
+ * <p>What zero-copy means for the application, as with Linux siw's zero-copy transmit: an
+ * FPDU's CRC (CRC32c, RFC 5044 §4.4) is computed over the region's bytes when the FPDU is staged,
+ * but the socket reads those bytes later, when it has room. A local write into a region while a
+ * Send, Write or Read Response that references it is in flight (before the WR's completion; for
+ * a Read Response, before the peer's Read completes) can therefore put other bytes on the wire
+ * than the CRC covers: the peer sees a CRC error and terminates the stream (TERM with an MPA CRC
+ * error, RFC 5044 §8). With CRC off the peer receives a mix of old and new bytes. Deregistration
+ * ({@link #revoked}) snapshots the bytes the region holds at that moment, not those it held at
+ * staging.
  */
 final class TxGather implements FpduSink {
     /** Payload slices one write may carry (2 iovecs each, well below IOV_MAX 1024). */
@@ -41,45 +51,8 @@ final class TxGather implements FpduSink {
     /** Source buffers whose view pools are kept; beyond this, idle pools are dropped. */
     static final int POOLS = 64;
 
-    /**
-     * Idle payload views of one source buffer (a stack) and how many are lent out. The stack grows
-     * (doubling, up to {@link #SLICES}) only when more views of this source are lent at once than
-     * ever before, as the views themselves do, so a QP that sends a few FPDUs at a time from a
-     * region keeps a few slots, not a table sized for the largest batch.
-     */
-    static final class Pool {
-        final ByteBuffer src;
-        ByteBuffer[] idle = new ByteBuffer[4];
-        int idleCount;
-        int lent;
-
-        Pool(ByteBuffer src) {
-            this.src = src;
-        }
-
-        ByteBuffer borrow() {
-            lent++;
-            if (idleCount == 0) {
-                if (lent > idle.length) {
-                    idle = java.util.Arrays.copyOf(idle, Math.min(SLICES, 2 * idle.length)); // room for its return
-                }
-                return src.duplicate(); // only when more slices of this source are pending than ever before
-            }
-            ByteBuffer v = idle[--idleCount];
-            idle[idleCount] = null;
-            return v;
-        }
-
-        void giveBack(ByteBuffer v) {
-            lent--;
-            idle[idleCount++] = v;
-        }
-    }
-
-    /** View pools by source buffer; sized for the few regions a QP usually sends from (grows if needed). */
-    private final IdentityHashMap<ByteBuffer, Pool> pools = new IdentityHashMap<>(4);
-    /** The pool of the last source referenced (most FPDUs in a row come from one region). */
-    private Pool lastPool;
+    /** View pools by source buffer (at most {@link #POOLS} idle ones kept). */
+    private final TxViewPools pools = new TxViewPools();
     private final int budget;
     /** The borrowed staging area (null while nothing is staged) and its buffer. */
     private TxStaging staging;
@@ -89,7 +62,7 @@ final class TxGather implements FpduSink {
     /** Pending slices, a ring (the staging's): staging index each is spliced in before, its view, its source. */
     private int[] at;
     private ByteBuffer[] view;
-    private Pool[] viewOf;
+    private TxViewPool[] viewOf;
     /** Bytes of each pending slice the socket has not taken yet. */
     private int[] rem;
     private int head;
@@ -98,11 +71,8 @@ final class TxGather implements FpduSink {
     private long sliceBytes;
     /** Stream bytes the socket accepted since the stream entered FPDU mode. */
     private long accepted;
-    /** Completions waiting for the socket: slot and end offset, a ring as deep as the send queue. */
-    private final int[] doneSlot;
-    private final long[] doneEnd;
-    private int doneHead;
-    private int doneCount;
+    /** Completions waiting for the socket. */
+    private final TxCompletions done;
     private ByteBuffer[] runs;
     private ByteBuffer[] iov;
     /** The staging's flags: whether iov entry i is a staging run (else a payload slice). */
@@ -119,8 +89,7 @@ final class TxGather implements FpduSink {
 
     TxGather(int sqDepth, int budget) {
         this.budget = budget;
-        doneSlot = new int[sqDepth + 1];
-        doneEnd = new long[sqDepth + 1];
+        done = new TxCompletions(sqDepth);
     }
 
     /** Binds the staging area the stream borrowed (its views and slice table come with it). */
@@ -161,6 +130,12 @@ final class TxGather implements FpduSink {
         if (pending()) {
             throw new IllegalStateException("staging still holds bytes the socket has not taken");
         }
+        forgetStaging();
+        return st;
+    }
+
+    /** Forgets the staging area's buffer, views and slice table: nothing of it is read after this. */
+    private void forgetStaging() {
         dropIov();
         staging = null;
         tx = null;
@@ -173,7 +148,6 @@ final class TxGather implements FpduSink {
         rem = null;
         head = 0;
         sent = 0;
-        return st;
     }
 
     @Override
@@ -184,7 +158,7 @@ final class TxGather implements FpduSink {
     @Override
     public ByteBuffer reference(int stagingIndex, ByteBuffer src, int index, int length) {
         int k = (head + count) % SLICES;
-        Pool pool = poolOf(src);
+        TxViewPool pool = pools.of(src);
         ByteBuffer v = pool.borrow();
         view[k] = v;
         viewOf[k] = pool;
@@ -194,33 +168,6 @@ final class TxGather implements FpduSink {
         count++;
         sliceBytes += length;
         return v;
-    }
-
-    private Pool poolOf(ByteBuffer src) {
-        Pool p = lastPool;
-        if (p != null && p.src == src) {
-            return p;
-        }
-        p = pools.get(src);
-        if (p == null) {
-            if (pools.size() >= POOLS) {
-                dropIdlePools();
-            }
-            p = new Pool(src);
-            pools.put(src, p);
-        }
-        lastPool = p;
-        return p;
-    }
-
-    /** Forgets the pools with no slice pending (regions may have been deregistered since). */
-    private void dropIdlePools() {
-        for (Iterator<Pool> it = pools.values().iterator(); it.hasNext(); ) {
-            if (it.next().lent == 0) {
-                it.remove();
-            }
-        }
-        lastPool = null;
     }
 
     /** Source buffers with a view pool kept (for tests: bounded by {@link #POOLS} plus those in use). */
@@ -250,21 +197,12 @@ final class TxGather implements FpduSink {
 
     /** Send slot {@code slot} completes once the socket accepted the stream up to {@code end}. */
     void completeAt(int slot, long end) {
-        int k = (doneHead + doneCount) % doneSlot.length;
-        doneSlot[k] = slot;
-        doneEnd[k] = end;
-        doneCount++;
+        done.add(slot, end);
     }
 
     /** The next slot whose bytes the socket accepted, or -1. */
     int acceptedSlot() {
-        if (doneCount == 0 || doneEnd[doneHead] > accepted) {
-            return -1;
-        }
-        int slot = doneSlot[doneHead];
-        doneHead = (doneHead + 1) % doneSlot.length;
-        doneCount--;
-        return slot;
+        return done.next(accepted);
     }
 
     /**
@@ -405,11 +343,12 @@ final class TxGather implements FpduSink {
      * a slice here. Cold path: allocates the snapshots. Returns the bytes copied.
      */
     long revoked(ByteBuffer src, int from, int to) {
-        Pool p = view == null || count == 0 ? null : pools.get(src);
-        if (p == null || p.lent == 0) {
+        TxViewPool p = pools.revoked(src); // its idle views go: nothing keeps the region reachable
+        long copied = 0;
+        if (p == null || p.lent == 0 || view == null) {
+            pools.retire(p);
             return 0;
         }
-        long copied = 0;
         for (int j = 0; j < count; j++) {
             int k = (head + j) % SLICES;
             ByteBuffer v = view[k];
@@ -428,6 +367,7 @@ final class TxGather implements FpduSink {
         if (copied > 0) {
             dropIov(); // the next write lays the snapshots out
         }
+        pools.retire(p);
         return copied;
     }
 
@@ -439,41 +379,22 @@ final class TxGather implements FpduSink {
      * one was bound, is returned with an empty slice table (for its owner to give back), else null.
      */
     TxStaging release() {
-        dropIov();
         Runnable r = onRelease;
         onRelease = null;
         if (r != null) {
             r.run();
         }
         TxStaging st = staging;
-        if (view != null) {
-            for (int i = 0; i < SLICES; i++) {
-                view[i] = null;
-                viewOf[i] = null;
-            }
-            for (int i = 0; i < iov.length; i++) {
-                iov[i] = null;
-            }
-        }
-        pools.clear();
-        lastPool = null;
-        count = 0;
-        sliceBytes = 0;
-        sent = 0;
-        head = 0;
-        dropIov();
-        staging = null;
-        tx = null;
-        runs = null;
-        iov = null;
-        iovRun = null;
-        at = null;
-        view = null;
-        viewOf = null;
-        rem = null;
         if (st != null) {
+            Arrays.fill(st.view, null);
+            Arrays.fill(st.viewOf, null);
+            Arrays.fill(st.iov, null);
             st.buf.clear();
         }
+        pools.clear();
+        count = 0;
+        sliceBytes = 0;
+        forgetStaging();
         return st;
     }
 }

@@ -25,7 +25,7 @@ final class TxStaging {
     /** Pending slices, a ring owned by the borrowing stream's {@link TxGather}. */
     final int[] at = new int[TxGather.SLICES];
     final ByteBuffer[] view = new ByteBuffer[TxGather.SLICES];
-    final TxGather.Pool[] viewOf = new TxGather.Pool[TxGather.SLICES];
+    final TxViewPool[] viewOf = new TxViewPool[TxGather.SLICES];
     final int[] rem = new int[TxGather.SLICES];
     /** Lent by the pool (to a stream, or handed to a waiter), not free; guarded by the pool's lock. */
     boolean lent;
