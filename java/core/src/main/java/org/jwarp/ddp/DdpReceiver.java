@@ -89,6 +89,10 @@ public final class DdpReceiver {
     // The view handed out by directTarget and the region whose lease guards it, until directFilled.
     private StagRegion tRegion;
     private ByteBuffer tView;
+    // The region the last direct read went into and this receiver's own view of it, reused while
+    // the next ones go there too (streams sharing a region each keep their own: none allocates).
+    private StagRegion cRegion;
+    private ByteBuffer cView;
     private long segments;
 
     /**
@@ -496,7 +500,8 @@ public final class DdpReceiver {
      * caller reads from a non-blocking socket, so revocation waits only for that read). Null when
      * the target is not a registered region (the bytes then come through {@link #placeDirect}),
      * or when the region was revoked: that error is reported here and the stream is failed.
-     * Allocates nothing while the region's spare view is free ({@link StagRegion#borrowView}).
+     * Allocates nothing while the reads go into the region the last one went into (this receiver
+     * keeps its own view of it, whichever other streams place into the same region meanwhile).
      */
     public ByteBuffer directTarget(int max) {
         if (!direct || failed || max <= 0 || tView != null) {
@@ -532,24 +537,31 @@ public final class DdpReceiver {
             }
             return null;
         }
-        ByteBuffer v = mr.borrowView();
+        ByteBuffer v = cView;
+        if (cRegion != mr) {
+            v = mr.buffer().duplicate();
+            cRegion = mr;
+            cView = v;
+        }
         v.limit(v.capacity()).position(at).limit(at + room);
         tRegion = mr;
         tView = v;
         return v;
     }
 
-    /** {@code n} bytes landed in the view {@link #directTarget} returned: drops its lease and hands the view back. */
+    /** {@code n} bytes landed in the view {@link #directTarget} returned: drops its lease (the view is kept for the next read). */
     public void directFilled(int n) {
         StagRegion mr = tRegion;
         if (mr == null) {
             return;
         }
-        ByteBuffer v = tView;
         tRegion = null;
         tView = null;
         mr.releasePlacement();
-        mr.returnView(v);
+        if (!mr.isValid()) {
+            cRegion = null; // revoked: keep no view of its memory
+            cView = null;
+        }
         dAt += n;
     }
 

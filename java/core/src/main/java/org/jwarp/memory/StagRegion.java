@@ -37,17 +37,13 @@ public final class StagRegion {
     /** {@link #REVOKED} bit | number of placements in progress. */
     private volatile int state;
     private volatile Object stream;
-    /** A view of {@link #buffer} kept for the next {@link #borrowView} (one per region, reused). */
-    private volatile ByteBuffer spareView;
 
     private static final int REVOKED = 1 << 31;
     private static final VarHandle STATE;
-    private static final VarHandle SPARE;
 
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(StagRegion.class, "state", int.class);
-            SPARE = MethodHandles.lookup().findVarHandle(StagRegion.class, "spareView", ByteBuffer.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -118,23 +114,6 @@ public final class StagRegion {
     /** Drops a lease taken by a successful {@link #acquirePlacement}. */
     public void releasePlacement() {
         STATE.getAndAdd(this, -1);
-    }
-
-    /**
-     * A view of {@link #buffer()} whose position and limit the caller owns until it hands it back
-     * with {@link #returnView}: a socket read places payload straight into the region through it.
-     * The region keeps one spare, so a stream that places into it again and again allocates
-     * nothing; a second concurrent borrower gets a fresh view. A view is no lease: write through
-     * it only while holding one ({@link #acquirePlacement}).
-     */
-    public ByteBuffer borrowView() {
-        ByteBuffer v = (ByteBuffer) SPARE.getAndSet(this, (ByteBuffer) null);
-        return v != null ? v : buffer.duplicate();
-    }
-
-    /** Gives back a view taken by {@link #borrowView} (kept as the spare if there is none). */
-    public void returnView(ByteBuffer view) {
-        SPARE.compareAndSet(this, (ByteBuffer) null, view);
     }
 
     /** Placements holding a lease right now (tests, diagnostics). */

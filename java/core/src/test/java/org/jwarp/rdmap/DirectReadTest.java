@@ -153,7 +153,7 @@ class DirectReadTest {
     }
 
     @Test
-    @DisplayName("RFC 5041 §7.1: the lent view is the region's reused spare (no allocation per read)")
+    @DisplayName("RFC 5041 §7.1: the lent view is the receiver's reused view of the region (no allocation per read)")
     void viewReused_5041_7_1() {
         RdmapPair p = new RdmapPair(RdmapPair.settings(16_384, true, 4, 4));
         ByteBuffer mem = ByteBuffer.allocateDirect(SIZE);
@@ -168,5 +168,78 @@ class DirectReadTest {
         ByteBuffer second = p.b.directTarget();
         assertSame(first, second);
         p.b.directRead(0);
+    }
+
+    /** Feeds {@code wire[from, end)} to {@code to} in one piece, allocating nothing. */
+    private static void feedInPlace(RdmapEndpoint to, ByteBuffer wire, int from, int end) {
+        wire.limit(end).position(from);
+        to.receive(wire);
+        wire.limit(wire.capacity());
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §7.1: two streams reading straight into one shared region at the same time allocate nothing per read")
+    void sharedRegionTwoStreamsNoAllocation_5041_7_1() {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
+                .getThreadMXBean();
+        RdmapPair p1 = new RdmapPair(RdmapPair.settings(16_384, true, 4, 4));
+        RdmapPair p2 = new RdmapPair(RdmapPair.settings(16_384, true, 4, 4));
+        ByteBuffer mem = ByteBuffer.allocateDirect(2 * SIZE);
+        // One region (a shared receive pool) holding the posted buffers of both streams.
+        StagRegion mr = p1.stags.register(p1.pdB, mem, 0, 2 * SIZE, 0, StagAccess.LOCAL_WRITE);
+        ByteBuffer src = direct(pattern(SIZE, 6));
+        ByteBuffer w1 = ByteBuffer.allocateDirect(1 << 16);
+        ByteBuffer w2 = ByteBuffer.allocateDirect(1 << 16);
+        int rounds = 2_000;
+        long[] measured = new long[2]; // bytes allocated while both views are lent, direct reads
+        Runnable round = () -> {
+            for (int i = 0; i < rounds; i++) {
+                p1.b.postReceive(i, mr, mem, 0, SIZE);
+                p2.b.postReceive(i, mr, mem, SIZE, SIZE);
+                p1.a.postSend(i, RdmapOpcode.SEND, src, 0, SIZE, 0, true);
+                p2.a.postSend(i, RdmapOpcode.SEND, src, 0, SIZE, 0, true);
+                p1.a.transmit(w1.clear());
+                p2.a.transmit(w2.clear());
+                int end1 = w1.position();
+                int end2 = w2.position();
+                feedInPlace(p1.b, w1, 0, 64); // the header, validated: the payload goes straight in
+                feedInPlace(p2.b, w2, 0, 64);
+                int at1 = 64;
+                int at2 = 64;
+                while (true) {
+                    long before = mx.getCurrentThreadAllocatedBytes();
+                    ByteBuffer t1 = p1.b.directTarget();
+                    ByteBuffer t2 = p2.b.directTarget(); // while stream 1 holds its view of the region
+                    if (t1 == null || t2 == null) {
+                        assertTrue(t1 == null && t2 == null, "both streams place the same message");
+                        break;
+                    }
+                    int k1 = Math.min(4000, t1.remaining());
+                    int k2 = Math.min(4000, t2.remaining());
+                    t1.put(t1.position(), w1, at1, k1).position(t1.position() + k1);
+                    t2.put(t2.position(), w2, at2, k2).position(t2.position() + k2);
+                    p1.b.directRead(k1);
+                    p2.b.directRead(k2);
+                    measured[0] += mx.getCurrentThreadAllocatedBytes() - before;
+                    measured[1] += 2;
+                    at1 += k1;
+                    at2 += k2;
+                }
+                feedInPlace(p1.b, w1, at1, end1);
+                feedInPlace(p2.b, w2, at2, end2);
+            }
+        };
+        round.run(); // warm up
+        assertEquals(rounds, p1.evB.receives.size());
+        assertEquals(rounds, p2.evB.receives.size());
+        assertArrayEquals(pattern(SIZE, 6), read(mem, SIZE, SIZE));
+        measured[0] = 0;
+        measured[1] = 0;
+        round.run();
+        assertTrue(measured[1] >= 4L * rounds, "only " + measured[1] + " direct reads");
+        double perRead = (double) measured[0] / measured[1];
+        assertTrue(perRead < 1.0, "direct reads into a shared region allocate " + perRead + " B/read");
+        assertTrue(p1.evB.localErrors.isEmpty() && p2.evB.localErrors.isEmpty());
+        assertEquals(0, mr.placementsInProgress());
     }
 }
