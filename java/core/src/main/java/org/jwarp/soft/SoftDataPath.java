@@ -8,12 +8,10 @@ import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.ground.RtrType;
 import org.jwarp.rdmap.RdmapEndpoint;
 import org.jwarp.rdmap.RdmapListener;
-import org.jwarp.rdmap.RdmapOpcode;
 import org.jwarp.rdmap.RdmapSettings;
 import org.jwarp.ground.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
 import org.jwarp.verbs.ConnectionTerminatedException;
-import org.jwarp.verbs.WcStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,9 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 final class SoftDataPath implements RdmapListener {
     private static final Logger LOG = LoggerFactory.getLogger(SoftDataPath.class);
-    private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
-    /** Internal receive buffer consumed by a Send RTR. */
-    private static final long RTR_RECV_ID = Long.MIN_VALUE + 1;
     /** Longest run of transmit/flush rounds per pump before yielding to other streams. */
     private static final int MAX_ROUNDS = 16;
 
@@ -56,13 +51,10 @@ final class SoftDataPath implements RdmapListener {
     private TermCode localTerm;
     private String localDetail;
     private boolean stopped;
-    /** Scratch scatter list handed to the engine for a multi-piece receive (it copies the entries). */
-    private final ByteBuffer[] sgBuf;
-    private final org.jwarp.memory.StagRegion[] sgRegion;
+    /** The QP's receive queue as the engine's untagged buffers. */
+    private final ReceiveFeed receives;
     /** Zero-copy transmit: FPDU headers staged, payloads referenced (the stream's {@link StreamTransmit#gather}). */
     private final TxGather gather;
-    private final int[] sgOff;
-    private final int[] sgLen;
 
     SoftDataPath(SoftStream stream, SoftQueuePair qp, NegotiationOutcome outcome, SoftConfig config) {
         this.stream = stream;
@@ -87,10 +79,7 @@ final class SoftDataPath implements RdmapListener {
             qp.sq.gather = gather;
         }
         SourceRevocation.attach(stream, qp, gather);
-        sgBuf = new ByteBuffer[maxSge];
-        sgRegion = new org.jwarp.memory.StagRegion[maxSge];
-        sgOff = new int[maxSge];
-        sgLen = new int[maxSge];
+        receives = new ReceiveFeed(qp, ep, maxSge);
         fenced = !initiator;
         checkFirst = !initiator;
     }
@@ -200,7 +189,7 @@ final class SoftDataPath implements RdmapListener {
             return false;
         }
         if (got == RtrType.SEND) {
-            ep.postReceive(RTR_RECV_ID, EMPTY, 0, 0);
+            receives.postRtrBuffer();
         }
         feedReceives();
         ep.receive(head);
@@ -255,9 +244,7 @@ final class SoftDataPath implements RdmapListener {
         if (ep.state() != RdmapEndpoint.State.RTS || (checkFirst && rtr != null)) {
             return;
         }
-        synchronized (qp.lock) {
-            issueReceives();
-        }
+        receives.feed();
     }
 
     /**
@@ -267,41 +254,7 @@ final class SoftDataPath implements RdmapListener {
      */
     @Override
     public void onReceiveNeeded() {
-        synchronized (qp.lock) {
-            if (qp.pullShared()) {
-                issueReceives();
-            }
-        }
-    }
-
-    /** Hands the QP's posted receives to the engine. QP lock held. */
-    private void issueReceives() {
-        {
-            while (qp.rqIssued < qp.rqPosted) {
-                int i = (int) (qp.rqIssued % qp.rqSize());
-                int n = qp.rSgCount[i];
-                int base = i * qp.maxRecvSge;
-                if (n == 0) {
-                    ep.postReceive(qp.rqIssued, EMPTY, 0, 0);
-                } else if (n == 1) {
-                    SoftMemoryRegion mr = qp.rSgMr[base];
-                    ep.postReceive(qp.rqIssued, mr == null ? null : mr.engineRegion(), mr == null ? EMPTY : mr.raw(),
-                            mr == null ? 0 : qp.rSgOff[base], qp.rSgLen[base]);
-                } else {
-                    for (int j = 0; j < n; j++) {
-                        SoftMemoryRegion mr = qp.rSgMr[base + j];
-                        sgRegion[j] = mr == null ? null : mr.engineRegion();
-                        sgBuf[j] = mr == null ? EMPTY : mr.raw();
-                        sgOff[j] = mr == null ? 0 : qp.rSgOff[base + j];
-                        sgLen[j] = qp.rSgLen[base + j];
-                    }
-                    ep.postReceive(qp.rqIssued, sgRegion, sgBuf, sgOff, sgLen, n);
-                    java.util.Arrays.fill(sgBuf, 0, n, null);
-                    java.util.Arrays.fill(sgRegion, 0, n, null);
-                }
-                qp.rqIssued++;
-            }
-        }
+        receives.pullShared();
     }
 
     private void feedSends() {
@@ -409,24 +362,16 @@ final class SoftDataPath implements RdmapListener {
 
     @Override
     public void onReceiveCompletion(long wrId, int opcode, int byteLength, int invalidatedStag) {
-        if (wrId == RTR_RECV_ID) {
-            return;
-        }
-        synchronized (qp.lock) {
-            qp.finishRecv(wrId, WcStatus.SUCCESS, byteLength, RdmapOpcode.isSolicited(opcode), invalidatedStag, invalidatedStag != 0);
-        }
+        receives.completed(wrId, opcode, byteLength, invalidatedStag);
     }
 
     /**
      * RFC 5041 §8.3.1 (6): a Send arrived for a receive whose region was closed after it was posted;
-     * nothing was placed. It completes with LOC_PROT_ERR (what siw reports for a receive whose
-     * memory fails its check) and the stream terminates (DDP 0/0), flushing the rest.
+     * see {@link ReceiveFeed#revoked}.
      */
     @Override
     public void onReceiveRevoked(long wrId) {
-        synchronized (qp.lock) {
-            qp.finishRecv(wrId, WcStatus.LOC_PROT_ERR, 0, false, 0, false);
-        }
+        receives.revoked(wrId);
     }
 
     @Override
