@@ -2,6 +2,10 @@ package org.jwarp.rdmap;
 
 import java.nio.ByteBuffer;
 
+import org.jwarp.memory.StagAccess;
+import org.jwarp.memory.StagDomain;
+import org.jwarp.memory.StagTable;
+
 /**
  * The send queue of an {@link RdmapEndpoint} used without a provider's queue pair (RFC 5040 §5:
  * the ULP posts Sends, Writes and Reads; they go out in posting order and complete in posting
@@ -127,6 +131,24 @@ final class ArraySendRing implements SendRing {
     }
 
     /** A Read whose sink the endpoint checked already. */
+    /** An RDMA Read's arguments, before posting (RFC 5040 §5.2): the sink must be usable for local writes. */
+    void checkRead(int localStag, long localTo, int length, int ord, StagTable stags, StagDomain pd) {
+        if (length < 0) {
+            throw new IllegalArgumentException("RDMA Read length must not be negative: " + length);
+        }
+        if (ord == 0) {
+            throw new IllegalStateException("ORD is 0: no RDMA Read may be issued (RFC 5040 §5.2)");
+        }
+        if (length > 0) {
+            int c = stags.check(localStag, pd, localTo, length, StagAccess.LOCAL_WRITE);
+            if (c != StagTable.OK) {
+                throw new IllegalArgumentException("RDMA Read sink STag 0x" + Integer.toHexString(localStag)
+                        + " not usable for " + length + " bytes at TO 0x" + Long.toHexString(localTo) + " (check "
+                        + c + ", RFC 5040 §5.2)");
+            }
+        }
+    }
+
     void postRead(long id, int lStag, long lTo, int length, int remoteStag, long remoteTo, boolean sig) {
         int s = reserve();
         fill(s, READ, RdmapOpcode.READ_REQUEST, id, length, remoteStag, remoteTo, lStag, lTo, sig);

@@ -23,7 +23,8 @@ import org.jwarp.mpa.FpduSink;
  * <p>Split by concern: this class holds the stream state and the public surface; outbound
  * messages from the send ring ({@link SendTransmitter}, RFC 5040 §5.1–§5.3), Read Responses
  * ({@link ReadResponder}, §5.2), the receive side ({@link InboundDispatch}, RFC 5041 §7.1) and
- * the Terminate ({@link StreamTerminator}, RFC 5040 §7) live in their own classes. Send work
+ * the Terminate ({@link StreamTerminator}, RFC 5040 §7) and the order they take on the wire
+ * ({@link TransmitOrder}, RFC 5041 §5.2) live in their own classes. Send work
  * requests live in one ring, a {@link SendRing}: the queue pair's own (the soft provider's send
  * queue), or, for the constructors without one, an internal ring fed by {@link #postSend},
  * {@link #postWrite} and {@link #postRead}.
@@ -71,8 +72,6 @@ public final class RdmapEndpoint {
     final SendTransmitter out;
     final ReadResponder irq;
     final StreamTerminator term;
-    private final ByteBuffer readReqBufs;
-    private final ByteBuffer termRxBuf;
 
     State state = State.RTS;
     boolean firstFpdu = true;
@@ -125,18 +124,9 @@ public final class RdmapEndpoint {
         int readSlots = Math.max(1, settings.ird());
         this.ddp = new DdpReceiver(pd, stags, new int[] {settings.rqDepth(), readSlots, 1}, inbound,
                 DdpReceiver.DEFAULT_OUT_OF_ORDER_RANGES, maxSge);
-        this.readReqBufs = ByteBuffer.allocateDirect(readSlots * ReadRequestHeader.LENGTH);
-        for (int i = 0; i < readSlots; i++) {
-            repostReadRequestSlot(i);
-        }
-        this.termRxBuf = ByteBuffer.allocateDirect(TerminateCodec.MAX_PAYLOAD_LENGTH);
-        ddp.postUntagged(RdmapOpcode.QN_TERMINATE, termRxBuf, 0, termRxBuf.capacity(), 0);
-    }
-
-    /** Posts receive slot {@code slot} for the next inbound Read Request (DDP untagged queue 1). */
-    void repostReadRequestSlot(int slot) {
-        ddp.postUntagged(RdmapOpcode.QN_READ_REQUEST, readReqBufs, slot * ReadRequestHeader.LENGTH,
-                ReadRequestHeader.LENGTH, slot);
+        irq.postRequestSlots();
+        ByteBuffer termRx = ByteBuffer.allocateDirect(TerminateCodec.MAX_PAYLOAD_LENGTH);
+        ddp.postUntagged(RdmapOpcode.QN_TERMINATE, termRx, 0, termRx.capacity(), 0); // the peer's Terminate, QN 2
     }
 
     public RdmapSettings settings() {
@@ -194,13 +184,7 @@ public final class RdmapEndpoint {
 
     /** True when {@link #transmit} has something to write. */
     public boolean hasPendingOutput() {
-        if (state == State.TERMINATE) {
-            return true;
-        }
-        if (state != State.RTS) {
-            return false;
-        }
-        return (irq.pending() > 0 && !out.begun()) || out.hasPending();
+        return TransmitOrder.pending(this);
     }
 
     // ---------------------------------------------------------------- posting (RFC 5040 §5)
@@ -217,10 +201,7 @@ public final class RdmapEndpoint {
      * {@link RdmapListener#onReceiveRevoked} and terminates the stream (DDP 0/0).
      */
     public void postReceive(long wrId, StagRegion region, ByteBuffer buffer, int offset, int capacity) {
-        requireUsable();
-        if (ddp.freeSlots(RdmapOpcode.QN_SEND) == 0) {
-            throw new IllegalStateException("receive queue full (" + settings.rqDepth() + ")");
-        }
+        requireReceiveSlot();
         ddp.postUntagged(RdmapOpcode.QN_SEND, region, buffer, offset, capacity, wrId);
     }
 
@@ -235,10 +216,7 @@ public final class RdmapEndpoint {
 
     /** As above, piece i lying in the registered {@code regions[i]} (a null array or entry: unfenced). */
     public void postReceive(long wrId, StagRegion[] regions, ByteBuffer[] buffers, int[] offsets, int[] lengths, int n) {
-        requireUsable();
-        if (ddp.freeSlots(RdmapOpcode.QN_SEND) == 0) {
-            throw new IllegalStateException("receive queue full (" + settings.rqDepth() + ")");
-        }
+        requireReceiveSlot();
         ddp.postUntagged(RdmapOpcode.QN_SEND, regions, buffers, offsets, lengths, n, wrId);
     }
 
@@ -283,20 +261,7 @@ public final class RdmapEndpoint {
     public void postRead(long wrId, int localStag, long localTo, int length, int remoteStag, long remoteTo,
             boolean signaled) {
         ArraySendRing r = ownRing();
-        if (length < 0) {
-            throw new IllegalArgumentException("RDMA Read length must not be negative: " + length);
-        }
-        if (settings.ord() == 0) {
-            throw new IllegalStateException("ORD is 0: no RDMA Read may be issued (RFC 5040 §5.2)");
-        }
-        if (length > 0) {
-            int c = stags.check(localStag, pd, localTo, length, StagAccess.LOCAL_WRITE);
-            if (c != StagTable.OK) {
-                throw new IllegalArgumentException("RDMA Read sink STag 0x" + Integer.toHexString(localStag)
-                        + " not usable for " + length + " bytes at TO 0x" + Long.toHexString(localTo) + " (check "
-                        + c + ", RFC 5040 §5.2)");
-            }
-        }
+        r.checkRead(localStag, localTo, length, settings.ord(), stags, pd);
         r.postRead(wrId, localStag, localTo, length, remoteStag, remoteTo, signaled);
     }
 
@@ -360,6 +325,13 @@ public final class RdmapEndpoint {
     private void requireUsable() {
         if (state != State.RTS) {
             throw new IllegalStateException("RDMAP stream is in state " + state + "; post after flush is refused");
+        }
+    }
+
+    private void requireReceiveSlot() {
+        requireUsable();
+        if (ddp.freeSlots(RdmapOpcode.QN_SEND) == 0) {
+            throw new IllegalStateException("receive queue full (" + settings.rqDepth() + ")");
         }
     }
 
@@ -430,31 +402,6 @@ public final class RdmapEndpoint {
      * copies as before.
      */
     public int transmit(ByteBuffer dst, FpduSink sink) {
-        FpduSink s = encoder.markersEnabled() ? null : sink;
-        int start = dst.position();
-        while (true) {
-            if (state == State.TERMINATE) {
-                if (term.emit(dst)) {
-                    state = State.ERROR;
-                }
-                break;
-            }
-            if (state != State.RTS) {
-                break;
-            }
-            // One tagged message at a time on the wire: a Read Response does not start between the
-            // segments of a Send or Write already begun (the peer's DDP counts a tagged message's
-            // bytes until its Last flag, RFC 5041 §5.2; siw keeps one tagged receive context).
-            if (irq.pending() > 0 && !out.begun()) {
-                if (!irq.emit(dst, s)) {
-                    break;
-                }
-                continue;
-            }
-            if (!out.emit(dst, s)) {
-                break;
-            }
-        }
-        return dst.position() - start;
+        return TransmitOrder.transmit(this, dst, encoder.markersEnabled() ? null : sink);
     }
 }

@@ -39,6 +39,8 @@ final class ReadResponder {
     private final int[] progress;
     private int head;
     private int count;
+    /** Receive slots of inbound Read Requests (DDP untagged queue 1, RFC 5040 §4.4), one per IRD. */
+    private final ByteBuffer requestSlots;
 
     ReadResponder(RdmapEndpoint ep, FpduEncoder encoder, int maxTagged, int ird) {
         this.ep = ep;
@@ -51,6 +53,20 @@ final class ReadResponder {
         source = new StagRegion[depth];
         sourceTo = new long[depth];
         progress = new int[depth];
+        requestSlots = ByteBuffer.allocateDirect(depth * ReadRequestHeader.LENGTH);
+    }
+
+    /** Posts every Read Request receive slot (once, when the endpoint's DDP receiver exists). */
+    void postRequestSlots() {
+        for (int i = 0; i < depth; i++) {
+            repostSlot(i);
+        }
+    }
+
+    /** Posts receive slot {@code slot} for the next inbound Read Request (DDP untagged queue 1). */
+    private void repostSlot(int slot) {
+        ep.ddp.postUntagged(RdmapOpcode.QN_READ_REQUEST, requestSlots, slot * ReadRequestHeader.LENGTH,
+                ReadRequestHeader.LENGTH, slot);
     }
 
     int pending() {
@@ -64,7 +80,7 @@ final class ReadResponder {
         int n = ReadRequestHeader.size(b, off);
         int srcStag = ReadRequestHeader.sourceStag(b, off);
         long srcTo = ReadRequestHeader.sourceTo(b, off);
-        ep.repostReadRequestSlot(slot); // the slot's bytes were copied out first
+        repostSlot(slot); // the slot's bytes were copied out first
         if (length != ReadRequestHeader.LENGTH) {
             ep.term.raise(TermCode.RDMAP_CATASTROPHIC_STREAM, "Read Request of " + length + " bytes, expected 28 "
                     + "(RFC 5040 §4.4)", true);
