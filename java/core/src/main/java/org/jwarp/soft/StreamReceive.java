@@ -51,7 +51,7 @@ final class StreamReceive {
      * Least payload still due for a read straight into registered memory: a shorter rest (segments
      * of an Ethernet-sized MULPDU of 1448 bytes, the end of a segment mostly read already) is
      * cheaper copied out of one plain read that also takes the segments after it than read on its
-     * own. Below the default 16 KiB FPDU, so loopback's segments are placed directly.
+     * own. Far below loopback's 64 KiB FPDU ({@link SoftConfig#DEFAULT_MAX_FPDU}), so its segments are placed directly.
      */
     static final int DIRECT_MIN = 4 * 1024;
     /** Large segments are streaming in: plain reads stop at the next header ({@link #readOnce}). */
