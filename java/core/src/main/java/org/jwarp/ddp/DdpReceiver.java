@@ -89,10 +89,13 @@ public final class DdpReceiver {
     // The view handed out by directTarget and the region whose lease guards it, until directFilled.
     private StagRegion tRegion;
     private ByteBuffer tView;
-    // The region the last direct read went into and this receiver's own view of it, reused while
-    // the next ones go there too (streams sharing a region each keep their own: none allocates).
-    private StagRegion cRegion;
-    private ByteBuffer cView;
+    // The regions the last direct reads went into and this receiver's own views of them, reused
+    // by the next reads there (Writes into one region and Sends into another alternate; streams
+    // sharing a region each keep their own view: none allocates). Least recently filled replaced.
+    private static final int VIEW_CACHE = 4;
+    private final StagRegion[] cRegion = new StagRegion[VIEW_CACHE];
+    private final ByteBuffer[] cView = new ByteBuffer[VIEW_CACHE];
+    private int cNext;
     private long segments;
 
     /**
@@ -537,12 +540,7 @@ public final class DdpReceiver {
             }
             return null;
         }
-        ByteBuffer v = cView;
-        if (cRegion != mr) {
-            v = mr.buffer().duplicate();
-            cRegion = mr;
-            cView = v;
-        }
+        ByteBuffer v = viewOf(mr);
         v.limit(v.capacity()).position(at).limit(at + room);
         tRegion = mr;
         tView = v;
@@ -559,10 +557,29 @@ public final class DdpReceiver {
         tView = null;
         mr.releasePlacement();
         if (!mr.isValid()) {
-            cRegion = null; // revoked: keep no view of its memory
-            cView = null;
+            for (int i = 0; i < VIEW_CACHE; i++) {
+                if (cRegion[i] == mr) {
+                    cRegion[i] = null; // revoked: keep no view of its memory
+                    cView[i] = null;
+                }
+            }
         }
         dAt += n;
+    }
+
+    /** This receiver's view of {@code mr}: a cached one, else a new one replacing the oldest entry. */
+    private ByteBuffer viewOf(StagRegion mr) {
+        for (int i = 0; i < VIEW_CACHE; i++) {
+            if (cRegion[i] == mr) {
+                return cView[i];
+            }
+        }
+        int i = cNext;
+        cNext = (i + 1) % VIEW_CACHE;
+        ByteBuffer v = mr.buffer().duplicate();
+        cRegion[i] = mr;
+        cView[i] = v;
+        return v;
     }
 
     /** A segment for an untagged buffer whose region was revoked: the buffer goes back to the ULP, 0/0. */

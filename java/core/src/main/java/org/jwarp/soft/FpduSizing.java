@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * the connection's local address (the interface the route to the peer leaves by): MTU minus the
  * IP header (20 bytes IPv4, 40 IPv6), the TCP header (20) and the timestamp option Linux puts in
  * every segment (12). An Ethernet MTU of 1500 gives 1448, a jumbo MTU of 9000 gives 8944, loopback
- * (MTU 65536) leaves the configured cap. When the interface or its MTU cannot be read, the
+ * (MTU 65536) gives 65480 (siw's FPDUs on lo are as large), unless the configured cap is lower. When the interface or its MTU cannot be read, the
  * fallback is the Ethernet value 1448, which is never larger than a real Ethernet path's MSS.
  * What this cannot see: a peer advertising a smaller MSS than our interface allows (a jumbo-MTU
  * host talking to a 1500-MTU one); its FPDUs then span two segments, which TCP and siw accept

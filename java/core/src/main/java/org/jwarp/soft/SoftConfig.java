@@ -107,9 +107,18 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 DEFAULT_POLL_SPIN_MICROS, DEFAULT_POLL_MAX_STREAMS, DEFAULT_POLL_LEASE_MICROS);
     }
 
+    /**
+     * Default cap of the FPDU size: the largest multiple of 8 whose ULPDU fits MPA's 16-bit length
+     * (RFC 5044 §4.1), so the path's MSS decides ({@link FpduSizing}): 1448 on Ethernet, 65480 on
+     * loopback as Linux siw sends there. One FPDU per 64 KiB rather than four halves the socket
+     * reads of a bulk transfer read straight into registered memory (1 MiB RDMA Write on loopback:
+     * median 1556 vs 967 MB/s with CRC, 2824 vs 860 without; 10 interleaved runs each, load 4-12).
+     */
+    static final int DEFAULT_MAX_FPDU = 65528;
+
     public static SoftConfig defaults() {
         return new SoftConfig(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofSeconds(10),
-                16384, 65536, 1);
+                DEFAULT_MAX_FPDU, 65536, 1);
     }
 
     /** Defaults, overridden by {@code jwarp.soft.*} system properties. */

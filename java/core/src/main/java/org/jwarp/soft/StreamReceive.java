@@ -51,7 +51,7 @@ final class StreamReceive {
      * Least payload still due for a read straight into registered memory: a shorter rest (segments
      * of an Ethernet-sized MULPDU of 1448 bytes, the end of a segment mostly read already) is
      * cheaper copied out of one plain read that also takes the segments after it than read on its
-     * own. Below the default 16 KiB FPDU, so loopback's segments are placed directly.
+     * own. Far below loopback's 64 KiB FPDU ({@link SoftConfig#DEFAULT_MAX_FPDU}), so its segments are placed directly.
      */
     static final int DIRECT_MIN = 4 * 1024;
     /** Large segments are streaming in: plain reads stop at the next header ({@link #readOnce}). */
@@ -325,11 +325,11 @@ void readAll() throws IOException {
      * @return bytes read, 0 when the socket had none, -1 at EOF; {@link #lastFull} says whether
      *         it filled all it offered
      */
-    private int readOnce(ByteBuffer rx, int limit) throws IOException {
+    int readOnce(ByteBuffer rx, int limit) throws IOException {
         boolean established = s.phase == SoftStream.Phase.ESTABLISHED;
         ByteBuffer t = established ? s.data.directTarget(DIRECT_MIN) : null;
-        rx.clear();
         if (t == null) {
+            rx.clear();
             // In a run of large segments read only up to the next one's header (it is then placed
             // directly too) instead of copying a whole segment out of a full read buffer.
             int want = bulk && established ? Math.min(limit, s.data.directDue() + DIRECT_LOOKAHEAD) : limit;
@@ -350,22 +350,26 @@ void readAll() throws IOException {
             }
             return n;
         }
-        bulk = true;
+        // The placement lease is held from here: everything up to the read is inside the try whose
+        // finally drops it (an exception anywhere else would leave deregistration waiting forever).
         int start = t.position();
         int want = t.remaining();
-        rx.limit(Math.min(limit, s.data.directDue() - want + DIRECT_LOOKAHEAD));
-        int room = rx.limit();
         long n;
+        int room;
         int placed;
-        scatter[0] = t;
-        scatter[1] = rx;
         try {
+            bulk = true;
+            rx.clear();
+            rx.limit(Math.min(limit, s.data.directDue() - want + DIRECT_LOOKAHEAD));
+            room = rx.limit();
+            scatter[0] = t;
+            scatter[1] = rx;
             n = s.ch.read(scatter);
         } finally {
             scatter[0] = null;
             scatter[1] = null;
             placed = t.position() - start;
-            s.data.directRead(placed); // drops the lease (and the view), also when the read failed
+            s.data.directRead(placed); // drops the lease, also when the read (or its setup) failed
         }
         directReads++;
         directBytes += placed;
