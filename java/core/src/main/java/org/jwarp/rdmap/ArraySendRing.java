@@ -130,7 +130,6 @@ final class ArraySendRing implements SendRing {
         piece(s, 0, src, offset, length);
     }
 
-    /** A Read whose sink the endpoint checked already. */
     /** An RDMA Read's arguments, before posting (RFC 5040 §5.2): the sink must be usable for local writes. */
     void checkRead(int localStag, long localTo, int length, int ord, StagTable stags, StagDomain pd) {
         if (length < 0) {
@@ -149,6 +148,7 @@ final class ArraySendRing implements SendRing {
         }
     }
 
+    /** A Read whose sink {@link #checkRead} accepted already. */
     void postRead(long id, int lStag, long lTo, int length, int remoteStag, long remoteTo, boolean sig) {
         int s = reserve();
         fill(s, READ, RdmapOpcode.READ_REQUEST, id, length, remoteStag, remoteTo, lStag, lTo, sig);
