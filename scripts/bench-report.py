@@ -272,7 +272,9 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs):
     ends = sorted({r.get("peer") for run in runs for r in run if r.get("peer")})
     if ends:
         p(f"Server half of each case: {', '.join(ends)}. write = Writes both ways, each side polls the last byte "
-          "of its buffer (memory polling, spinning, in either wait mode: ib_write_lat has no event mode); "
+          "of its buffer (memory polling, spinning, in either wait mode: ib_write_lat has no event mode), "
+          "every Write signaled and its completion polled as ib_write_lat does, the spin calling "
+          "CompletionQueue.progress (the soft provider's manual progress); "
           "read = one Read, post to completion; await = CompletionQueue.await / blocking sockets, spin = busy "
           "polling / non-blocking busy retry.")
         p("")

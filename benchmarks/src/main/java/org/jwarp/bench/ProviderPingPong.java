@@ -19,9 +19,13 @@ import org.jwarp.verbs.WorkCompletion;
  * <ul>
  *   <li>{@link #sendRtt}: Send ping-pong into a pre-posted receive; the peer echoes (ib_send_lat);</li>
  *   <li>{@link #writeRtt}: ib_write_lat: each side RDMA-Writes {@code size} bytes into the other's
- *       buffer and polls the last byte of its own buffer for the iteration number; no Send, no
- *       receive completion. Memory polling is the only way to see a Write arrive, so both sides
- *       spin on memory in either {@link Wait} mode (perftest has no event mode for it);</li>
+ *       buffer, waits for that Write's completion (every Write signaled, as perftest's) and polls
+ *       the last byte of its own buffer for the iteration number; no Send, no receive completion.
+ *       Memory polling is the only way to see a Write arrive, so both sides spin on memory in
+ *       either {@link Wait} mode (perftest has no event mode for it). The spin calls
+ *       {@link CompletionQueue#progress} (a no-op on RNICs and kernel devices; the soft provider's
+ *       manual progress); {@code -Djwarp.bench.writeProgress=false} spins without it, perftest's
+ *       loop verbatim;</li>
  *   <li>{@link #readRtt}: one RDMA Read of {@code size} bytes, post to completion (ib_read_lat);</li>
  *   <li>{@link #bandwidth}: ib_write_bw / ib_read_bw / ib_send_bw: {@code n} operations with up to
  *       {@code window} outstanding and every {@code window/4}-th Write or Send signaled (perftest's CQ
@@ -37,6 +41,8 @@ import org.jwarp.verbs.WorkCompletion;
 final class ProviderPingPong implements AutoCloseable {
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
     private static final long TIMEOUT_NANOS = ProviderFixture.TIMEOUT.toNanos();
+    /** Memory spins of the Write ping-pong call {@link CompletionQueue#progress} (default). */
+    static final boolean WRITE_PROGRESS = Boolean.parseBoolean(System.getProperty("jwarp.bench.writeProgress", "true"));
     private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
     /** How a thread waits for a completion: busy-poll (perftest's way) or block in {@code await}. */
@@ -152,17 +158,23 @@ final class ProviderPingPong implements AutoCloseable {
     /**
      * ib_write_lat: write {@code size} bytes whose last byte is the iteration number into the
      * peer's buffer, then spin until the peer's Write puts the same number into the last byte of
-     * ours. Every 8th Write is signaled and its completion reaped, which keeps the send queue short.
+     * ours. Every Write is signaled and its completion polled before the spin (perftest's loop);
+     * the spin drives the provider's progress unless {@link #WRITE_PROGRESS} is off.
      */
     int writeRtt() throws Exception {
         byte n = ++counter;
         clientTx.put(last, n);
         wr.write(++seq, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);
-        wr.signaled = (n & 7) == 0;
+        wr.signaled = true;
         qps[0].postSend(wr);
+        drainUntil(WcOpcode.RDMA_WRITE);
+        CompletionQueue cq = f.client.cq;
         long deadline = 0;
         int spins = 0;
         while (lastByte(clientRx) != n) {
+            if (WRITE_PROGRESS) {
+                cq.progress();
+            }
             Thread.onSpinWait();
             if ((++spins & 0xFFFF) == 0) {
                 checkPeer();
@@ -173,9 +185,6 @@ final class ProviderPingPong implements AutoCloseable {
                     throw new RdmaTimeoutException("no write from the peer for iteration " + n);
                 }
             }
-        }
-        if (wr.signaled) {
-            drainUntil(WcOpcode.RDMA_WRITE);
         }
         return n;
     }

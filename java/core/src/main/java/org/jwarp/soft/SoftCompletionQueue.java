@@ -57,6 +57,14 @@ import org.slf4j.LoggerFactory;
  * handed to the reactor at once, which tears down and flushes as always. Deadlines keep a stream
  * on the reactor (the responder's RTR timer). {@link #poll} (spin mode) takes the streams over
  * too and reads the readable ones without blocking ({@code selectNow}). No step allocates.
+ *
+ * <p>Progress contract for threads that wait on memory: a thread that polled this CQ and then
+ * spins on a buffer for a peer's RDMA Write (ib_write_lat's loop) still holds the streams, and a
+ * Write to them waits until the lease runs out, the reactor's next tick (whole milliseconds) and
+ * a free core for the reactor thread (with every core busy spinning, the scheduler's wake-up
+ * latency: several milliseconds were measured on two cores). Such a loop calls {@link #progress}
+ * (a no-op on RNICs and kernel devices): the spinning thread then places the Write itself, at
+ * the cost of one non-blocking {@code read()} per call.
  */
 public final class SoftCompletionQueue implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(SoftCompletionQueue.class);
@@ -299,6 +307,19 @@ public final class SoftCompletionQueue implements CompletionQueue {
         }
         synchronized (lock) {
             return drain(out, max);
+        }
+    }
+
+    /**
+     * Manual progress (see {@link CompletionQueue#progress}): the non-blocking pass an empty
+     * {@link #poll} makes (the CQ's streams claimed, the readable ones read on this thread),
+     * without taking completions; a Write that arrived is placed before this returns.
+     */
+    @Override
+    public void progress() {
+        SoftStream[] ss = streams;
+        if (!closed && pollable(ss)) {
+            poller.progress(ss);
         }
     }
 

@@ -32,6 +32,24 @@ public interface CompletionQueue extends AutoCloseable {
     int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException;
 
     /**
+     * Drives the provider's receive path for this CQ's queue pairs on the calling thread, without
+     * taking any completion: the call a thread makes while it waits on memory instead of on the
+     * CQ (the last byte of an RDMA Write, ib_write_lat's loop), like libfabric's manual progress
+     * or {@code ucp_worker_progress}. Never blocks, allocates nothing.
+     *
+     * <p>Provider difference: an RNIC or the kernel (DiSNI on siw, rxe, iWARP hardware) places
+     * data by itself, so there this does nothing. The soft provider places data on a thread: a
+     * thread that polls an empty CQ takes over reading its streams' sockets (see
+     * {@code SoftCompletionQueue}), and keeps them while it is away for up to the poll lease
+     * ({@code jwarp.soft.pollLeaseMicros}, then the provider's own thread takes them back). A
+     * thread that spins on memory after polling should therefore call this in its spin loop; then
+     * a Write is placed by the spinning thread as soon as it arrives, not after the lease.
+     */
+    default void progress() {
+        // RNICs and kernel providers place data without the application's help
+    }
+
+    /**
      * Arms the CQ ({@code ibv_req_notify_cq}): the next completion added to it, or with
      * {@code solicitedOnly} the next Send with Solicited Event received (RFC 5040 §6.9) or the next
      * error completion, raises one event on the CQ's {@link CompletionChannel}. One-shot: re-arm

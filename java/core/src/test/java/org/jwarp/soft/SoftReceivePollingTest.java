@@ -226,6 +226,48 @@ class SoftReceivePollingTest {
     }
 
     @Test
+    @DisplayName("RFC 5040 §4.3: CompletionQueue.progress places a peer's RDMA Write on a stream the spinning thread holds, not the reactor after the lease")
+    void progressPlacesWriteOnHeldStream_5040_4_3() throws Exception {
+        // A lease of 1 s: the reactor cannot take the stream back while the test looks
+        try (SoftFixture f = new SoftFixture(config(5, 1_000_000));
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftMemoryRegion sink = f.region(f.pd, SIZE, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+            SoftMemoryRegion src = f.region(f.pd2, SIZE, Access.LOCAL_WRITE);
+            QueuePair b = p.responder().queuePair();
+            SoftStream s = stream(p.initiator());
+            WorkCompletion[] out = SoftFixture.wcs(4);
+            // ib_write_lat's thread: an empty poll of its CQ takes its stream over from the reactor
+            assertEquals(0, f.cq.poll(out, out.length));
+            waitUntil("the polling thread holds the stream", () -> {
+                f.cq.poll(out, out.length);
+                return s.receiver.isPolled();
+            });
+            for (int round = 1; round <= 20; round++) {
+                for (int i = 0; i < SIZE; i++) {
+                    src.buffer().put(i, (byte) (round * 7 + i)); // last byte 7r - 1: new each round, never 0
+                }
+                b.postSend(new SendRequest().write(round, src, 0, SIZE, sink.address(), sink.rkey()));
+                WorkCompletion wc = SoftFixture.one(f.cq2); // the peer's socket took the Write
+                assertEquals(WcStatus.SUCCESS, wc.status, wc.toString());
+                long reads = s.receiver.pollReads;
+                long start = System.nanoTime();
+                // spin on the last byte as ib_write_lat does, driving progress
+                while (sink.buffer().get(SIZE - 1) != (byte) (round * 7 + SIZE - 1)) {
+                    f.cq.progress();
+                    assertTrue(System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(900),
+                            "Write of round " + round + " placed by progress() within the lease: " + s);
+                }
+                assertTrue(s.receiver.isPolled(), "the spinning thread, not the reactor, read round " + round);
+                assertTrue(s.receiver.pollReads > reads, "progress() read the socket in round " + round);
+                for (int i = 0; i < SIZE; i++) {
+                    assertEquals((byte) (round * 7 + i), sink.buffer().get(i), "byte " + i + " of round " + round);
+                }
+            }
+            assertEquals(0, f.cq.poll(out, out.length), "progress() took no completion: a Write makes none here");
+        }
+    }
+
+    @Test
     @DisplayName("RFC 5040 §6.2.2: a peer close met by a thread blocked on the sockets flushes its receives to it")
     void peerCloseWhileLeaderBlocksFlushes_5040_6_2_2() throws Exception {
         try (SoftFixture f = new SoftFixture(config(5, 1000));
