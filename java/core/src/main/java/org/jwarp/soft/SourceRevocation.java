@@ -32,15 +32,16 @@ import org.jwarp.memory.StagTable;
  * ({@link #helpFences}, which runs nothing but fences, not other work handed to the lock).
  */
 final class SourceRevocation implements StagTable.RevocationListener {
-    private final SoftStream stream;
+    /** The stream's I/O lock ({@link SoftStream#io}). */
+    private final IoLock io;
     private final StagDomain pd;
     private final TxGather gather;
     /** Fences of remote invalidations handed to this stream's lock, not yet run. */
     private final ConcurrentLinkedQueue<SourceFence> handed = new ConcurrentLinkedQueue<>();
     private final Runnable runHanded = this::helpFences;
 
-    private SourceRevocation(SoftStream stream, StagDomain pd, TxGather gather) {
-        this.stream = stream;
+    SourceRevocation(IoLock io, StagDomain pd, TxGather gather) {
+        this.io = io;
         this.pd = pd;
         this.gather = gather;
     }
@@ -48,7 +49,7 @@ final class SourceRevocation implements StagTable.RevocationListener {
     /** Registers the stream's listener; {@link TxGather#release} removes it. */
     static void attach(SoftStream stream, SoftQueuePair qp, TxGather gather) {
         StagTable stags = qp.pd().device().stags();
-        SourceRevocation l = new SourceRevocation(stream, qp.pd().engineDomain(), gather);
+        SourceRevocation l = new SourceRevocation(stream.io, qp.pd().engineDomain(), gather);
         stags.addRevocationListener(l);
         gather.onRelease = () -> stags.removeRevocationListener(l);
     }
@@ -58,11 +59,11 @@ final class SourceRevocation implements StagTable.RevocationListener {
         if (r.pd() != pd) {
             return; // this stream reads regions of its own protection domain only
         }
-        stream.io.lock();
+        io.lock();
         try {
             fence(r);
         } finally {
-            stream.io.unlock();
+            io.unlock();
         }
     }
 
@@ -77,18 +78,18 @@ final class SourceRevocation implements StagTable.RevocationListener {
         if (r.pd() != pd) {
             return;
         }
-        if (stream.io.isHeldByCurrentThread()) {
+        if (io.isHeldByCurrentThread()) {
             fence(r); // the invalidating stream itself (or one whose lock this thread also holds)
             return;
         }
         f.defer();
         handed.add(f);
-        stream.io.runLocked(runHanded); // now if the lock is free, else by its holder
+        io.runLocked(runHanded); // now if the lock is free, else by its holder
     }
 
     @Override
     public void helpFences() {
-        if (!stream.io.isHeldByCurrentThread()) {
+        if (!io.isHeldByCurrentThread()) {
             return;
         }
         SourceFence f;
