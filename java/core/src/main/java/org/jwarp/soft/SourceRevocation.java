@@ -82,6 +82,14 @@ final class SourceRevocation implements StagTable.RevocationListener {
             fence(r); // the invalidating stream itself (or one whose lock this thread also holds)
             return;
         }
+        if (io.tryLock()) {
+            try {
+                fence(r); // an idle stream: no hand-over, nothing allocated
+            } finally {
+                io.unlock();
+            }
+            return;
+        }
         f.defer();
         handed.add(f);
         io.runLocked(runHanded); // now if the lock is free, else by its holder
