@@ -48,9 +48,7 @@ public final class StagTable {
          * {@linkplain SourceFence#defer deferred} to the lock's holder, which
          * {@linkplain SourceFence#arrive arrives} once done.
          */
-        default void invalidated(SourceFence fence) {
-            revoked(fence.region());
-        }
+        void invalidated(SourceFence fence);
 
         /**
          * Called repeatedly while an invalidating thread waits for deferred fences: runs those handed
