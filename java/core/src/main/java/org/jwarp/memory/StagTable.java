@@ -40,6 +40,22 @@ public final class StagTable {
          * deregistering thread, which must not hold a lock the listener takes.
          */
         void revoked(StagRegion region);
+
+        /**
+         * {@code fence.region()} was invalidated by a remote Send with Invalidate (RFC 5040 §6.10):
+         * stop reading it as {@link #revoked} does. Called on a thread that holds the invalidating
+         * stream's I/O lock, so it must not block on another lock: what cannot be done now is
+         * {@linkplain SourceFence#defer deferred} to the lock's holder, which
+         * {@linkplain SourceFence#arrive arrives} once done.
+         */
+        void invalidated(SourceFence fence);
+
+        /**
+         * Called repeatedly while an invalidating thread waits for deferred fences: runs those handed
+         * to locks this thread holds (two streams invalidating each other's regions both progress).
+         */
+        default void helpFences() {
+        }
     }
 
     private final CopyOnWriteArrayList<RevocationListener> revocationListeners = new CopyOnWriteArrayList<>();
@@ -171,7 +187,9 @@ public final class StagTable {
      * Invalidates {@code stag} on behalf of {@code pd} (RFC 5040 §5.3 Send with Invalidate, RFC 5041
      * §8.3). Returns false if the STag is not live or belongs to another protection domain. The slot
      * stays reserved until {@link #deregister}. When it returns true, no placement into the region
-     * is in progress and none will start (RFC 5041 §8.3.1 (6), see {@link StagRegion}).
+     * is in progress and none will start (RFC 5041 §8.3.1 (6), see {@link StagRegion}), and no
+     * transmit path reads its bytes any more ({@link RevocationListener#invalidated}, RFC 5040
+     * §6.10): the caller may then report the invalidation to the application.
      */
     public boolean invalidate(int stag, StagDomain pd) {
         StagRegion mr = lookup(stag);
@@ -180,7 +198,31 @@ public final class StagTable {
         }
         mr.revoke();
         mr.awaitPlacements();
+        fenceSources(mr);
         return true;
+    }
+
+    /**
+     * RFC 5041 §8.3.1 (6) for the source side of a remote invalidation: returns once every
+     * {@link RevocationListener} stopped reading {@code mr}'s bytes, so the receive completion that
+     * reports the invalidation (RFC 5040 §6.10) never precedes a transmit read of the region. Listeners
+     * that cannot fence at once defer; meanwhile this thread runs the fences handed to the locks it
+     * holds, so a cycle of streams invalidating each other's regions cannot deadlock. Cold path.
+     */
+    private void fenceSources(StagRegion mr) {
+        if (revocationListeners.isEmpty()) {
+            return;
+        }
+        SourceFence fence = new SourceFence(mr);
+        for (RevocationListener l : revocationListeners) {
+            l.invalidated(fence);
+        }
+        while (!fence.done()) {
+            for (RevocationListener l : revocationListeners) {
+                l.helpFences();
+            }
+            Thread.yield(); // a holder finishes a bounded engine step and lets go
+        }
     }
 
     /** Adds a listener told of every {@link #deregister} (cold path). */
@@ -202,8 +244,8 @@ public final class StagTable {
      * Revokes {@code stag} immediately and frees its slot for reuse under a new key. When it returns
      * true, no placement into the region is in progress and none will start (RFC 5041 §8.3.1 (6)),
      * and every {@link RevocationListener} has been told, so no transmit path reads the region's
-     * bytes any more. (A remote {@link #invalidate}, run by the wire engine, tells no listener: it
-     * revokes the peer's access, and the engine checks validity before each segment it reads.)
+     * bytes any more. (A remote {@link #invalidate} fences them too, without blocking on a lock:
+     * {@link RevocationListener#invalidated}.)
      */
     public boolean deregister(int stag) {
         StagRegion mr;

@@ -1,5 +1,8 @@
 package org.jwarp.soft;
 
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import org.jwarp.memory.SourceFence;
 import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagRegion;
 import org.jwarp.memory.StagTable;
@@ -19,14 +22,26 @@ import org.jwarp.memory.StagTable;
  * one. So taking that lock waits for at most one bounded CRC-and-write, after which the slices
  * are copied. The listener is registered with the device's {@link StagTable} for as long as the
  * stream's transmit path exists and leaves it when the path is released.
+ *
+ * <p>A remote Send with Invalidate (RFC 5040 §6.10) fences the same way before its receive
+ * completion is reported ({@link #invalidated}), but runs on a thread that holds the invalidating
+ * stream's I/O lock, and may not wait for another stream's: two streams invalidating each other's
+ * shared regions would deadlock. So a stream whose lock is held by another thread gets the fence
+ * {@linkplain IoLock#runLocked handed to its lock} through its own queue: the holder runs it as it
+ * lets go, or, if the holder is itself an invalidating thread waiting for fences, from its wait
+ * ({@link #helpFences}, which runs nothing but fences, not other work handed to the lock).
  */
 final class SourceRevocation implements StagTable.RevocationListener {
-    private final SoftStream stream;
+    /** The stream's I/O lock ({@link SoftStream#io}). */
+    private final IoLock io;
     private final StagDomain pd;
     private final TxGather gather;
+    /** Fences of remote invalidations handed to this stream's lock, not yet run. */
+    private final ConcurrentLinkedQueue<SourceFence> handed = new ConcurrentLinkedQueue<>();
+    private final Runnable runHanded = this::helpFences;
 
-    private SourceRevocation(SoftStream stream, StagDomain pd, TxGather gather) {
-        this.stream = stream;
+    SourceRevocation(IoLock io, StagDomain pd, TxGather gather) {
+        this.io = io;
         this.pd = pd;
         this.gather = gather;
     }
@@ -34,7 +49,7 @@ final class SourceRevocation implements StagTable.RevocationListener {
     /** Registers the stream's listener; {@link TxGather#release} removes it. */
     static void attach(SoftStream stream, SoftQueuePair qp, TxGather gather) {
         StagTable stags = qp.pd().device().stags();
-        SourceRevocation l = new SourceRevocation(stream, qp.pd().engineDomain(), gather);
+        SourceRevocation l = new SourceRevocation(stream.io, qp.pd().engineDomain(), gather);
         stags.addRevocationListener(l);
         gather.onRelease = () -> stags.removeRevocationListener(l);
     }
@@ -44,11 +59,54 @@ final class SourceRevocation implements StagTable.RevocationListener {
         if (r.pd() != pd) {
             return; // this stream reads regions of its own protection domain only
         }
-        stream.io.lock();
+        io.lock();
         try {
-            gather.revoked(r.buffer(), r.offset(), (int) Math.min(Integer.MAX_VALUE, r.offset() + r.length()));
+            fence(r);
         } finally {
-            stream.io.unlock();
+            io.unlock();
+        }
+    }
+
+    /** Copy-on-revoke of {@code r}'s pending slices; the I/O lock is held. */
+    private void fence(StagRegion r) {
+        gather.revoked(r.buffer(), r.offset(), (int) Math.min(Integer.MAX_VALUE, r.offset() + r.length()));
+    }
+
+    @Override
+    public void invalidated(SourceFence f) {
+        StagRegion r = f.region();
+        if (r.pd() != pd) {
+            return;
+        }
+        if (io.isHeldByCurrentThread()) {
+            fence(r); // the invalidating stream itself (or one whose lock this thread also holds)
+            return;
+        }
+        if (io.tryLock()) {
+            try {
+                fence(r); // an idle stream: no hand-over, nothing allocated
+            } finally {
+                io.unlock();
+            }
+            return;
+        }
+        f.defer();
+        handed.add(f);
+        io.runLocked(runHanded); // now if the lock is free, else by its holder
+    }
+
+    @Override
+    public void helpFences() {
+        if (!io.isHeldByCurrentThread()) {
+            return;
+        }
+        SourceFence f;
+        while ((f = handed.poll()) != null) {
+            try {
+                fence(f.region());
+            } finally {
+                f.arrive();
+            }
         }
     }
 }

@@ -65,6 +65,16 @@ final class RawInitiator implements AutoCloseable {
         return this;
     }
 
+    /** Queues a Send with Invalidate naming {@code stag} (RFC 5040 §4.4: the STag in the Invalidate STag field). */
+    RawInitiator sendInvalidate(int stag, byte[] payload) {
+        int u = enc.ulpduIndex(out);
+        hdr.wrap(out, u).putUntagged(true, RdmapOpcode.control(RdmapOpcode.SEND_INVALIDATE), stag,
+                RdmapOpcode.QN_SEND, ++sendMsn, 0);
+        out.put(u + DdpHeader.UNTAGGED_HEADER_LENGTH, payload);
+        enc.finish(out, DdpHeader.UNTAGGED_HEADER_LENGTH + payload.length);
+        return this;
+    }
+
     RawInitiator readRequest(int sinkStag, long sinkTo, int size, int srcStag, long srcTo) {
         int u = enc.ulpduIndex(out);
         hdr.wrap(out, u).putUntagged(true, RdmapOpcode.control(RdmapOpcode.READ_REQUEST), 0,
