@@ -2,11 +2,13 @@ package org.jwarp.soft;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 import org.jwarp.ddp.DdpHeader;
 import org.jwarp.mpa.EnhancedConnectionData;
+import org.jwarp.mpa.Fpdu;
 import org.jwarp.mpa.FpduEncoder;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameLimits;
@@ -107,5 +109,36 @@ final class RawInitiator implements AutoCloseable {
     @Override
     public void close() throws IOException {
         peer.close();
+    }
+
+    /**
+     * Reads every FPDU until the stream ends or goes quiet and returns the tagged payload bytes
+     * read; fails when a tagged payload byte equals {@code guard} (memory the application
+     * overwrote {@code after} the source was fenced, RFC 5041 §8.3.1 (6)).
+     */
+    long drainTaggedWithout(byte guard, String after) {
+        long payload = 0;
+        try {
+            while (true) {
+                byte[] fpdu = peer.readFpdu();
+                int ulpdu = ((fpdu[0] & 0xFF) << 8) | (fpdu[1] & 0xFF);
+                int u = Fpdu.ULPDU_OFFSET;
+                if ((fpdu[u] & 0x80) == 0) {
+                    continue; // untagged: the TERM
+                }
+                for (int i = u + 14; i < u + ulpdu; i++) {
+                    if (fpdu[i] == guard) {
+                        throw new AssertionError("a byte written after " + after + " reached the peer, "
+                                + (payload + i - u - 14) + " payload bytes in");
+                    }
+                }
+                payload += ulpdu - 14;
+            }
+        } catch (SocketTimeoutException | java.io.EOFException e) {
+            // the stream ended (TERM and close) or went quiet
+        } catch (IOException e) {
+            // reset by the responder after its TERM
+        }
+        return payload;
     }
 }

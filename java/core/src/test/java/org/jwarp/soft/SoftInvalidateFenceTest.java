@@ -3,14 +3,11 @@ package org.jwarp.soft;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.RtrType;
-import org.jwarp.mpa.Fpdu;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRequest;
@@ -95,7 +92,7 @@ class SoftInvalidateFenceTest {
                     for (int i = REGION - 8; i >= 0; i -= 8) {
                         src.raw().putLong(i, guard); // the application reuses memory it was told is fenced
                     }
-                    assertTrue(drainWithoutGuard(raw) > 0, "the peer received source bytes before the invalidation");
+                    assertTrue(raw.drainTaggedWithout(GUARD, "the invalidation completed") > 0, "the peer received source bytes before the invalidation");
                 } finally {
                     if (otherStream) {
                         inv.close();
@@ -111,32 +108,5 @@ class SoftInvalidateFenceTest {
         } catch (Exception e) {
             throw new RuntimeException(e);
         }
-    }
-
-    /** Reads every FPDU until the stream ends or goes quiet; fails on a guard byte in tagged payload. */
-    private static long drainWithoutGuard(RawInitiator raw) {
-        long payload = 0;
-        try {
-            while (true) {
-                byte[] fpdu = raw.peer.readFpdu();
-                int ulpdu = ((fpdu[0] & 0xFF) << 8) | (fpdu[1] & 0xFF);
-                int u = Fpdu.ULPDU_OFFSET;
-                if ((fpdu[u] & 0x80) == 0) {
-                    continue; // untagged: the TERM
-                }
-                for (int i = u + 14; i < u + ulpdu; i++) {
-                    if (fpdu[i] == GUARD) {
-                        throw new AssertionError("a byte written after the invalidation completed reached the peer, "
-                                + (payload + i - u - 14) + " payload bytes in");
-                    }
-                }
-                payload += ulpdu - 14;
-            }
-        } catch (SocketTimeoutException | java.io.EOFException e) {
-            // the stream ended (TERM and close) or went quiet
-        } catch (IOException e) {
-            // reset by the responder after its TERM
-        }
-        return payload;
     }
 }

@@ -2,14 +2,11 @@ package org.jwarp.soft;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.RtrType;
-import org.jwarp.mpa.Fpdu;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRequest;
@@ -100,28 +97,7 @@ class SoftSourceRevocationTest {
                 if (!drain) {
                     return;
                 }
-                long payload = 0;
-                try {
-                    while (true) {
-                        byte[] fpdu = raw.peer.readFpdu();
-                        int ulpdu = ((fpdu[0] & 0xFF) << 8) | (fpdu[1] & 0xFF);
-                        int u = Fpdu.ULPDU_OFFSET;
-                        if ((fpdu[u] & 0x80) == 0) {
-                            continue; // untagged: the TERM
-                        }
-                        for (int i = u + 14; i < u + ulpdu; i++) {
-                            if (fpdu[i] == GUARD) {
-                                throw new AssertionError("a byte written after close returned reached the peer, "
-                                        + (payload + i - u - 14) + " payload bytes in");
-                            }
-                        }
-                        payload += ulpdu - 14;
-                    }
-                } catch (SocketTimeoutException | java.io.EOFException e) {
-                    // the stream ended (TERM and close) or went quiet
-                } catch (IOException e) {
-                    // reset by the responder after its TERM
-                }
+                long payload = raw.drainTaggedWithout(GUARD, "close returned");
                 assertTrue(payload > 0, "the peer received source bytes before the close");
             }
         }
