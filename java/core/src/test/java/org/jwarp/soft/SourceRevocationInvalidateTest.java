@@ -113,12 +113,7 @@ class SourceRevocationInvalidateTest {
         StagRegion r = region();
         a.reference(r);
         b.reference(r);
-        a.io.lock(); // the wire engine of stream A delivers the Send with Invalidate
-        try {
-            assertTrue(stags.invalidate(r.stag(), pd));
-        } finally {
-            a.io.unlock();
-        }
+        assertTrue(invalidateOn(a, r)); // the wire engine of stream A delivers the Send with Invalidate
         guard(r);
         a.drainWithoutGuard();
         b.drainWithoutGuard();
@@ -133,14 +128,7 @@ class SourceRevocationInvalidateTest {
         b.io.lock(); // another thread is inside stream B (this one, standing in for its reactor)
         CompletableFuture<Boolean> inv;
         try {
-            inv = CompletableFuture.supplyAsync(() -> {
-                a.io.lock();
-                try {
-                    return stags.invalidate(r.stag(), pd);
-                } finally {
-                    a.io.unlock();
-                }
-            }, threads);
+            inv = CompletableFuture.supplyAsync(() -> invalidateOn(a, r), threads);
             Thread.sleep(200); // let it reach the fence; B's holder has not let go
             assertFalse(inv.isDone(), "the invalidation returned while stream B may still read the region");
         } finally {
@@ -170,6 +158,16 @@ class SourceRevocationInvalidateTest {
         guard(rb);
         a.drainWithoutGuard();
         b.drainWithoutGuard();
+    }
+
+    /** Invalidates {@code r} as stream {@code s}'s wire engine does: holding {@code s}'s I/O lock. */
+    private boolean invalidateOn(Stream s, StagRegion r) {
+        s.io.lock();
+        try {
+            return stags.invalidate(r.stag(), pd);
+        } finally {
+            s.io.unlock();
+        }
     }
 
     /** On its own thread: takes {@code s}'s lock, waits until the other thread holds its own, invalidates. */
