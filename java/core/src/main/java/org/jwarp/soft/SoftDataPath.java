@@ -222,6 +222,9 @@ final class SoftDataPath implements RdmapListener {
                     break; // socket full: OP_WRITE resumes
                 }
             }
+            if (stream.faults != null) {
+                stream.faults.at(tx.inline ? FaultHook.Site.INLINE_TRANSMIT : FaultHook.Site.REACTOR_TRANSMIT);
+            }
             if (ep.transmit(staging, gather) == 0) {
                 break;
             }

@@ -82,6 +82,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     final StreamTransmit sender = new StreamTransmit(this);
     final StreamReceive receiver = new StreamReceive(this);
     final StreamClose closer = new StreamClose(this);
+    /** Test hook, null in production; set under {@link #io}. */
+    FaultHook faults;
 
     private SoftStream(boolean initiator, SoftDevice device, Reactor reactor, SoftListener listener) {
         this.initiator = initiator;

@@ -338,6 +338,9 @@ void readAll() throws IOException {
             lastFull = n == want;
             if (n > 0) {
                 rx.flip();
+                if (s.faults != null) {
+                    s.faults.at(s.sender.inline ? FaultHook.Site.POLL_RECEIVE : FaultHook.Site.REACTOR_RECEIVE);
+                }
                 s.consume(rx);
             }
             // Bulk mode while a large segment is split at the end of what was read (its rest, then
