@@ -93,7 +93,8 @@ final class StreamReceive {
         if (owner != null) {
             return true;
         }
-        if (s.phase != SoftStream.Phase.ESTABLISHED || s.rtrTimer || pendingEof || pendingError != null || s.key == null
+        if (s.phase != SoftStream.Phase.ESTABLISHED || s.rtrTimer || pendingEof || pendingError != null
+                || s.fault != null || s.key == null
                 || !s.key.isValid()) {
             return false;
         }
@@ -162,6 +163,9 @@ final class StreamReceive {
             } catch (IOException e) {
                 pendingError = e;
                 s.sender.deferred = true;
+            } catch (RuntimeException | Error e) {
+                s.sender.deferred = true;
+                s.closer.fault(e); // this stream ends on the reactor; the CQ's waiting thread goes on
             } finally {
                 s.sender.inline = false;
             }
