@@ -155,6 +155,34 @@ class SoftFaultContainmentTest {
         });
     }
 
+    @Test
+    void virtualMachineErrorEndsTheStreamAndIsRethrownNotSwallowed_5040_7() throws Exception {
+        assertTimeoutPreemptively(GUARD, () -> {
+            try (Bench b = new Bench(SoftFixture.defaultConfig())) {
+                Connection r = b.bad.responder();
+                Set<Long> out = b.postReceives(r, 1, 3);
+                b.injected = new OutOfMemoryError("injected");
+                Thread poster = Thread.currentThread();
+                b.arm(r, FaultHook.Site.INLINE_TRANSMIT, t -> t == poster);
+                for (int k = 0; !b.fired.get(); k++) {
+                    assertTrue(k < 500, "the posting thread never transmitted inline");
+                    b.postReceives(b.bad.initiator(), 300 + k, 1);
+                    try {
+                        r.queuePair().postSend(new SendRequest().send(400 + k, b.mrB, 0, MSG));
+                    } catch (OutOfMemoryError e) {
+                        assertSame(b.injected, e, "the JVM's own failure reaches the caller");
+                        out.add(400L + k);
+                        break;
+                    }
+                    long wr = 400 + k;
+                    b.awaitFired(() -> b.cqB.find(r, wr) != null);
+                    assertTrue(!b.fired.get(), "the fault fired but postSend returned normally");
+                }
+                b.assertContained(r, b.bad.initiator(), out);
+            }
+        });
+    }
+
     // ------------------------------------------------------------------ bench
 
     /** Waits on one CQ in a loop, as an application's completion thread does, keeping every completion. */
@@ -246,7 +274,8 @@ class SoftFaultContainmentTest {
         final Collector cqB;
         final List<AsyncEvent> events = new CopyOnWriteArrayList<>();
         final AtomicBoolean fired = new AtomicBoolean();
-        final RuntimeException injected = new IllegalStateException("injected data-path fault");
+        /** What the hook throws: a RuntimeException or an Error. */
+        Throwable injected = new IllegalStateException("injected data-path fault");
         private final AtomicBoolean stopHogs = new AtomicBoolean();
         private final List<Thread> hogs = new ArrayList<>();
 
@@ -306,7 +335,10 @@ class SoftFaultContainmentTest {
             SoftStream s = ((SoftConnection) c).stream();
             FaultHook h = at -> {
                 if (at == site && who.test(Thread.currentThread()) && fired.compareAndSet(false, true)) {
-                    throw injected;
+                    if (injected instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    throw (Error) injected;
                 }
             };
             s.lockIo();
