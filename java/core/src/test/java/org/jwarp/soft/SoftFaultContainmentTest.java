@@ -183,6 +183,31 @@ class SoftFaultContainmentTest {
         });
     }
 
+    @Test
+    void faultAtEverySiteOnEveryCallStillEndsThatStreamOnly_5040_7() throws Exception {
+        assertTimeoutPreemptively(GUARD, () -> {
+            try (Bench b = new Bench(SoftFixture.defaultConfig())) {
+                Connection r = b.bad.responder();
+                Set<Long> out = b.postReceives(r, 1, 3);
+                SoftStream s = ((SoftConnection) r).stream();
+                s.lockIo();
+                try {
+                    s.faults = at -> {
+                        b.fired.set(true);
+                        throw (RuntimeException) b.injected;
+                    };
+                } finally {
+                    s.io.unlock();
+                }
+                r.queuePair().postSend(new SendRequest().send(41, b.mrB, 0, MSG)); // must not throw
+                b.bad.initiator().queuePair().postSend(new SendRequest().send(42, b.mrA, 0, MSG));
+                out.add(41L);
+                b.awaitFired(() -> false);
+                b.assertContained(r, b.bad.initiator(), out);
+            }
+        });
+    }
+
     // ------------------------------------------------------------------ bench
 
     /** Waits on one CQ in a loop, as an application's completion thread does, keeping every completion. */
