@@ -53,8 +53,10 @@ import org.slf4j.LoggerFactory;
  * The reactor stays responsible for liveness: when no thread has led or polled this CQ for
  * {@link SoftConfig#pollLeaseMicros()}, it takes the CQ's streams back (peers that only need the
  * reactor: Read Requests to answer, Writes to place, a TERM, a close); that check costs one test
- * per CQ per reactor turn, not one per stream. EOF, I/O errors and TERMs met by a poller are
- * handed to the reactor at once, which tears down and flushes as always. Deadlines keep a stream
+ * per CQ per reactor turn, not one per stream. A thread about to sleep on the CQ's completion
+ * channel hands them back at once, and an empty {@link #poll} claims them only for a thread that
+ * keeps polling ({@link CqPoller#pollProgress}), so event-driven consumers pay no lease. EOF, I/O
+ * errors and TERMs met by a poller are handed to the reactor at once, which tears down and flushes as always. Deadlines keep a stream
  * on the reactor (the responder's RTR timer). {@link #poll} (spin mode) takes the streams over
  * too and reads the readable ones without blocking ({@code selectNow}). No step allocates.
  *
@@ -113,7 +115,10 @@ public final class SoftCompletionQueue implements CompletionQueue {
         spinNanos = TimeUnit.MICROSECONDS.toNanos(cfg.pollSpinMicros());
         maxPollStreams = cfg.pollMaxStreams();
         pollOn = cfg.pollSpinMicros() > 0;
-        poller = new CqPoller(this, device);
+        poller = new CqPoller(this, device, spinNanos);
+        if (channel != null) {
+            channel.attach(this);
+        }
         ring = new WorkCompletion[entries];
         for (int i = 0; i < entries; i++) {
             ring[i] = new WorkCompletion();
@@ -300,14 +305,20 @@ public final class SoftCompletionQueue implements CompletionQueue {
             if (!pollable(ss)) {
                 return 0; // empty: no lock (a racing completion is seen by the next poll)
             }
-            poller.progress(ss);
+            poller.pollProgress(ss);
             if (tail == head) {
                 return 0;
             }
         }
+        poller.tookCompletion();
         synchronized (lock) {
             return drain(out, max);
         }
+    }
+
+    /** A thread is about to block on this CQ's channel: streams a poller holds idle go back to their reactors. */
+    void handBack() {
+        poller.handBack();
     }
 
     /**
@@ -384,6 +395,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
         synchronized (lock) {
             closed = true;
             lock.notifyAll();
+        }
+        if (channel != null) {
+            channel.detach(this);
         }
         poller.close();
         if (device != null) {
