@@ -11,7 +11,9 @@ import java.util.zip.CRC32C;
  * little-endian form of the standard CRC32c value. {@link #putWire} and {@link #getWire} use that
  * order, so 32 zero bytes give {@code aa 36 91 8a} on the wire (RFC 3720 §B.4 vector).
  *
- * <p>Instances are not thread-safe; use one per connection.
+ * <p>Instances are not thread-safe; use one per connection. The buffers passed in must be private
+ * to the caller: {@link #compute} and {@link #update} move their position and limit while they
+ * run. Shared memory (a registered region's buffer) goes through a view of the caller's own.
  */
 public final class Crc32c {
     /** Size of the CRC field, RFC 5044 §4.4. */
@@ -21,7 +23,8 @@ public final class Crc32c {
 
     /**
      * The standard CRC32c value of {@code length} bytes of {@code buf} from absolute index
-     * {@code index}. The buffer's position and limit are restored before returning.
+     * {@code index}. The buffer's position and limit are restored before returning (a buffer
+     * private to the caller).
      */
     public int compute(ByteBuffer buf, int index, int length) {
         int pos = buf.position();
@@ -45,7 +48,7 @@ public final class Crc32c {
 
     /**
      * Adds {@code length} bytes of {@code buf} from absolute index {@code index}; the buffer's
-     * position and limit are restored before returning (use a private view of shared memory).
+     * position and limit are restored before returning (a buffer private to the caller).
      */
     public void update(ByteBuffer buf, int index, int length) {
         int pos = buf.position();

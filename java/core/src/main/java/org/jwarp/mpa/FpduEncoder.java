@@ -52,9 +52,10 @@ public final class FpduEncoder {
 
     /**
      * Completes a gathered FPDU (no markers): the caller wrote {@code headerLength} bytes of the
-     * ULPDU at {@link #ulpduIndex}; its {@code payload} (the view's remaining bytes) stays outside
-     * {@code dst} and is spliced in by an {@link FpduSink} right after the header. As
-     * {@link #finishGathered(ByteBuffer, int, ByteBuffer, int, int)} over the view's remaining bytes.
+     * ULPDU at {@link #ulpduIndex}; its {@code payload} (the view's remaining bytes, the view
+     * {@link FpduSink#reference} returned) stays outside {@code dst} and is spliced in by the sink
+     * right after the header. As {@link #finishGathered(ByteBuffer, int, ByteBuffer, int, int)}
+     * over the view's remaining bytes.
      */
     public int finishGathered(ByteBuffer dst, int headerLength, ByteBuffer payload) {
         return finishGathered(dst, headerLength, payload, payload.position(), payload.remaining());
@@ -62,7 +63,9 @@ public final class FpduEncoder {
 
     /**
      * Completes a gathered FPDU (no markers) whose payload is {@code length} bytes of {@code src}
-     * from absolute index {@code index} (neither read position nor limit is used or moved). Writes
+     * from absolute index {@code index}. {@code src} must be private to the caller (the CRC moves its
+     * position and limit and restores them): a view such as {@link FpduSink#reference} returns,
+     * never a buffer other threads use, like a registered region's. Writes
      * ULPDU_Length, then pad and CRC directly after the header, the CRC computed over length field,
      * header, payload and pad (RFC 5044 §4.4) exactly as {@link #finish} would for the contiguous
      * FPDU, so the stream bytes are identical. Returns the staging bytes written (length field,

@@ -16,8 +16,11 @@ public interface FpduSink {
     /**
      * References {@code length} bytes of {@code src} from absolute index {@code index}, to be written
      * just before staging-buffer index {@code at}; returns a view of exactly those bytes
-     * ({@code position}..{@code limit}) private to this sink. Called once the FPDU's staging bytes
-     * (header, pad, CRC) were written, so a reference is never left without its FPDU.
+     * ({@code position}..{@code limit}) private to this sink. {@code src} may be shared with other
+     * threads: it is read by absolute index only. Called once the room for the FPDU's staging bytes
+     * was checked ({@link #canReference}, {@link FpduEncoder#gatheredStagingLength}); the caller then
+     * completes them with {@link FpduEncoder#finishGathered(java.nio.ByteBuffer, int, ByteBuffer)}
+     * over the returned view, which cannot fail then, so a reference is never left without its FPDU.
      */
     ByteBuffer reference(int at, ByteBuffer src, int index, int length);
 }

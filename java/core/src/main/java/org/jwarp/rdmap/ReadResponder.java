@@ -21,7 +21,8 @@ import org.jwarp.mpa.FpduSink;
  * <p>Source revocation (RFC 5041 §8.3): the source region is checked before every segment; once
  * it is revoked no further segment is read from it and the stream ends with TERM 0/1/0 (invalid
  * STag). A segment of at least {@link RdmapEndpoint#GATHER_MIN} payload bytes is referenced
- * through the {@link FpduSink}, not copied, with its CRC computed over the region's bytes; the sink
+ * through the {@link FpduSink}, not copied, with its CRC computed over the region's bytes (through
+ * the sink's view: the region's buffer is shared, read by absolute index only); the sink
  * owns the rest of the guarantee: bytes it still references when the region is revoked must not be
  * read from the region afterwards (the soft provider snapshots them, see its {@code TxGather}).
  */
@@ -133,9 +134,10 @@ final class ReadResponder {
         int u = encoder.ulpduIndex(dst);
         txHdr.wrap(dst, u).putTagged(last, RdmapOpcode.control(RdmapOpcode.READ_RESPONSE), sinkStag[h], sinkTo[h] + p);
         if (n > 0 && gather) {
-            int at = src.indexOf(sourceTo[h] + p);
-            encoder.finishGathered(dst, hl, src.buffer(), at, n);
-            sink.reference(u + hl, src.buffer(), at, n);
+            // the room was checked above; the CRC runs over the sink's private view, never over
+            // the region's buffer, which the PD's other streams read at the same time
+            ByteBuffer v = sink.reference(u + hl, src.buffer(), src.indexOf(sourceTo[h] + p), n);
+            encoder.finishGathered(dst, hl, v);
         } else {
             if (n > 0) {
                 dst.put(u + hl, src.buffer(), src.indexOf(sourceTo[h] + p), n);

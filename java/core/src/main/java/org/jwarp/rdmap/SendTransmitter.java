@@ -193,10 +193,10 @@ final class SendTransmitter {
             txHdr.wrap(dst, u).putUntagged(last, control, ring.remoteStag(q), RdmapOpcode.QN_SEND, curMsn, progress);
         }
         if (piece >= 0) {
-            // staged first, referenced after: a failed staging leaves no slice behind
-            ByteBuffer b = ring.pieceBuffer(q, piece);
-            encoder.finishGathered(dst, hl, b, pieceIndex, n);
-            sink.reference(u + hl, b, pieceIndex, n);
+            // the room was checked above; the CRC runs over the sink's private view, never over
+            // the region's buffer, which the PD's other streams read at the same time
+            ByteBuffer v = sink.reference(u + hl, ring.pieceBuffer(q, piece), pieceIndex, n);
+            encoder.finishGathered(dst, hl, v);
         } else {
             if (n > 0) {
                 copyOut(q, progress, dst, u + hl, n);

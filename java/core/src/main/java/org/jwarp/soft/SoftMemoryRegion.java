@@ -41,7 +41,11 @@ public final class SoftMemoryRegion implements MemoryRegion {
         return pd;
     }
 
-    /** The registered buffer itself (no duplicate), for the data path. */
+    /**
+     * The provider's view of the registered memory (no duplicate), for the data path: shared by
+     * every stream of the PD, so it is read and written by absolute index only; its position and
+     * limit never move (it is not the application's buffer).
+     */
     ByteBuffer raw() {
         return buffer;
     }

@@ -68,8 +68,11 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
         try {
             checkOpen();
             long base = NEXT_BASE.getAndIncrement() << 32;
-            org.jwarp.memory.StagRegion mr = device.stags().register(pd, buffer, 0, buffer.capacity(), base, bits);
-            SoftMemoryRegion r = new SoftMemoryRegion(this, mr, buffer, access);
+            // The provider's own view of the memory: the application keeps its buffer's position,
+            // limit and mark, and whatever it does with them never bounds the provider's indexing.
+            ByteBuffer own = buffer.duplicate().clear();
+            org.jwarp.memory.StagRegion mr = device.stags().register(pd, own, 0, own.capacity(), base, bits);
+            SoftMemoryRegion r = new SoftMemoryRegion(this, mr, own, access);
             regions.add(r);
             return r;
         } finally {

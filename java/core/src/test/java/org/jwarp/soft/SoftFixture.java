@@ -93,18 +93,24 @@ final class SoftFixture implements AutoCloseable {
     }
 
     Pair connect(ConnectionParameters ip, Function<ConnectionRequest, ConnectionParameters> decide) throws Exception {
+        return connect(initiatorQp(), responderQp(), ip, decide);
+    }
+
+    /** As {@link #connect(ConnectionParameters, Function)} with QP configurations of the caller's (own CQs, PDs). */
+    Pair connect(QueuePairConfig iq, QueuePairConfig rq, ConnectionParameters ip,
+                 Function<ConnectionRequest, ConnectionParameters> decide) throws Exception {
         if (listener == null) {
             listen(8);
         }
         CompletableFuture<Connection> acc = CompletableFuture.supplyAsync(() -> {
             try {
                 ConnectionRequest r = listener.next(Duration.ofSeconds(SETUP_SECONDS));
-                return r.accept(responderQp(), decide.apply(r));
+                return r.accept(rq, decide.apply(r));
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
         });
-        Connection c = device.connectionManager().connect(address(), initiatorQp(), ip, Duration.ofSeconds(SETUP_SECONDS));
+        Connection c = device.connectionManager().connect(address(), iq, ip, Duration.ofSeconds(SETUP_SECONDS));
         try {
             return new Pair(c, acc.get(SETUP_SECONDS, TimeUnit.SECONDS));
         } catch (ExecutionException e) {
