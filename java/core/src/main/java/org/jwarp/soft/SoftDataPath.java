@@ -222,6 +222,9 @@ final class SoftDataPath implements RdmapListener {
                     break; // socket full: OP_WRITE resumes
                 }
             }
+            if (stream.faults != null) {
+                stream.faults.at(tx.inline ? FaultHook.Site.INLINE_TRANSMIT : FaultHook.Site.REACTOR_TRANSMIT);
+            }
             if (ep.transmit(staging, gather) == 0) {
                 break;
             }
@@ -307,7 +310,9 @@ final class SoftDataPath implements RdmapListener {
 
     /**
      * A local error with no code of its own (a timeout, a resource failure): RFC 6581 §9.3 wants
-     * TERM layer 2 / type 0 / code 5 before the connection is reset. Reactor thread, lock held.
+     * TERM layer 2 / type 0 / code 5 before the connection is reset; an unexpected exception sends
+     * 0/0/0 ({@link StreamClose#fault}). Lock held; an inline driver only stops the engine, the
+     * reactor sends the TERM.
      */
     void localError(TermCode code, String detail) {
         if (!stopped) {

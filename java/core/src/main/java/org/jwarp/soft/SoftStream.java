@@ -74,6 +74,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     SoftConnection connection;
     SoftDataPath data;
     volatile RdmaException failure;
+    /** An unexpected exception met on the data path ({@link StreamClose#fault}); guarded by {@link #io}. */
+    RdmaException fault;
     final CompletableFuture<Void> closed = new CompletableFuture<>();
     /** Serializes the engine, the tx buffer and the socket writes between the reactor, posting and polling threads. */
     final IoLock io = new IoLock();
@@ -82,6 +84,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     final StreamTransmit sender = new StreamTransmit(this);
     final StreamReceive receiver = new StreamReceive(this);
     final StreamClose closer = new StreamClose(this);
+    /** Test hook, null in production; set under {@link #io}. */
+    FaultHook faults;
 
     private SoftStream(boolean initiator, SoftDevice device, Reactor reactor, SoftListener listener) {
         this.initiator = initiator;
@@ -212,6 +216,8 @@ void lockIo() {
                 // closed meanwhile
             } catch (IOException e) {
                 onIoError(e);
+            } catch (RuntimeException | Error e) {
+                closer.fault(e);
             }
         } finally {
             io.unlock();
@@ -269,6 +275,10 @@ void onIoError(IOException e) {
             if (phase != Phase.ESTABLISHED) {
                 return;
             }
+            if (fault != null) {
+                closer.endFaulted(true); // met by an application thread driving the stream inline
+                return;
+            }
             if (receiver.pendingEof) {
                 onEof(); // met by a poller
                 return;
@@ -283,6 +293,8 @@ void onIoError(IOException e) {
                 receiver.armStallTimer();
             } catch (IOException e) {
                 onIoError(e);
+            } catch (RuntimeException | Error e) {
+                closer.fault(e);
             }
         } finally {
             io.unlock();
@@ -347,6 +359,8 @@ void clearDeadline() {
                 default -> {
                 }
             }
+        } catch (RuntimeException | Error e) {
+            closer.fault(e);
         } finally {
             io.unlock();
         }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.TermCode;
+import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,12 +31,99 @@ final class StreamClose {
      * ULP sees.
      */
 void localError(RdmaException e) {
+        localError(TermCode.MPA_LOCAL_CATASTROPHIC, e);
+    }
+
+    /** As {@link #localError(RdmaException)}, with the TERM {@code code}. */
+    void localError(TermCode code, RdmaException e) {
         if (s.failure == null) {
             s.failure = e;
         }
-        s.data.localError(TermCode.MPA_LOCAL_CATASTROPHIC, e.getMessage());
+        s.data.localError(code, e.getMessage());
         if (s.phase == SoftStream.Phase.ESTABLISHED) {
             teardown(e, true); // the TERM could not be queued (tx full): close anyway
+        }
+    }
+
+    /**
+     * An unexpected exception on this stream's data path (a bug, not a protocol error), I/O lock
+     * held, on the reactor or on an application thread driving the stream inline: this stream alone
+     * ends as after a local catastrophic error (RFC 5040 §4.8 TERM 0/0/0, §7) through
+     * {@link #localError}: TERM best effort, QP to ERR, every WR flushed, {@code failure()} set
+     * (the exception its cause), QP_FATAL. An application thread only stops the engine (nothing
+     * more leaves but the TERM) and leaves the rest to the reactor; nothing is thrown at it. A
+     * {@link VirtualMachineError} ends the stream the same way and is then rethrown, not swallowed:
+     * out of the application's call, or out of the reactor loop, which then closes its streams.
+     */
+    void fault(Throwable t) {
+        boolean first = s.fault == null;
+        if (first) {
+            ConnectionTerminatedException e = new ConnectionTerminatedException("stream to " + s.remote
+                    + " ended by an unexpected exception on its data path: " + t, TermCode.RDMAP_LOCAL_CATASTROPHIC,
+                    false);
+            e.initCause(t);
+            s.fault = e;
+            if (s.failure == null) {
+                s.failure = e;
+            }
+            LOG.error("{}: unexpected exception on the data path; this stream ends (TERM 0/0/0)", s, t);
+        } else {
+            LOG.debug("{}: another exception while it ends", s, t);
+        }
+        if (s.reactor.inReactorThread()) {
+            endFaulted(first);
+        } else {
+            if (first && s.data != null) {
+                try {
+                    s.data.localError(TermCode.RDMAP_LOCAL_CATASTROPHIC, s.fault.getMessage()); // engine stops
+                } catch (RuntimeException x) {
+                    LOG.debug("{}: the engine did not take the TERM", s, x);
+                }
+            }
+            s.reactor.schedule(s); // runScheduled ends the stream
+        }
+        if (t instanceof VirtualMachineError v) {
+            throw v;
+        }
+    }
+
+    /**
+     * Reactor thread, I/O lock held: ends a stream that met {@link #fault}; with {@code withTerm}
+     * through {@link #localError} (the TERM first), else at once (the TERM path itself failed).
+     */
+    void endFaulted(boolean withTerm) {
+        RdmaException e = s.fault;
+        try {
+            switch (s.phase) {
+                case ESTABLISHED -> {
+                    if (withTerm && s.data != null) {
+                        localError(TermCode.RDMAP_LOCAL_CATASTROPHIC, e);
+                    } else {
+                        teardown(e, false);
+                    }
+                }
+                case CLOSING -> finishClose();
+                case CLOSED -> {
+                }
+                default -> fail(e);
+            }
+        } catch (RuntimeException | Error x) {
+            LOG.debug("{}: ending it failed too; closing now", s, x);
+            finishClose();
+            if (x instanceof VirtualMachineError v) {
+                throw v;
+            }
+        }
+    }
+
+    /** Stops the data path; an engine broken by a fault must not keep the WRs from flushing. */
+    private void stopData() {
+        if (s.data != null) {
+            try {
+                s.data.stop();
+            } catch (RuntimeException x) {
+                LOG.warn("{}: stopping the data path failed", s, x);
+            }
         }
     }
 
@@ -66,9 +154,7 @@ void fail(RdmaException e) {
             s.failure = cause;
         }
         s.phase = SoftStream.Phase.CLOSING; // before the flush, so isOpen() is false once its completions appear
-        if (s.data != null) {
-            s.data.stop();
-        }
+        stopData();
         flushUnlessReferenced();
         s.established.completeExceptionally(cause != null ? cause : new RdmaException("closed"));
         if (lingerForTx) {
@@ -115,9 +201,7 @@ void finishClose() {
         s.phase = SoftStream.Phase.CLOSED;
         s.clearDeadline();
         s.receiver.unpoll();
-        if (s.data != null) {
-            s.data.stop();
-        }
+        stopData();
         closeChannel(); // before the flush: no byte of a flushed WR's buffer is written after it
         if (s.qp != null) {
             s.qp.flush();
@@ -191,12 +275,15 @@ void releaseTxLater() {
                 s.failure = e;
             }
             if (s.data != null) {
-                s.data.pump();
+                try {
+                    s.data.pump();
+                } catch (RuntimeException | Error x) {
+                    fault(x);
+                    return;
+                }
             }
             s.phase = SoftStream.Phase.CLOSING;
-            if (s.data != null) {
-                s.data.stop();
-            }
+            stopData();
             flushUnlessReferenced();
             s.established.completeExceptionally(e);
             startClosing();
@@ -224,9 +311,7 @@ void releaseTxLater() {
         if (s.phase != SoftStream.Phase.CLOSED) {
             s.phase = SoftStream.Phase.CLOSED; // a closeByUser or teardown the reactor runs later finds it closed
             s.receiver.unpoll();
-            if (s.data != null) {
-                s.data.stop();
-            }
+            stopData();
             if (s.qp != null) {
                 s.qp.detach(s);
                 s.qp.flush();

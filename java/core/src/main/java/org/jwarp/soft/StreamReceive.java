@@ -93,7 +93,8 @@ final class StreamReceive {
         if (owner != null) {
             return true;
         }
-        if (s.phase != SoftStream.Phase.ESTABLISHED || s.rtrTimer || pendingEof || pendingError != null || s.key == null
+        if (s.phase != SoftStream.Phase.ESTABLISHED || s.rtrTimer || pendingEof || pendingError != null
+                || s.fault != null || s.key == null
                 || !s.key.isValid()) {
             return false;
         }
@@ -162,6 +163,9 @@ final class StreamReceive {
             } catch (IOException e) {
                 pendingError = e;
                 s.sender.deferred = true;
+            } catch (RuntimeException | Error e) {
+                s.sender.deferred = true;
+                s.closer.fault(e); // this stream ends on the reactor; the CQ's waiting thread goes on
             } finally {
                 s.sender.inline = false;
             }
@@ -338,6 +342,9 @@ void readAll() throws IOException {
             lastFull = n == want;
             if (n > 0) {
                 rx.flip();
+                if (s.faults != null) {
+                    s.faults.at(s.sender.inline ? FaultHook.Site.POLL_RECEIVE : FaultHook.Site.REACTOR_RECEIVE);
+                }
                 s.consume(rx);
             }
             // Bulk mode while a large segment is split at the end of what was read (its rest, then

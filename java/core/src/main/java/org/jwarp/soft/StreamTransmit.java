@@ -79,7 +79,7 @@ final class StreamTransmit {
      * full, not from the reactor); true when nothing is left for the reactor.
      */
 boolean transmitInline() {
-        if (s.phase != SoftStream.Phase.ESTABLISHED) {
+        if (s.phase != SoftStream.Phase.ESTABLISHED || s.fault != null) {
             return false;
         }
         inline = true;
@@ -91,6 +91,9 @@ boolean transmitInline() {
             }
         } catch (IOException e) {
             deferred = true; // the reactor's next write or read meets the error again and tears down
+        } catch (RuntimeException | Error e) {
+            deferred = true;
+            s.closer.fault(e); // this stream ends on the reactor; the posting thread returns normally
         } finally {
             inline = false;
         }

@@ -19,5 +19,11 @@
  * MSS derived from the local interface's MTU, capped at 65528 bytes by default (65480 on loopback, as siw); 1448 bytes when the MTU is
  * unknown), setup TERMs with CRC 0
  * sent and accepted, and nothing sent directly after an MPA frame.
+ *
+ * <p>An unexpected exception on a connection's data path (reactor, or an application thread
+ * that reads or transmits inline) ends that connection alone: TERM 0/0/0 local catastrophic error
+ * (RFC 5040 §4.8), QP to ERR, WRs flushed, QP_FATAL, {@code failure()} set. It is never thrown
+ * out of an application's poll, await or post (a {@link VirtualMachineError} is, once the
+ * connection ended).
  */
 package org.jwarp.soft;
