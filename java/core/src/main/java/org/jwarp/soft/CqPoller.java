@@ -26,7 +26,10 @@ import org.slf4j.LoggerFactory;
  * their reactor (OP_READ off there, {@link StreamReceive#claim}); the claim is sticky across
  * waits, and the reactor takes the streams back only when this poller has been away (neither
  * leading nor polling) for the lease ({@link #revokeIfStale}): one check per poller per reactor
- * turn, not one per stream.
+ * turn, not one per stream. A thread about to block elsewhere (on a completion channel) hands the
+ * streams back at once ({@link #handBack}), and an empty {@link SoftCompletionQueue#poll} claims
+ * them only once its thread has kept polling ({@link #pollProgress}): a thread that polls, arms
+ * and sleeps leaves them with the reactor.
  */
 final class CqPoller {
     private static final Logger LOG = LoggerFactory.getLogger(CqPoller.class);
@@ -58,10 +61,64 @@ final class CqPoller {
     /** Streams this poller holds (claimed, not yet handed back). */
     final AtomicInteger held = new AtomicInteger();
     private final Consumer<SelectionKey> reader = this::readReady;
+    /** Empty polls in a row before {@link #pollProgress} claims streams (a poll, arm, poll, sleep makes two). */
+    static final int CLAIM_POLLS = 64;
+    /** Empty polls since the last completion taken, and when the first of them ran; written racily. */
+    private int emptyPolls;
+    private long emptySince;
+    private final long spinNanos;
 
-    CqPoller(SoftCompletionQueue cq, SoftDevice device) {
+    CqPoller(SoftCompletionQueue cq, SoftDevice device, long spinNanos) {
         this.cq = cq;
         this.device = device;
+        this.spinNanos = spinNanos;
+    }
+
+    /**
+     * An empty {@link SoftCompletionQueue#poll}: progress as {@link #progress}, but streams still
+     * with their reactor are claimed only after {@link #CLAIM_POLLS} empty polls over at least the
+     * spin time (a spinning thread), so a thread that polls once before it sleeps on a channel
+     * does not take them from the reactor. Allocation-free.
+     */
+    void pollProgress(SoftStream[] ss) {
+        if (held.get() == 0) {
+            int n = emptyPolls;
+            long now = System.nanoTime();
+            if (n == 0) {
+                emptySince = now;
+            }
+            emptyPolls = n + 1;
+            if (n < CLAIM_POLLS || now - emptySince < spinNanos) {
+                return;
+            }
+        }
+        progress(ss);
+    }
+
+    /** A poll took a completion: the next claim needs a new run of empty polls. */
+    void tookCompletion() {
+        if (emptyPolls != 0) {
+            emptyPolls = 0;
+        }
+    }
+
+    /**
+     * A thread is about to block outside this CQ (a completion channel): if nobody leads or polls
+     * now, the streams go back to their reactors at once instead of after the lease (their data
+     * would otherwise wait for the lease and the reactor's next turn). The reactor's selector sees
+     * data that arrived meanwhile (level-triggered readiness, OP_READ restored before its wake-up).
+     */
+    void handBack() {
+        if (held.get() == 0 || !leader.tryLock()) {
+            return;
+        }
+        try {
+            emptyPolls = 0;
+            release();
+            leftAt = System.nanoTime();
+        } finally {
+            leader.unlock();
+        }
     }
 
     private void readReady(SelectionKey k) {

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
 final class Reactor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Reactor.class);
     /** Longest sleep in select, so deadlines are checked even when nothing happens. */
-    private static final long MAX_SELECT_MILLIS = 100;
+    static final long MAX_SELECT_MILLIS = 100;
     /** Bytes read from a socket at a time. */
     static final int RX_BUFFER = 256 * 1024;
 
@@ -100,13 +100,20 @@ final class Reactor implements AutoCloseable {
     /** Streams of this loop a poller holds; written under {@link #lock}. */
     private volatile int polledCount;
     private final long pollLeaseNanos;
+    private final long maxSelectMillis;
 
     Reactor(String name) throws IOException {
         this(name, TimeUnit.MICROSECONDS.toNanos(SoftConfig.DEFAULT_POLL_LEASE_MICROS));
     }
 
     Reactor(String name, long pollLeaseNanos) throws IOException {
+        this(name, pollLeaseNanos, MAX_SELECT_MILLIS);
+    }
+
+    /** {@code maxSelectMillis}: longest sleep in select (tests lengthen it). */
+    Reactor(String name, long pollLeaseNanos, long maxSelectMillis) throws IOException {
         this.pollLeaseNanos = pollLeaseNanos;
+        this.maxSelectMillis = maxSelectMillis;
         selector = Selector.open();
         thread = new Thread(this::loop, name);
         thread.setDaemon(true);
@@ -218,11 +225,19 @@ final class Reactor implements AutoCloseable {
 
     /** Poller {@code p} took a stream of this loop over (its key lost OP_READ); the lease check now covers it. */
     void addPolled(CqPoller p) {
+        boolean first;
         synchronized (lock) {
-            polledCount++;
+            first = polledCount++ == 0;
             if (!pollers.contains(p)) {
                 pollers.add(p);
             }
+        }
+        if (first) {
+            // The loop may sleep for MAX_SELECT_MILLIS, chosen while no stream was polled: wake it
+            // so it checks leases from now on (else data of a stream whose poller went away waits
+            // for that whole sleep). It writes sleeping before it reads polledCount: one of the two
+            // sides sees the other.
+            wake();
         }
     }
 
@@ -268,7 +283,8 @@ final class Reactor implements AutoCloseable {
         try {
             while (running) {
                 runQueued();
-                long timeout = MAX_SELECT_MILLIS;
+                sleeping = true; // before polledCount is read: see addPolled
+                long timeout = maxSelectMillis;
                 long now = System.nanoTime();
                 for (int i = 0; i < timed.size(); i++) {
                     long d = TimeUnit.NANOSECONDS.toMillis(timed.get(i).deadlineNanos() - now) + 1;
@@ -277,7 +293,6 @@ final class Reactor implements AutoCloseable {
                 if (polledCount > 0) {
                     timeout = Math.max(1, Math.min(timeout, TimeUnit.NANOSECONDS.toMillis(pollLeaseNanos)));
                 }
-                sleeping = true;
                 if (hasQueued()) {
                     selector.selectNow(dispatch);
                 } else {

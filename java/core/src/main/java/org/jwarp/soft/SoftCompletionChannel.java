@@ -1,6 +1,7 @@
 package org.jwarp.soft;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.jwarp.provider.ChannelDispatcher;
@@ -22,6 +23,9 @@ final class SoftCompletionChannel implements CompletionChannel {
     private final Object lock = new Object();
     private boolean closed;
     private long events;
+    private static final SoftCompletionQueue[] NO_CQS = new SoftCompletionQueue[0];
+    /** CQs created on this channel (copy-on-write: creating and closing a CQ is cold). */
+    private volatile SoftCompletionQueue[] cqs = NO_CQS;
 
     SoftCompletionChannel(SoftDevice device) {
         this.device = device;
@@ -38,9 +42,47 @@ final class SoftCompletionChannel implements CompletionChannel {
         }
     }
 
+    void attach(SoftCompletionQueue cq) {
+        synchronized (lock) {
+            SoftCompletionQueue[] a = Arrays.copyOf(cqs, cqs.length + 1);
+            a[a.length - 1] = cq;
+            cqs = a;
+        }
+    }
+
+    void detach(SoftCompletionQueue cq) {
+        synchronized (lock) {
+            SoftCompletionQueue[] a = cqs;
+            for (int i = 0; i < a.length; i++) {
+                if (a[i] == cq) {
+                    SoftCompletionQueue[] b = new SoftCompletionQueue[a.length - 1];
+                    System.arraycopy(a, 0, b, 0, i);
+                    System.arraycopy(a, i + 1, b, i, a.length - i - 1);
+                    cqs = b.length == 0 ? NO_CQS : b;
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * Waits for an armed CQ's event. Before it blocks, the streams its CQs' pollers hold idle go
+     * back to their reactors (taken outside this lock: a completion takes a stream's I/O lock,
+     * then the CQ's, then this one), so the reactors read and answer them while this thread sleeps.
+     */
     @Override
     public CompletionQueue next(long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
+        boolean empty;
+        synchronized (lock) {
+            empty = pending.isEmpty() && !closed;
+        }
+        if (empty) {
+            SoftCompletionQueue[] a = cqs;
+            for (SoftCompletionQueue cq : a) {
+                cq.handBack();
+            }
+        }
         synchronized (lock) {
             while (pending.isEmpty() && !closed) {
                 long left = deadline - System.nanoTime();

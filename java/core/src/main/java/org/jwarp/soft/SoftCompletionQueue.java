@@ -113,7 +113,10 @@ public final class SoftCompletionQueue implements CompletionQueue {
         spinNanos = TimeUnit.MICROSECONDS.toNanos(cfg.pollSpinMicros());
         maxPollStreams = cfg.pollMaxStreams();
         pollOn = cfg.pollSpinMicros() > 0;
-        poller = new CqPoller(this, device);
+        poller = new CqPoller(this, device, spinNanos);
+        if (channel != null) {
+            channel.attach(this);
+        }
         ring = new WorkCompletion[entries];
         for (int i = 0; i < entries; i++) {
             ring[i] = new WorkCompletion();
@@ -300,14 +303,20 @@ public final class SoftCompletionQueue implements CompletionQueue {
             if (!pollable(ss)) {
                 return 0; // empty: no lock (a racing completion is seen by the next poll)
             }
-            poller.progress(ss);
+            poller.pollProgress(ss);
             if (tail == head) {
                 return 0;
             }
         }
+        poller.tookCompletion();
         synchronized (lock) {
             return drain(out, max);
         }
+    }
+
+    /** A thread is about to block on this CQ's channel: streams a poller holds idle go back to their reactors. */
+    void handBack() {
+        poller.handBack();
     }
 
     /**
@@ -384,6 +393,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
         synchronized (lock) {
             closed = true;
             lock.notifyAll();
+        }
+        if (channel != null) {
+            channel.detach(this);
         }
         poller.close();
         if (device != null) {

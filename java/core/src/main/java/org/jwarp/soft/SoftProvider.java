@@ -47,13 +47,18 @@ public final class SoftProvider implements RdmaProvider {
     private volatile boolean closed;
 
     public SoftProvider(SoftConfig config) throws RdmaException {
+        this(config, Reactor.MAX_SELECT_MILLIS, TimeUnit.MICROSECONDS.toNanos(config.pollLeaseMicros()));
+    }
+
+    /** Tests: the reactors' longest idle sleep and their poll lease, beyond the config's bounds. */
+    SoftProvider(SoftConfig config, long maxSelectMillis, long pollLeaseNanos) throws RdmaException {
         this.config = config;
         reactors = new Reactor[config.reactors()];
         int id = INSTANCE.incrementAndGet();
         try {
             for (int i = 0; i < reactors.length; i++) {
                 reactors[i] = new Reactor("jwarp-soft-" + id + "-reactor-" + i,
-                        TimeUnit.MICROSECONDS.toNanos(config.pollLeaseMicros()));
+                        pollLeaseNanos, maxSelectMillis);
             }
         } catch (IOException e) {
             for (Reactor r : reactors) {

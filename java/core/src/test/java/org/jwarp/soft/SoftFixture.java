@@ -40,7 +40,12 @@ final class SoftFixture implements AutoCloseable {
     }
 
     SoftFixture(SoftConfig config) throws RdmaException {
-        provider = new SoftProvider(config);
+        this(new SoftProvider(config));
+    }
+
+    /** On {@code provider} (a test-only provider, e.g. with a longer reactor sleep). */
+    SoftFixture(SoftProvider provider) throws RdmaException {
+        this.provider = provider;
         device = provider.open(LOOPBACK);
         pd = device.allocateProtectionDomain();
         cq = device.createCompletionQueue(256);
