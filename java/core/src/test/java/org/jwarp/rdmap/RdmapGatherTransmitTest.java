@@ -105,4 +105,27 @@ class RdmapGatherTransmitTest {
             assertArrayEquals(want.toByteArray(), got.toByteArray(), "crc=" + crc);
         }
     }
+
+    @Test
+    void gatheredCrcLeavesTheSharedSourceAlone_5044_4_4() {
+        // A registered buffer is read by every stream of its PD at once: the CRC of a referenced
+        // payload runs over the sink's view, so the source's position and mark never move.
+        ByteBuffer mem = ByteBuffer.allocateDirect(400_000);
+        mem.position(1001).mark().position(1003);
+        RdmapEndpoint ep = endpoint(true);
+        post(ep, mem);
+        ByteBuffer tx = ByteBuffer.allocateDirect(64 * 1024);
+        Splicer sink = new Splicer();
+        int referenced = 0;
+        while (ep.hasPendingOutput()) {
+            tx.clear();
+            ep.transmit(tx, sink);
+            referenced += sink.n;
+            sink.n = 0;
+            assertEquals(1003, mem.position());
+            assertEquals(mem.capacity(), mem.limit());
+            assertEquals(1001, mem.duplicate().reset().position(), "the mark is kept");
+        }
+        assertTrue(referenced > 70, "segments were referenced: " + referenced);
+    }
 }
