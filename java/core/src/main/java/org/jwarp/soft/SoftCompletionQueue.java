@@ -53,7 +53,9 @@ import org.slf4j.LoggerFactory;
  * The reactor stays responsible for liveness: when no thread has led or polled this CQ for
  * {@link SoftConfig#pollLeaseMicros()}, it takes the CQ's streams back (peers that only need the
  * reactor: Read Requests to answer, Writes to place, a TERM, a close); that check costs one test
- * per CQ per reactor turn, not one per stream. EOF, I/O errors and TERMs met by a poller are
+ * per CQ per reactor turn, not one per stream. A thread that is about to sleep on the CQ's completion channel hands
+ * them back at once, and an empty {@link #poll} claims them only for a thread that keeps polling
+ * ({@link CqPoller#pollProgress}), so event-driven consumers pay no lease. EOF, I/O errors and TERMs met by a poller are
  * handed to the reactor at once, which tears down and flushes as always. Deadlines keep a stream
  * on the reactor (the responder's RTR timer). {@link #poll} (spin mode) takes the streams over
  * too and reads the readable ones without blocking ({@code selectNow}). No step allocates.

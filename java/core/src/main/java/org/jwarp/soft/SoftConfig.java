@@ -1,6 +1,8 @@
 package org.jwarp.soft;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Tunables of the embedded provider. Defaults follow Linux siw where it has a value: the
@@ -9,7 +11,8 @@ import java.time.Duration;
  * FPDUs no larger than the path's MSS rounded down to a multiple of 8 (RFC 5044 §8.1 MULPDU).
  *
  * <p>Each value can be set with a system property {@code jwarp.soft.<name>} (durations in
- * milliseconds) read by {@link #fromSystemProperties()}.
+ * milliseconds) read by {@link #fromSystemProperties()}, or by the same name in the settings
+ * handed to {@code Rdma.open("soft", settings)} ({@link #fromSettings}); README has the table.
  *
  * @param initiatorTimeout  longest wait for the MPA Reply after the Request was sent
  * @param responderTimeout  longest wait for a complete MPA Request after TCP accept, and for the
@@ -121,26 +124,67 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 DEFAULT_MAX_FPDU, 65536, 1);
     }
 
+    /** Prefix of every setting's name, as a system property and in {@link #fromSettings}. */
+    public static final String PREFIX = "jwarp.soft.";
+    /** Names of the settings after {@link #PREFIX}; the {@code Ms} ones are durations in milliseconds. */
+    static final List<String> NAMES = List.of("initiatorTimeoutMs", "responderTimeoutMs", "decisionTimeoutMs",
+            "maxFpdu", "txBufferSize", "reactors", "pollSpinMicros", "pollMaxStreams", "pollLeaseMicros",
+            "fpduStallTimeoutMs", "txStagingAreas");
+
     /** Defaults, overridden by {@code jwarp.soft.*} system properties. */
     public static SoftConfig fromSystemProperties() {
-        SoftConfig d = defaults();
-        return new SoftConfig(
-                millis("initiatorTimeoutMs", d.initiatorTimeout),
-                millis("responderTimeoutMs", d.responderTimeout),
-                millis("decisionTimeoutMs", d.decisionTimeout),
-                Integer.getInteger("jwarp.soft.maxFpdu", d.maxFpdu),
-                Integer.getInteger("jwarp.soft.txBufferSize", d.txBufferSize),
-                Integer.getInteger("jwarp.soft.reactors", d.reactors),
-                Integer.getInteger("jwarp.soft.pollSpinMicros", d.pollSpinMicros),
-                Integer.getInteger("jwarp.soft.pollMaxStreams", d.pollMaxStreams),
-                Integer.getInteger("jwarp.soft.pollLeaseMicros", d.pollLeaseMicros),
-                millis("fpduStallTimeoutMs", d.fpduStallTimeout),
-                Integer.getInteger("jwarp.soft.txStagingAreas", d.txStagingAreas));
+        return fromSettings(Map.of());
     }
 
-    private static Duration millis(String name, Duration dflt) {
-        Long v = Long.getLong("jwarp.soft." + name);
-        return v == null ? dflt : Duration.ofMillis(v);
+    /**
+     * Defaults, overridden by {@code jwarp.soft.*} system properties, overridden by {@code
+     * settings} (same names, e.g. {@code "jwarp.soft.pollSpinMicros" -> "0"}); names without the
+     * prefix are ignored (they belong to other providers), unknown names with it are rejected.
+     *
+     * @throws IllegalArgumentException for an unknown {@code jwarp.soft.*} name or a value that is no number
+     */
+    public static SoftConfig fromSettings(Map<String, String> settings) {
+        for (String k : settings.keySet()) {
+            if (k.startsWith(PREFIX) && !NAMES.contains(k.substring(PREFIX.length()))) {
+                throw new IllegalArgumentException("unknown setting " + k + "; known: " + NAMES);
+            }
+        }
+        SoftConfig d = defaults();
+        return new SoftConfig(
+                millis(settings, "initiatorTimeoutMs", d.initiatorTimeout),
+                millis(settings, "responderTimeoutMs", d.responderTimeout),
+                millis(settings, "decisionTimeoutMs", d.decisionTimeout),
+                integer(settings, "maxFpdu", d.maxFpdu),
+                integer(settings, "txBufferSize", d.txBufferSize),
+                integer(settings, "reactors", d.reactors),
+                integer(settings, "pollSpinMicros", d.pollSpinMicros),
+                integer(settings, "pollMaxStreams", d.pollMaxStreams),
+                integer(settings, "pollLeaseMicros", d.pollLeaseMicros),
+                millis(settings, "fpduStallTimeoutMs", d.fpduStallTimeout),
+                integer(settings, "txStagingAreas", d.txStagingAreas));
+    }
+
+    private static int integer(Map<String, String> settings, String name, int dflt) {
+        String v = lookup(settings, name);
+        try {
+            return v == null ? dflt : Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(PREFIX + name + ": '" + v + "' is not a whole number", e);
+        }
+    }
+
+    private static Duration millis(Map<String, String> settings, String name, Duration dflt) {
+        String v = lookup(settings, name);
+        try {
+            return v == null ? dflt : Duration.ofMillis(Long.parseLong(v.trim()));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(PREFIX + name + ": '" + v + "' is not a whole number of milliseconds", e);
+        }
+    }
+
+    private static String lookup(Map<String, String> settings, String name) {
+        String key = PREFIX + name;
+        return settings.containsKey(key) ? settings.get(key) : System.getProperty(key);
     }
 
     public SoftConfig withTimeouts(Duration initiator, Duration responder, Duration decision) {

@@ -26,4 +26,10 @@ public final class SoftProviderFactory implements RdmaProviderFactory {
     public RdmaProvider open() throws RdmaException {
         return new SoftProvider(SoftConfig.fromSystemProperties());
     }
+
+    /** {@link SoftConfig#fromSettings}: defaults, then system properties, then {@code settings}. */
+    @Override
+    public RdmaProvider open(java.util.Map<String, String> settings) throws RdmaException {
+        return new SoftProvider(SoftConfig.fromSettings(settings));
+    }
 }

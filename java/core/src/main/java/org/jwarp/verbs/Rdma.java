@@ -2,6 +2,7 @@ package org.jwarp.verbs;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.ServiceLoader;
 
 /**
@@ -39,11 +40,23 @@ public final class Rdma {
      *                                      (the message says why, e.g. no rdma-core, no device)
      */
     public static RdmaProvider open(String name) throws RdmaException {
+        return open(name, null);
+    }
+
+    /**
+     * Opens a provider by name with {@code settings}, e.g. {@code Map.of("jwarp.soft.pollSpinMicros", "0")}:
+     * the names of the system properties the provider reads, winning over them (README lists the
+     * soft provider's). Names of other providers are ignored.
+     *
+     * @throws ProviderUnavailableException as {@link #open(String)}
+     * @throws IllegalArgumentException     for an unknown name with the provider's prefix or a bad value
+     */
+    public static RdmaProvider open(String name, Map<String, String> settings) throws RdmaException {
         List<String> known = new ArrayList<>();
         for (RdmaProviderFactory f : factories()) {
             known.add(f.name());
             if (f.name().equalsIgnoreCase(name)) {
-                return f.open();
+                return settings == null ? f.open() : f.open(settings);
             }
         }
         throw new ProviderUnavailableException(name, "no provider named '" + name + "'; known: " + known);

@@ -10,4 +10,13 @@ public interface RdmaProviderFactory {
 
     /** Opens the provider; throws {@link ProviderUnavailableException} carrying {@link #unavailableReason()}. */
     RdmaProvider open() throws RdmaException;
+
+    /**
+     * Opens the provider with {@code settings}: its tunables by their system-property names (the
+     * soft provider's {@code jwarp.soft.*}), which win over the system properties. Names of other
+     * providers are ignored; a provider without tunables ignores them all.
+     */
+    default RdmaProvider open(java.util.Map<String, String> settings) throws RdmaException {
+        return open();
+    }
 }

@@ -1,0 +1,47 @@
+package org.jwarp.soft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Map;
+
+import org.jwarp.verbs.Rdma;
+import org.jwarp.verbs.RdmaProvider;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** Settings handed to {@code Rdma.open("soft", settings)}: the jwarp.soft.* names of README's table. */
+class SoftSettingsTest {
+    @Test
+    @DisplayName("Rdma.open(\"soft\", settings) configures the provider by the system-property names")
+    void openWithSettings() throws Exception {
+        try (RdmaProvider p = Rdma.open("soft", Map.of("jwarp.soft.pollSpinMicros", "0", "jwarp.soft.reactors", "2",
+                "jwarp.soft.fpduStallTimeoutMs", "2500", "jwarp.disni.something", "x"))) {
+            SoftConfig c = assertInstanceOf(SoftProvider.class, p).config();
+            assertEquals(0, c.pollSpinMicros());
+            assertEquals(2, c.reactors());
+            assertEquals(Duration.ofMillis(2500), c.fpduStallTimeout());
+            assertEquals(SoftConfig.defaults().pollLeaseMicros(), c.pollLeaseMicros(), "the rest keeps its default");
+        }
+    }
+
+    @Test
+    @DisplayName("An unknown jwarp.soft.* name or a value that is no number is rejected, naming it")
+    void rejectsUnknownNamesAndBadValues() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Rdma.open("soft", Map.of("jwarp.soft.pollSpinMicro", "0")));
+        assertTrue(e.getMessage().contains("jwarp.soft.pollSpinMicro"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> SoftConfig.fromSettings(Map.of("jwarp.soft.reactors", "two")));
+        assertTrue(e.getMessage().contains("jwarp.soft.reactors"), e.getMessage());
+    }
+
+    @Test
+    @DisplayName("Every name of SoftConfig's table reads back through fromSettings")
+    void everyNameIsRead() {
+        assertEquals(11, SoftConfig.NAMES.size(), "one name per record component");
+        assertEquals(SoftConfig.defaults(), SoftConfig.fromSettings(Map.of()));
+    }
+}
