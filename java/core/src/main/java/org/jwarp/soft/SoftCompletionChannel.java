@@ -1,9 +1,9 @@
 package org.jwarp.soft;
 
 import java.util.ArrayDeque;
-import java.util.Arrays;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.provider.ChannelDispatcher;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
@@ -44,24 +44,13 @@ final class SoftCompletionChannel implements CompletionChannel {
 
     void attach(SoftCompletionQueue cq) {
         synchronized (lock) {
-            SoftCompletionQueue[] a = Arrays.copyOf(cqs, cqs.length + 1);
-            a[a.length - 1] = cq;
-            cqs = a;
+            cqs = SnapshotArrays.with(cqs, cq);
         }
     }
 
     void detach(SoftCompletionQueue cq) {
         synchronized (lock) {
-            SoftCompletionQueue[] a = cqs;
-            for (int i = 0; i < a.length; i++) {
-                if (a[i] == cq) {
-                    SoftCompletionQueue[] b = new SoftCompletionQueue[a.length - 1];
-                    System.arraycopy(a, 0, b, 0, i);
-                    System.arraycopy(a, i + 1, b, i, a.length - i - 1);
-                    cqs = b.length == 0 ? NO_CQS : b;
-                    return;
-                }
-            }
+            cqs = SnapshotArrays.without(cqs, cq, NO_CQS);
         }
     }
 

@@ -2,6 +2,7 @@ package org.jwarp.soft;
 
 import java.util.concurrent.TimeUnit;
 
+import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
@@ -237,25 +238,14 @@ public final class SoftCompletionQueue implements CompletionQueue {
                     return;
                 }
             }
-            SoftStream[] b = java.util.Arrays.copyOf(a, a.length + 1);
-            b[a.length] = s;
-            streams = b;
+            streams = SnapshotArrays.with(a, s);
         }
     }
 
     /** The stream closed. */
     void removeStream(SoftStream s) {
         synchronized (streamsLock) {
-            SoftStream[] a = streams;
-            for (int i = 0; i < a.length; i++) {
-                if (a[i] == s) {
-                    SoftStream[] b = new SoftStream[a.length - 1];
-                    System.arraycopy(a, 0, b, 0, i);
-                    System.arraycopy(a, i + 1, b, i, a.length - i - 1);
-                    streams = a.length == 1 ? NO_STREAMS : b;
-                    return;
-                }
-            }
+            streams = SnapshotArrays.without(streams, s, NO_STREAMS);
         }
     }
 

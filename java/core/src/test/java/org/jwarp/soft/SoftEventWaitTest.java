@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.jwarp.soft.SoftFixture.stream;
+import static org.jwarp.soft.SoftFixture.waitUntil;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -49,19 +51,6 @@ class SoftEventWaitTest {
         return new SoftFixture(new SoftProvider(config(), 60_000, LONG));
     }
 
-    private static SoftStream stream(Connection c) {
-        return ((SoftConnection) c).stream();
-    }
-
-    private static void waitUntil(String what, java.util.function.BooleanSupplier cond) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("timed out waiting until " + what);
-            }
-            Thread.sleep(1);
-        }
-    }
 
     /** Connects an initiator on {@code a} to a responder on {@code b}. */
     private static Connection[] connect(SoftFixture f, QueuePairConfig a, QueuePairConfig b) throws Exception {

@@ -124,6 +124,22 @@ final class SoftFixture implements AutoCloseable {
         }
     }
 
+    /** The soft stream behind a connection. */
+    static SoftStream stream(org.jwarp.verbs.Connection c) {
+        return ((SoftConnection) c).stream();
+    }
+
+    /** Waits up to 30 s for {@code cond}, else fails naming {@code what}. */
+    static void waitUntil(String what, java.util.function.BooleanSupplier cond) throws InterruptedException {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            Thread.sleep(1);
+        }
+    }
+
     static WorkCompletion[] wcs(int n) {
         WorkCompletion[] a = new WorkCompletion[n];
         for (int i = 0; i < n; i++) {

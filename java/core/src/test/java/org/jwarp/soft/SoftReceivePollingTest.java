@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.jwarp.soft.SoftFixture.stream;
+import static org.jwarp.soft.SoftFixture.waitUntil;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -34,19 +36,6 @@ class SoftReceivePollingTest {
                 .withPolling(spinMicros, 4, leaseMicros);
     }
 
-    private static SoftStream stream(org.jwarp.verbs.Connection c) {
-        return ((SoftConnection) c).stream();
-    }
-
-    private static void waitUntil(String what, java.util.function.BooleanSupplier cond) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("timed out waiting until " + what);
-            }
-            Thread.sleep(1);
-        }
-    }
 
     @Test
     @DisplayName("RFC 5040 §5.5: a polling thread reaps its own Send completions in order while the reactor serves the peer")

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.provider.ChannelDispatcher;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
@@ -29,7 +30,8 @@ final class DisniChannel implements CompletionChannel {
     private final RdmaVerbs verbs;
     final IbvCompChannel channel;
     private final long chPtr;
-    private volatile DisniCq[] cqs = new DisniCq[0];
+    private static final DisniCq[] NO_CQS = new DisniCq[0];
+    private volatile DisniCq[] cqs = NO_CQS;
     private volatile boolean open = true;
     /** Threads inside {@link #next}: close waits for them before it destroys the channel. */
     private final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
@@ -43,22 +45,11 @@ final class DisniChannel implements CompletionChannel {
     }
 
     synchronized void add(DisniCq cq) {
-        DisniCq[] a = java.util.Arrays.copyOf(cqs, cqs.length + 1);
-        a[a.length - 1] = cq;
-        cqs = a;
+        cqs = SnapshotArrays.with(cqs, cq);
     }
 
     synchronized void forget(DisniCq cq) {
-        DisniCq[] a = cqs;
-        for (int i = 0; i < a.length; i++) {
-            if (a[i] == cq) {
-                DisniCq[] b = new DisniCq[a.length - 1];
-                System.arraycopy(a, 0, b, 0, i);
-                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
-                cqs = b;
-                return;
-            }
-        }
+        cqs = SnapshotArrays.without(cqs, cq, NO_CQS);
     }
 
     @Override
