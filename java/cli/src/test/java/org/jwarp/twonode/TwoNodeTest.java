@@ -112,9 +112,17 @@ class TwoNodeTest {
             + "(RFC 5040 §5, RFC 5044 §7.1.2)")
     void siwInitiator_softResponder_1MiB_5040_5() throws Exception {
         int port = PORTS.getAndIncrement();
+        CompletableFuture<Void> listening = new CompletableFuture<>();
         CompletableFuture<LinkExchange.Result> soft = async(() -> LinkExchange.accept("soft", SIW, port,
-                LinkExchange.Role.MIRROR, AREA, TwoNodeTest::say));
-        Thread.sleep(500);
+                LinkExchange.Role.MIRROR, AREA, line -> {
+                    say(line);
+                    if (line.startsWith("listening ")) {
+                        listening.complete(null);
+                    }
+                }));
+        // the peer connects only once the listener is up (a fixed sleep lost the race on a loaded host:
+        // rdma_connect was refused and the listener waited out its timeout)
+        CompletableFuture.anyOf(listening, soft).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         Agent.Remote siw = agent.run(siwPeer().toString(), "client", "-a", SIW, "-p", "" + port, "-s", "basic", "-B",
                 "-n", "" + AREA, "-t", "150");
         LinkExchange.Result r = exchange(siw, () -> soft.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
