@@ -66,7 +66,12 @@ public final class KvClient implements AutoCloseable {
     private long staging;
     private int seq;
     private volatile long done;
-    private volatile String doing = "idle";
+    // What the client is doing, for diagnostics (describe(), exceptions), kept as numbers so that an
+    // operation allocates nothing: the fields are written first, then the volatile phase publishes them.
+    private static final int IDLE = 0, GET_REQUEST = 1, GET_READ = 2, PUT = 3;
+    private volatile int phase = IDLE;
+    private long opKey, opSeq, opVersion, opAddress;
+    private int opLength, opRkey;
     private long readBytes;
 
     /**
@@ -160,7 +165,7 @@ public final class KvClient implements AutoCloseable {
 
     /** Where this client is: its connection, the operation under way and the connection's state. */
     public String describe() {
-        return "client connection " + hello.index() + ": " + done + " ops done, now " + doing + "; connection "
+        return "client connection " + hello.index() + ": " + done + " ops done, now " + doing() + "; connection "
                 + (conn.isOpen() ? "open" : "closed") + ", failure " + conn.failure();
     }
 
@@ -170,7 +175,7 @@ public final class KvClient implements AutoCloseable {
      */
     public long get(long key) throws KvException, InterruptedException {
         int s = ++seq;
-        doing = "GET key " + key + " (seq " + s + ")";
+        doing(GET_REQUEST, key, s, 0, 0, 0, 0);
         message(KvProtocol.OP_GET, key, 0, 0, s);
         request.send(ID_SEND, out, 0, MESSAGE_BYTES);
         request.inline = true;
@@ -184,23 +189,22 @@ public final class KvClient implements AutoCloseable {
         repostReceive();
         long own = key - firstKey();
         if (version < seenVersion[(int) key] || own >= 0 && own < ownVersion.length && version != ownVersion[(int) own]) {
-            throw new KvException(doing + " on " + conn.info() + ": the server returned version " + version
+            throw new KvException(doing() + " on " + conn.info() + ": the server returned version " + version
                     + ", this client saw " + seenVersion[(int) key] + " before");
         }
         int bodyLength = KvProtocol.bodyLength(key, version, hello.maxBody());
         if (length != HEADER_BYTES + bodyLength) {
-            throw new KvException(doing + ": the server says " + length + " bytes, version " + version + " has "
+            throw new KvException(doing() + ": the server says " + length + " bytes, version " + version + " has "
                     + (HEADER_BYTES + bodyLength));
         }
         sinkBuf.putLong(0, -1L); // so a Read that placed nothing cannot pass
-        doing = "GET key " + key + " (seq " + s + "): RDMA Read of " + length + " bytes at 0x"
-                + Long.toHexString(address) + " STag 0x" + Integer.toHexString(rkey);
+        doing(GET_READ, key, s, version, address, length, rkey);
         read.read(ID_READ, sink, 0, length, address, rkey);
         post(read, "RDMA Read");
         await(ID_READ, "the RDMA Read");
         String bad = KvProtocol.checkValue(sinkBuf, 0, key, version, bodyLength);
         if (bad != null) {
-            throw new KvException(doing + ": wrong bytes: " + bad);
+            throw new KvException(doing() + ": wrong bytes: " + bad);
         }
         seenVersion[(int) key] = version;
         readBytes += length;
@@ -221,8 +225,7 @@ public final class KvClient implements AutoCloseable {
         int s = ++seq;
         long version = ownVersion[(int) own] + 1;
         int bodyLength = KvProtocol.bodyLength(key, version, hello.maxBody());
-        doing = "PUT key " + key + " version " + version + " (seq " + s + ", " + bodyLength + " bytes to 0x"
-                + Long.toHexString(staging) + ")";
+        doing(PUT, key, s, version, staging, bodyLength, 0);
         KvProtocol.writeValue(headerBuf, 0, bodyBuf, 0, key, version, bodyLength);
         write.write(ID_WRITE, header, 0, HEADER_BYTES, staging, hello.rkey());
         write.sgl.add(body, 0, bodyLength);
@@ -236,7 +239,7 @@ public final class KvClient implements AutoCloseable {
         await(ID_SEND | ID_RECV, "the PUT reply");
         long v = reply(KvProtocol.OP_PUT_OK, key, s);
         if (v != version) {
-            throw new KvException(doing + ": the server committed version " + v);
+            throw new KvException(doing() + ": the server committed version " + v);
         }
         staging = inBuf.getLong(ADDRESS_OFFSET);
         repostReceive();
@@ -248,7 +251,33 @@ public final class KvClient implements AutoCloseable {
 
     private void finish() {
         done++;
-        doing = "idle";
+        phase = IDLE;
+    }
+
+    private void doing(int what, long key, int s, long version, long address, int length, int rkey) {
+        opKey = key;
+        opSeq = s;
+        opVersion = version;
+        opAddress = address;
+        opLength = length;
+        opRkey = rkey;
+        phase = what;
+    }
+
+    /** The operation under way, in words (built only when asked: diagnostics and exceptions). */
+    private String doing() {
+        switch (phase) {
+            case GET_REQUEST:
+                return "GET key " + opKey + " (seq " + opSeq + ")";
+            case GET_READ:
+                return "GET key " + opKey + " (seq " + opSeq + "): RDMA Read of " + opLength + " bytes at 0x"
+                        + Long.toHexString(opAddress) + " STag 0x" + Integer.toHexString(opRkey);
+            case PUT:
+                return "PUT key " + opKey + " version " + opVersion + " (seq " + opSeq + ", " + opLength
+                        + " bytes to 0x" + Long.toHexString(opAddress) + ")";
+            default:
+                return "idle";
+        }
     }
 
     private void message(byte op, long key, long version, int length, int s) {
@@ -266,10 +295,10 @@ public final class KvClient implements AutoCloseable {
     private long reply(byte op, long key, int s) throws KvException {
         byte got = inBuf.get(OP_OFFSET);
         if (got == KvProtocol.OP_ERROR) {
-            throw new KvException(doing + ": the server answered error status " + inBuf.get(STATUS_OFFSET));
+            throw new KvException(doing() + ": the server answered error status " + inBuf.get(STATUS_OFFSET));
         }
         if (got != op || inBuf.getLong(KEY_OFFSET) != key || inBuf.getInt(SEQ_OFFSET) != s) {
-            throw new KvException(doing + ": unexpected reply op " + got + " key " + inBuf.getLong(KEY_OFFSET)
+            throw new KvException(doing() + ": unexpected reply op " + got + " key " + inBuf.getLong(KEY_OFFSET)
                     + " seq " + inBuf.getInt(SEQ_OFFSET));
         }
         return inBuf.getLong(VERSION_OFFSET);
@@ -279,7 +308,7 @@ public final class KvClient implements AutoCloseable {
         try {
             conn.queuePair().postRecv(ID_RECV, in, 0, MESSAGE_BYTES);
         } catch (RdmaException e) {
-            throw new KvException(doing + ": reposting the reply buffer: " + e.getMessage() + "; " + describe(), e);
+            throw new KvException(doing() + ": reposting the reply buffer: " + e.getMessage() + "; " + describe(), e);
         }
     }
 
@@ -287,7 +316,7 @@ public final class KvClient implements AutoCloseable {
         try {
             conn.queuePair().postSend(wr);
         } catch (RdmaException e) {
-            throw new KvException(doing + ": posting the " + what + ": " + e.getMessage() + "; " + describe(), e);
+            throw new KvException(doing() + ": posting the " + what + ": " + e.getMessage() + "; " + describe(), e);
         }
     }
 
@@ -298,7 +327,7 @@ public final class KvClient implements AutoCloseable {
         while ((got & want) != want) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new KvException(doing + ": no completion of " + what + " within " + opTimeout.toMillis()
+                throw new KvException(doing() + ": no completion of " + what + " within " + opTimeout.toMillis()
                         + " ms (completions seen: " + Long.toBinaryString(got) + " of " + Long.toBinaryString(want)
                         + "); " + describe());
             }
@@ -306,7 +335,7 @@ public final class KvClient implements AutoCloseable {
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = wcs[i];
                 if (!wc.isSuccess()) {
-                    throw new KvException(doing + ": waiting for " + what + ": " + wc + "; " + describe());
+                    throw new KvException(doing() + ": waiting for " + what + ": " + wc + "; " + describe());
                 }
                 got |= wc.wrId;
             }

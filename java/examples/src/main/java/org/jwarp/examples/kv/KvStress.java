@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -25,7 +26,7 @@ import org.jwarp.verbs.RdmaProvider;
  * <pre>
  * java -jar java/examples/target/jwarp-kv.jar [--provider soft|disni] [--address A] [--port P]
  *      [--connections N] [--ops N] [--server-threads N] [--hogs N] [--keys N] [--max-value BYTES]
- *      [--get-percent P] [--timeout SECS] [--seed S]
+ *      [--get-percent P] [--timeout SECS] [--seed S] [--warmup N]
  * </pre>
  */
 public final class KvStress {
@@ -34,30 +35,40 @@ public final class KvStress {
 
     /** A stress run's settings; {@link #defaults()} is 8 connections x 10,000 operations on soft over loopback. */
     public record Options(String provider, String address, int port, int connections, int ops, int serverThreads,
-                          int hogs, int keysPerConnection, int maxBody, int getPercent, Duration timeout, long seed) {
+                          int hogs, int keysPerConnection, int maxBody, int getPercent, Duration timeout, long seed,
+                          int warmup) {
         public static Options defaults() {
-            return new Options("soft", "127.0.0.1", 0, 8, 10_000, 2, 0, 16, 2048, 50, Duration.ofMinutes(10), 1);
+            return new Options("soft", "127.0.0.1", 0, 8, 10_000, 2, 0, 16, 2048, 50, Duration.ofMinutes(10), 1, 0);
+        }
+
+        /** Each client first does {@code n} operations that the report leaves out (JIT warm-up). */
+        public Options withWarmup(int n) {
+            return new Options(provider, address, port, connections, ops, serverThreads, hogs, keysPerConnection,
+                    maxBody, getPercent, timeout, seed, n);
         }
 
         public Options with(String provider, String address) {
             return new Options(provider, address, port, connections, ops, serverThreads, hogs, keysPerConnection,
-                    maxBody, getPercent, timeout, seed);
+                    maxBody, getPercent, timeout, seed, warmup);
         }
 
         public Options withLoad(int connections, int ops, int serverThreads, int hogs) {
             return new Options(provider, address, port, connections, ops, serverThreads, hogs, keysPerConnection,
-                    maxBody, getPercent, timeout, seed);
+                    maxBody, getPercent, timeout, seed, warmup);
         }
 
         public Options withTimeout(Duration t) {
             return new Options(provider, address, port, connections, ops, serverThreads, hogs, keysPerConnection,
-                    maxBody, getPercent, t, seed);
+                    maxBody, getPercent, t, seed, warmup);
         }
     }
 
-    /** What a run did: operations, wall time, latency percentiles in nanoseconds. */
+    /**
+     * What a run did after the warm-up: operations, wall time, latency percentiles in nanoseconds,
+     * and the bytes the client threads allocated per operation (-1 where the JVM cannot say).
+     */
     public record Report(long ops, long gets, long puts, long readBytes, long nanos, long p50, long p99, long max,
-                         long over10ms) {
+                         long over10ms, double allocatedPerOp) {
         public double opsPerSecond() {
             return ops * 1e9 / nanos;
         }
@@ -66,8 +77,10 @@ public final class KvStress {
         public String toString() {
             return String.format(Locale.ROOT, "%d ops in %.2f s: %.0f ops/s; latency p50 %.3f ms, p99 %.3f ms, "
                             + "max %.3f ms; %d ops over 10 ms; %d GETs (%d bytes RDMA-Read, every byte verified), "
-                            + "%d PUTs (two-SGE Write + commit Send, verified by the server)",
-                    ops, nanos / 1e9, opsPerSecond(), p50 / 1e6, p99 / 1e6, max / 1e6, over10ms, gets, readBytes, puts);
+                            + "%d PUTs (two-SGE Write + commit Send, verified by the server); "
+                            + "client threads allocated %.1f bytes per op",
+                    ops, nanos / 1e9, opsPerSecond(), p50 / 1e6, p99 / 1e6, max / 1e6, over10ms, gets, readBytes, puts,
+                    allocatedPerOp);
         }
     }
 
@@ -150,23 +163,34 @@ public final class KvStress {
     private static Report drive(Options o, List<KvClient> clients) throws Exception {
         long[][] latencies = new long[clients.size()][o.ops()];
         long[] gets = new long[clients.size()];
+        long[] allocated = new long[clients.size()];
         Throwable[] errors = new Throwable[clients.size()];
         List<Thread> threads = new ArrayList<>();
-        long t0 = System.nanoTime();
+        CountDownLatch warm = new CountDownLatch(clients.size());
+        long start = System.nanoTime();
         for (int i = 0; i < clients.size(); i++) {
             int c = i;
             Thread t = new Thread(() -> {
                 try {
-                    gets[c] = clientLoop(clients.get(c), o, latencies[c]);
+                    clientLoop(clients.get(c), o, new long[o.warmup()], 1);
+                    warm.countDown();
+                    warm.await();
+                    long before = allocatedBytes();
+                    gets[c] = clientLoop(clients.get(c), o, latencies[c], 2);
+                    long after = allocatedBytes();
+                    allocated[c] = before < 0 || after < 0 ? -1 : after - before;
                 } catch (Throwable e) {
                     errors[c] = e;
+                    warm.countDown();
                 }
             }, "kv-client-" + i);
             t.setDaemon(true);
             threads.add(t);
             t.start();
         }
-        long deadline = t0 + o.timeout().toNanos();
+        long deadline = start + o.timeout().toNanos();
+        warm.await(o.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        long t0 = System.nanoTime();
         for (Thread t : threads) {
             t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
         }
@@ -197,13 +221,25 @@ public final class KvStress {
         long over = Arrays.stream(all).filter(l -> l > 10_000_000L).count();
         long getCount = Arrays.stream(gets).sum();
         long readBytes = clients.stream().mapToLong(KvClient::readBytes).sum();
+        double perOp = Arrays.stream(allocated).anyMatch(a -> a < 0) ? -1
+                : (double) Arrays.stream(allocated).sum() / all.length;
         return new Report(all.length, getCount, all.length - getCount, readBytes, nanos,
-                all[(int) ((all.length - 1) * 0.50)], all[(int) ((all.length - 1) * 0.99)], all[all.length - 1], over);
+                all[(int) ((all.length - 1) * 0.50)], all[(int) ((all.length - 1) * 0.99)], all[all.length - 1], over,
+                perOp);
     }
 
-    /** One client's closed loop; returns how many GETs it did. */
-    private static long clientLoop(KvClient c, Options o, long[] latencies) throws Exception {
-        SplittableRandom rng = new SplittableRandom(o.seed() * 1_000_003L + c.index());
+    /** Bytes the calling thread has allocated so far, or -1 where the JVM does not count them. */
+    private static long allocatedBytes() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        if (mx instanceof com.sun.management.ThreadMXBean hs && hs.isThreadAllocatedMemorySupported()) {
+            return hs.getCurrentThreadAllocatedBytes();
+        }
+        return -1;
+    }
+
+    /** One client's closed loop (stream 1: warm-up, 2: measured); returns how many GETs it did. */
+    private static long clientLoop(KvClient c, Options o, long[] latencies, int stream) throws Exception {
+        SplittableRandom rng = new SplittableRandom((o.seed() * 1_000_003L + c.index()) * 31 + stream);
         long gets = 0;
         for (int i = 0; i < latencies.length; i++) {
             long t = System.nanoTime();
@@ -252,12 +288,14 @@ public final class KvStress {
     private static final String USAGE = """
             usage: KvStress [--provider soft|disni] [--address A] [--port P] [--connections N] [--ops N]
                             [--server-threads N] [--hogs N] [--keys N] [--max-value BYTES] [--get-percent P]
-                            [--timeout SECS] [--seed S]
+                            [--timeout SECS] [--seed S] [--warmup N]
               An RDMA key-value store (one shared receive queue, server threads on completion channels,
               GET = Send + RDMA Read of a shared region, PUT = two-SGE Write + inline commit Send) under load.
               Defaults: soft on 127.0.0.1, 8 connections x 10000 ops, 2 server threads, 0 hogs, 16 keys per
-              connection, values up to 2048 bytes, 50% GETs, 600 s timeout. --port 0: any free port.
-              Prints ops/s, latency p50/p99/max and the operations over 10 ms; exit 1 when anything failed.""";
+              connection, values up to 2048 bytes, 50% GETs, 600 s timeout, 5000 warm-up ops per connection
+              (verified like the others, left out of the figures). --port 0: any free port.
+              Prints ops/s, latency p50/p99/max, the operations over 10 ms and the bytes the client threads
+              allocated per operation; exit 1 when anything failed.""";
 
     /** The command line: see the class comment; exit 0 when every operation passed, 1 otherwise, 2 on bad usage. */
     public static void main(String[] args) {
@@ -274,6 +312,7 @@ public final class KvStress {
         int getPercent = d.getPercent();
         long timeout = d.timeout().toSeconds();
         long seed = d.seed();
+        int warmup = 5000;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -298,12 +337,13 @@ public final class KvStress {
                     case "--get-percent" -> getPercent = Integer.parseInt(v);
                     case "--timeout" -> timeout = Long.parseLong(v);
                     case "--seed" -> seed = Long.parseLong(v);
+                    case "--warmup" -> warmup = Integer.parseInt(v);
                     default -> throw new IllegalArgumentException("unknown option " + a);
                 }
             }
             if (connections < 1 || ops < 1 || threads < 1 || hogs < 0 || keys < 1 || maxBody < 1 || getPercent < 0
-                    || getPercent > 100 || timeout < 1) {
-                throw new IllegalArgumentException("counts must be >= 1 (hogs >= 0), --get-percent 0..100");
+                    || getPercent > 100 || timeout < 1 || warmup < 0) {
+                throw new IllegalArgumentException("counts must be >= 1 (hogs, warmup >= 0), --get-percent 0..100");
             }
         } catch (IllegalArgumentException e) {
             System.err.println("KvStress: " + e.getMessage());
@@ -312,9 +352,10 @@ public final class KvStress {
             return;
         }
         Options o = new Options(provider, address, port, connections, ops, threads, hogs, keys, maxBody, getPercent,
-                Duration.ofSeconds(timeout), seed);
-        System.out.printf(Locale.ROOT, "kv: provider %s on %s, %d connections x %d ops (%d%% GET), %d server threads, "
-                + "%d hog threads%n", provider, address, connections, ops, getPercent, threads, hogs);
+                Duration.ofSeconds(timeout), seed, warmup);
+        System.out.printf(Locale.ROOT, "kv: provider %s on %s, %d connections x %d ops (%d%% GET) after %d warm-up ops, "
+                + "%d server threads, %d hog threads%n", provider, address, connections, ops, getPercent, warmup, threads,
+                hogs);
         try {
             Report r = run(o);
             System.out.println("kv: " + r);

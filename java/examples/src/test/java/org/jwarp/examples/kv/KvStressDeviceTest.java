@@ -14,10 +14,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The key-value store's stress through the DiSNI provider on kernel devices: siw0 (iWARP) and rxe0
  * (RoCE) on the guest's 10.77.0.1 and 10.78.0.1 ({@code -Djwarp.it.devices=addr,addr} overrides),
- * 8 connections, 2 server threads, 2 CPU hogs, every byte verified. 4,000 operations per
- * connection by default, fewer than on the host because the guest runs under emulation (10,000
- * took 229 s on siw0 and 80 s on rxe0 under TCG); {@code -Djwarp.kv.ops} sets them. A missing
- * device or provider fails the case; nothing is skipped.
+ * 8 connections, 2 server threads, 2 CPU hogs, every byte verified: 10,000 operations per
+ * connection by default, as on the host ({@code -Djwarp.kv.ops} sets them). A missing device or
+ * provider fails the case; nothing is skipped.
  */
 @Tag("device")
 class KvStressDeviceTest {
@@ -29,7 +28,7 @@ class KvStressDeviceTest {
     @MethodSource("addresses")
     @Timeout(value = 900, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void eightConnectionsUnderTwoHogsOnDisni(String address) throws Exception {
-        int ops = Integer.getInteger("jwarp.kv.ops", 4_000);
+        int ops = Integer.getInteger("jwarp.kv.ops", 10_000);
         KvStress.Options o = KvStress.Options.defaults().with("disni", address)
                 .withLoad(8, ops, 2, 2).withTimeout(Duration.ofSeconds(720));
         KvStress.Report r = KvStress.run(o);

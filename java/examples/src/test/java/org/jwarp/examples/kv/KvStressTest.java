@@ -27,4 +27,22 @@ class KvStressTest {
             assertTrue(!t.getName().startsWith("kv-") || !t.isAlive(), "thread left running: " + t);
         }
     }
+
+    /**
+     * The example users copy allocates nothing per operation on its client threads once warm (a GET
+     * is a Send, a wait, an RDMA Read and a wait; a PUT a two-WR chain and a wait), so the
+     * library's post, poll and await paths allocate nothing either: garbage collection would stall
+     * every connection at once.
+     */
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void clientOperationsAllocateNothingOnceWarm() throws Exception {
+        KvStress.Options o = KvStress.Options.defaults().with("soft", "127.0.0.1")
+                .withLoad(2, 5_000, 1, 0).withWarmup(5_000).withTimeout(Duration.ofSeconds(240));
+        KvStress.Report r = KvStress.run(o);
+        System.out.println("kv allocation, soft: " + r);
+        assertEquals(10_000, r.ops());
+        assertTrue(r.allocatedPerOp() >= 0, "this JVM does not count allocated bytes per thread: " + r);
+        assertTrue(r.allocatedPerOp() < 8, "client threads allocated " + r.allocatedPerOp() + " bytes per operation");
+    }
 }
