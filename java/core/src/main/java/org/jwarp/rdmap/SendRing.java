@@ -9,9 +9,8 @@ import java.nio.ByteBuffer;
  * sequence number, and reports each WR back through {@link #done}.
  *
  * <p>The ring decides which WR may go on the wire next ({@link #next}), so the ORD is counted
- * once, by the ring: a ring that admits at most ORD RDMA Reads when they are posted (the soft
- * provider's send queue) returns every Read at once, a ring that admits more holds a Read back
- * until an earlier one completes ({@link ArraySendRing}). The engine only remembers the order of
+ * once, by the ring: it holds a Read back while ORD Reads are outstanding, and everything posted
+ * after it waits too (the soft provider's send queue, {@link ArraySendRing}). The engine only remembers the order of
  * the Read Requests it sent, to match their Read Responses (RFC 5040 §5.2).
  *
  * <p>A WR's fields must not change between {@link #take} and {@link #done}. Every method is

@@ -12,7 +12,7 @@ import org.jwarp.verbs.WorkRequestException;
 /**
  * The send queue of a {@link SoftQueuePair} (RFC 5040 §5 "Work Queues", siw_qp's SQ): a fixed ring
  * of preallocated slots, struct-of-arrays, the one place a send WR is checked
- * ({@link WorkRequestChecks#send}) and the one count of admitted RDMA Reads against the ORD
+ * ({@link WorkRequestChecks#send}) and the one count of issued RDMA Reads against the ORD
  * (RFC 6581 §9.1, RFC 5040 §6.5). Slots move FREE → POSTED (application thread, at post) →
  * ISSUED (available to the wire engine, {@link #issue}, which reads the WR in place through
  * {@link SendRing}) → DONE → completions in posting order
@@ -60,7 +60,7 @@ final class SoftSendQueue implements SendRing {
     long taken;
     /** The stream's zero-copy transmit, which holds a Send's or Write's completion until its bytes left. */
     TxGather gather;
-    /** RDMA Reads admitted and not yet completed: the QP's one ORD count. */
+    /** RDMA Reads issued to the engine and not yet completed: the QP's one ORD count (at most {@link #ord}). */
     int readsOutstanding;
     /** The negotiated ORD (device-capped); set when the stream attaches. */
     int ord;
@@ -99,9 +99,6 @@ final class SoftSendQueue implements SendRing {
             return refused;
         }
         int n = wr.sgl.count();
-        if (wr.opcode == SendOpcode.RDMA_READ) {
-            readsOutstanding++;
-        }
         int i = (int) (posted % wrId.length);
         wrId[i] = wr.wrId;
         op[i] = wr.opcode;
@@ -141,8 +138,10 @@ final class SoftSendQueue implements SendRing {
 
     /**
      * Makes posted WRs available to the engine in order, stopping at a fenced WR while an earlier
-     * Read is outstanding (IBV_SEND_FENCE; a Read Response resumes it). The engine reads them in
-     * place ({@link SendRing}); nothing is copied. QP lock held, on the thread that drives the engine.
+     * Read is outstanding (IBV_SEND_FENCE) and at a Read while ORD Reads are outstanding (RFC 6581
+     * §9.1; siw's ORQ fence): everything posted after it waits behind it, so the RFC 5040 §5.5
+     * order on the wire is the posting order. A Read Response resumes it. The engine reads the WRs
+     * in place ({@link SendRing}); nothing is copied. QP lock held, on the thread that drives the engine.
      */
     void issue() {
         while (issued < posted) {
@@ -150,6 +149,12 @@ final class SoftSendQueue implements SendRing {
             int i = (int) (seq % wrId.length);
             if (fence[i] && readBefore(seq)) {
                 break;
+            }
+            if (op[i] == SendOpcode.RDMA_READ) {
+                if (readsOutstanding >= ord) {
+                    break;
+                }
+                readsOutstanding++;
             }
             state[i] = ISSUED;
             issued++;
@@ -380,7 +385,7 @@ final class SoftSendQueue implements SendRing {
         for (long q = done; q < posted; q++) {
             int i = (int) (q % wrId.length);
             if (state[i] != DONE) {
-                if (op[i] == SendOpcode.RDMA_READ) {
+                if (op[i] == SendOpcode.RDMA_READ && state[i] == ISSUED) {
                     readsOutstanding--;
                 }
                 state[i] = DONE;

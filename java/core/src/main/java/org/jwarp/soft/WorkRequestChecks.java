@@ -11,8 +11,8 @@ import org.jwarp.verbs.WorkRequestException;
  * The local checks a work request passes before it enters a {@link SoftQueuePair}'s ring (local
  * errors, RFC 5040 §7; ibverbs' bad_wr): the QP state, a free slot, the SGE count, each SGE
  * inside a live region of the QP's protection domain (RFC 5041 §8.2) with LOCAL_WRITE where it
- * is written into (RFC 5040 §6.5), the inline size, and no RDMA Read beyond the negotiated ORD
- * (RFC 6581 §9.1). Each returns the refusal, or null; the QP lock is held by the caller.
+ * is written into (RFC 5040 §6.5), the inline size, and no RDMA Read when the negotiated ORD is 0
+ * (RFC 6581 §9.1; Reads beyond a non-zero ORD wait in the send queue). Each returns the refusal, or null; the QP lock is held by the caller.
  */
 final class WorkRequestChecks {
     private WorkRequestChecks() {
@@ -58,12 +58,10 @@ final class WorkRequestChecks {
                         k, "inline");
             }
         }
-        if (read) {
-            if (qp.sq.readsOutstanding >= qp.sq.ord) {
-                return new WorkRequestException("RDMA Read refused: " + qp.sq.readsOutstanding
-                        + " Reads outstanding reach the negotiated ORD " + qp.sq.ord + " (RFC 6581 §9.1, RFC 5040 §6.5)", k,
-                        "opcode");
-            }
+        if (read && qp.sq.ord == 0) {
+            // Reads beyond a non-zero ORD wait in the send queue (SoftSendQueue#issue); at ORD 0 none ever could go
+            return new WorkRequestException("RDMA Read refused: the negotiated ORD is 0, no Read may be issued "
+                    + "(RFC 6581 §9.1, RFC 5040 §6.5)", k, "opcode");
         }
         return null;
     }

@@ -26,8 +26,10 @@ public record AsyncEvent(Type type, int qpNum, Connection connection, Completion
         /** IBV_EVENT_QP_FATAL: the queue pair went to ERR (a local or remote fatal error, RFC 5040 §7); its WRs flush. */
         QP_FATAL,
         /**
-         * IBV_EVENT_CQ_ERR: a completion queue overran (a completion found it full). Soft provider:
-         * every queue pair using the CQ goes to ERR and flushes. DiSNI: the kernel raises the event
+         * IBV_EVENT_CQ_ERR: a completion queue overran (a completion found it full; what the
+         * application gets is listed on {@link CompletionQueue}). Soft provider: every queue pair
+         * using the CQ goes to ERR (QP_FATAL) and flushes; flushed completions that find the CQ
+         * full are lost. DiSNI: the kernel raises the event
          * and the provider changes no QP state itself; what happens to the QPs is the device's
          * (rxe: they stay as they were; siw 6.1: the receive that found the CQ full ends its stream,
          * so the peer sees a disconnect).

@@ -17,6 +17,23 @@ import java.util.concurrent.TimeUnit;
  * {@link #requestNotify} may be called from any thread. On a CQ created on a
  * {@link CompletionChannel}, DiSNI's {@link #await} polls with short sleeps (the channel's events
  * belong to the channel's consumer); soft's is unchanged.
+ *
+ * <p>Overrun (ibv IBV_EVENT_CQ_ERR). Size a CQ for the sum of the queue depths that complete into
+ * it. A completion that finds the CQ full is lost, and the application gets exactly this:
+ * <ul>
+ *   <li>the completions already in the CQ, still pollable, in order;</li>
+ *   <li>one {@link AsyncEvent.Type#CQ_ERROR} event naming this CQ ({@link AsyncEvent#cq()}), at the
+ *       first overrun;</li>
+ *   <li>soft provider: every queue pair completing into the CQ goes to ERR, one
+ *       {@link AsyncEvent.Type#QP_FATAL} event each (then {@code CLOSED}), its connection closes
+ *       and its outstanding WRs flush. The flushed completions enter the CQ only while it has room:
+ *       those that find it full are lost like the first one (as with ibverbs, no WR_FLUSH_ERR is
+ *       owed for them), so poll what is there and do not wait for the rest;</li>
+ *   <li>DiSNI: the kernel's CQ_ERROR only; the queue pairs are the device's (rxe leaves them as they
+ *       are, siw ends the stream whose receive found the CQ full, so both sides see the connection
+ *       end).</li>
+ * </ul>
+ * A CQ that overran is not reusable in a defined way: close the connections that use it, then the CQ.
  */
 public interface CompletionQueue extends AutoCloseable {
     /** Number of entries this CQ was created with. */

@@ -225,18 +225,32 @@ class SoftTermPathTest {
     }
 
     @Test
-    @DisplayName("RFC 6581 §9.1: an RDMA Read beyond the negotiated ORD is refused at post time")
-    void readBeyondOrdRefusedAtPost_6581_9_1() throws Exception {
+    @DisplayName("RFC 6581 §9.1, RFC 5040 §5.5: a Read beyond the ORD waits in the send queue, a later Write behind it")
+    void readBeyondOrdWaitsInSendQueue_6581_9_1() throws Exception {
         try (SoftFixture f = new SoftFixture(); ServerSocket ss = new ServerSocket(0, 4, SoftFixture.LOOPBACK)) {
-            // a responder that grants IRD 2 and then never answers, so the Reads stay outstanding
-            CompletableFuture<Void> peer = CompletableFuture.runAsync(() -> {
+            // a responder that grants IRD 2 and then never answers, so the Reads stay outstanding;
+            // it counts what reaches the wire until the initiator closes
+            java.util.concurrent.CountDownLatch twoReads = new java.util.concurrent.CountDownLatch(2);
+            CompletableFuture<int[]> peer = CompletableFuture.supplyAsync(() -> {
+                int[] seen = new int[2]; // Read Requests, FPDUs carrying a tagged payload (the Write)
                 try (EvilPeer p = EvilPeer.accept(ss)) {
                     p.readFrame();
                     p.send(MpaFrame.reply().crc(true).revision(2)
                             .enhancedData(new EnhancedConnectionData(true, false, true, false, 2, 2)).build().toBytes());
-                    p.closedByPeer();
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
+                    while (true) {
+                        byte[] fpdu = p.readFpdu();
+                        boolean tagged = (fpdu[2] & 0x80) != 0;
+                        int opcode = fpdu[3] & 0x0F;
+                        int ulpdu = ((fpdu[0] & 0xFF) << 8) | (fpdu[1] & 0xFF);
+                        if (!tagged && opcode == org.jwarp.rdmap.RdmapOpcode.READ_REQUEST) {
+                            seen[0]++;
+                            twoReads.countDown();
+                        } else if (tagged && ulpdu > org.jwarp.ddp.DdpHeader.TAGGED_HEADER_LENGTH) {
+                            seen[1]++;
+                        }
+                    }
+                } catch (java.io.IOException e) {
+                    return seen; // the initiator closed
                 }
             });
             Connection c = f.device.connectionManager().connect(new InetSocketAddress(SoftFixture.LOOPBACK,
@@ -246,22 +260,24 @@ class SoftTermPathTest {
             SendRequest wr = new SendRequest();
             c.queuePair().postSend(wr.read(1, sink, 0, 16, 0x1000, 0x4242));
             c.queuePair().postSend(wr.read(2, sink, 0, 16, 0x1000, 0x4242));
-            WorkRequestException e = assertThrows(WorkRequestException.class,
-                    () -> c.queuePair().postSend(wr.read(3, sink, 0, 16, 0x1000, 0x4242)));
-            assertTrue(e.getMessage().contains("ORD"), e.getMessage());
-            c.queuePair().postSend(wr.write(4, sink, 0, 16, 0x1000, 0x4242));
+            c.queuePair().postSend(wr.read(3, sink, 0, 16, 0x1000, 0x4242)); // accepted: waits for a Read slot
+            c.queuePair().postSend(wr.write(4, sink, 0, 16, 0x1000, 0x4242)); // waits behind Read 3
+            assertTrue(twoReads.await(5, TimeUnit.SECONDS), "the first two Read Requests reach the wire");
             c.close();
+            int[] seen = peer.get(10, TimeUnit.SECONDS);
+            assertEquals(2, seen[0], "Read Requests on the wire: the ORD's 2, Read 3 held in the send queue");
+            assertEquals(0, seen[1], "the Write posted after Read 3 never passed it");
             WorkCompletion[] a = SoftFixture.wcs(4);
             int n = 0;
-            while (n < 3) {
+            while (n < 4) {
                 int k = f.cq.await(a, 4, 5, TimeUnit.SECONDS);
-                assertTrue(k > 0);
+                assertTrue(k > 0, "all four WRs complete (flushed) after the close");
                 for (int i = 0; i < k; i++) {
-                    assertEquals(n + i + 1 == 3 ? 4 : n + i + 1, a[i].wrId, "the refused Read never completes");
+                    assertEquals(n + i + 1, a[i].wrId, "in posting order");
+                    assertEquals(WcStatus.WR_FLUSH_ERR, a[i].status, a[i].toString());
                 }
                 n += k;
             }
-            peer.get(5, TimeUnit.SECONDS);
         }
     }
 

@@ -699,7 +699,8 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
 
     /**
      * A CQ overrun is never silent: CQ_ERROR is raised; on the soft provider the QPs on the CQ go
-     * to ERR and flush (DiSNI raises the kernel's event and changes no QP state itself).
+     * to ERR with QP_FATAL, the CQ keeps the completions that fit before the overrun and the
+     * flushed ones never appear (DiSNI raises the kernel's event and changes no QP state itself).
      */
     @Test
     void cqOverrunRaisesEvent_5040_5_5() throws Exception {
@@ -733,6 +734,19 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
                 }
                 assertEquals(QueuePair.QpState.ERR, c[1].queuePair().state(), "soft: the QP on an overrun CQ goes to ERR");
                 assertNotNull(poll(events, AsyncEvent.Type.QP_FATAL, 10_000), "soft: QP_FATAL for the QP");
+                // what the application gets: the completions that fit before the overrun, nothing
+                // more; the flushed receives found the CQ full and never appear (as with ibverbs)
+                WorkCompletion[] got = new WorkCompletion[small.capacity() + 64];
+                for (int i = 0; i < got.length; i++) {
+                    got[i] = new WorkCompletion();
+                }
+                int n = small.poll(got, got.length);
+                assertEquals(small.capacity(), n, "the CQ holds the completions that fit, no more");
+                for (int i = 0; i < n; i++) {
+                    assertEquals(WcStatus.SUCCESS, got[i].status, "before the overrun: " + got[i]);
+                    assertEquals(i, got[i].wrId, "in order: " + got[i]);
+                }
+                assertEquals(0, small.poll(got, got.length), "the flushed receives never enter the CQ");
             }
         }
     }

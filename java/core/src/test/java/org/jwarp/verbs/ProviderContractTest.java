@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The API contract every {@link RdmaProvider} keeps, run unchanged against each one: Send into a
  * posted receive (RFC 5040 §5.3), RDMA Write (§5.1) and Read (§5.2), rejection with private data
- * (RFC 5044 §7.1.1), IRD/ORD as negotiated with a Read beyond the ORD refused locally and the
- * peer's IRD, ORD and private data visible on both sides (RFC 6581 §9.1), and connection-manager
+ * (RFC 5044 §7.1.1), IRD/ORD as negotiated with Reads beyond the ORD waiting in the send queue in
+ * order (a Read at ORD 0 refused locally) and the peer's IRD, ORD and private data visible on both
+ * sides (RFC 6581 §9.1), and connection-manager
  * error paths that end in exceptions, never in a hang.
  *
  * <p>A subclass names the {@link DeviceUnderTest}; both ends of every connection live in this JVM
@@ -333,9 +334,58 @@ public abstract class ProviderContractTest extends DeviceSuite {
     }
 
     @Test
-    @DisplayName("A Read beyond the negotiated ORD is refused locally, nothing is sent (RFC 6581 §9.1)")
-    void readBeyondOrdRefusedLocally_6581_9_1() throws Exception {
-        // ORD 0 makes every Read one beyond the ORD, independent of how fast Reads complete
+    @DisplayName("Reads beyond the ORD wait in the send queue; a later Send waits behind them; all complete in order "
+            + "(RFC 6581 §9.1, RFC 5040 §5.5)")
+    void readsBeyondOrdQueueAndCompleteInOrder_6581_9_1_5040_5_5() throws Exception {
+        int reads = 16;
+        int span = 16 << 10;
+        ConnectionParameters cp = ConnectionParameters.builder().ird(4).ord(2).build();
+        ConnectionParameters sp = ConnectionParameters.builder().ird(8).ord(2).build();
+        try (Pair p = connect(cp, sp, c -> new QueuePairConfig(c.pd(), c.sendCq(), c.recvCq(), 2 * reads, c.maxRecvWr(),
+                c.maxSendSge(), c.maxRecvSge(), c.maxInlineData(), c.beforeConnect(), c.srq()))) {
+            assertEquals(2, p.cc.info().ord(), "ORD 2 as asked, within the responder's IRD");
+            long raddr = remoteAddress(p.cc);
+            int rkey = remoteKey(p.cc);
+            for (int k = 0; k < reads; k++) {
+                for (int i = 0; i < span; i++) {
+                    p.server.buf.put(k * span + i, (byte) (k * 31 + i));
+                }
+            }
+            p.sc.queuePair().postRecv(200, p.server.mr2, 0, 64);
+            p.client.buf2.put(0, ascii("after-the-reads"));
+            QueuePair qp = p.cc.queuePair();
+            SendRequest wr = new SendRequest();
+            for (int k = 0; k < reads; k++) {
+                qp.postSend(wr.read(k, p.client.mr, (long) k * span, span, raddr + (long) k * span, rkey));
+            }
+            qp.postSend(wr.send(100, p.client.mr2, 0, 15));
+            for (int k = 0; k < reads; k++) {
+                WorkCompletion rd = p.client.next();
+                assertEquals(WcStatus.SUCCESS, rd.status, rd.toString());
+                assertEquals(WcOpcode.RDMA_READ, rd.opcode, rd.toString());
+                assertEquals(k, rd.wrId, "Reads complete in posting order");
+            }
+            WorkCompletion s = p.client.next();
+            assertEquals(100, s.wrId, "the Send completes after every Read before it: " + s);
+            assertEquals(WcStatus.SUCCESS, s.status, s.toString());
+            WorkCompletion r = p.server.next();
+            assertEquals(200, r.wrId, r.toString());
+            assertEquals(WcStatus.SUCCESS, r.status, r.toString());
+            byte[] got = new byte[15];
+            p.server.buf2.get(0, got);
+            assertArrayEquals(ascii("after-the-reads"), got);
+            for (int k = 0; k < reads; k++) {
+                for (int i = 0; i < span; i += 997) {
+                    assertEquals((byte) (k * 31 + i), p.client.buf.get(k * span + i), "Read " + k + " byte " + i);
+                }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("With ORD 0 an RDMA Read is refused locally, nothing is sent (RFC 6581 §9.1)")
+    void readWithOrdZeroRefusedLocally_6581_9_1() throws Exception {
+        // ORD 0: no Read may ever be issued, so none can wait in the send queue either
         ConnectionParameters cp = ConnectionParameters.builder().ird(4).ord(0).peerToPeer(false).build();
         ConnectionParameters sp = ConnectionParameters.builder().ird(8).ord(4).build();
         try (Pair p = connect(cp, sp)) {

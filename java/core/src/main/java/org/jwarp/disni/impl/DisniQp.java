@@ -24,8 +24,10 @@ import org.jwarp.verbs.WorkRequestException;
  * posted with one JNI crossing and one {@code ibv_post_send}/{@code ibv_post_recv}, without
  * allocation. Local checks before anything reaches the device (RFC 5040 §7 local errors): QP in
  * RTS, free slots, SGE counts within the granted caps, every SGE inside its region and, for
- * receives and Read sinks, LOCAL_WRITE; inline size; RDMA Reads beyond the negotiated ORD
- * (RFC 6581 section 9.1; RFC 5040 section 6.5 Read Request queue depth). The first refused WR of
+ * receives and Read sinks, LOCAL_WRITE; inline size; an RDMA Read when the negotiated ORD is 0
+ * (RFC 6581 section 9.1). Reads beyond a non-zero ORD are the device's to queue (RFC 5040
+ * section 6.5: siw holds them and what follows in its send queue, rxe waits for a free Read
+ * slot). The first refused WR of
  * a chain cuts it there: the ones before are posted (ibverbs' bad_wr contract, also when the
  * device itself refuses a WR). Outstanding WRs of both queues are kept in {@link WrRing}s: the
  * device sees a ring token as wr_id and completions retire by ring position, so repeated caller
@@ -162,14 +164,10 @@ final class DisniQp implements QueuePair {
     public synchronized void postSend(SendRequest first) throws WorkRequestException {
         WorkRequestException refused = null;
         int k = 0;
-        int reads = sq.readsOutstanding();
         for (SendRequest wr = first; wr != null; wr = wr.next, k++) {
-            refused = writeSend(wr, k, reads);
+            refused = writeSend(wr, k);
             if (refused != null) {
                 break;
-            }
-            if (wr.opcode == SendOpcode.RDMA_READ) {
-                reads++;
             }
         }
         if (k > 0) {
@@ -192,7 +190,7 @@ final class DisniQp implements QueuePair {
     }
 
     /** Writes WR k of a chain into slot k of the send buffer, or returns why it is refused. */
-    private WorkRequestException writeSend(SendRequest wr, int k, int reads) {
+    private WorkRequestException writeSend(SendRequest wr, int k) {
         if (state != QpState.RTS) {
             return new WorkRequestException("postSend: QP " + qpNum + " is " + state + ", not RTS", k, null);
         }
@@ -206,9 +204,11 @@ final class DisniQp implements QueuePair {
             return new WorkRequestException("postSend: opcode null", k, "opcode");
         }
         boolean read = op == SendOpcode.RDMA_READ;
-        if (read && reads >= ord) {
-            return new WorkRequestException("postSend: RDMA Read refused, " + reads
-                    + " Reads outstanding and the negotiated ORD is " + ord + " (RFC 6581 section 9.1)", k, "opcode");
+        if (read && ord == 0) {
+            // beyond a non-zero ORD the device queues the Read (siw's ORQ fence, rxe's rd_atomic wait);
+            // at ORD 0 none may be issued at all
+            return new WorkRequestException("postSend: RDMA Read refused, the negotiated ORD is 0 (RFC 6581 section 9.1)",
+                    k, "opcode");
         }
         ScatterGatherList sgl = wr.sgl;
         int n = sgl.count();
