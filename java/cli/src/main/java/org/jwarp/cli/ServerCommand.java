@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
@@ -99,6 +100,13 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--max-memory", description = "Buffer memory of all connections together, bytes "
             + "(default: ${DEFAULT-VALUE} = 1 GiB).")
     long maxMemory = 1L << 30;
+    @Option(names = "--idle-timeout", description = "Close an established connection that shows no activity "
+            + "(no message, no completion, no inbound segment) for this many seconds, with a TERM; 0 = never "
+            + "(default: ${DEFAULT-VALUE}).")
+    int idleTimeout = 30;
+    @Option(names = "--write-timeout", description = "End a write-latency phase whose client Write does not arrive "
+            + "within this many seconds, with a TERM (default: ${DEFAULT-VALUE}).")
+    int writeTimeout = 10;
 
     @Spec
     CommandSpec spec;
@@ -110,6 +118,9 @@ public final class ServerCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (maxConnections < 1 || maxConnectionMemory < 1 || maxMemory < 1) {
             throw new IllegalArgumentException("--max-connections, --max-connection-memory and --max-memory must be >= 1");
+        }
+        if (idleTimeout < 0 || writeTimeout < 1) {
+            throw new IllegalArgumentException("--idle-timeout must be >= 0 and --write-timeout >= 1");
         }
         out = spec.commandLine().getOut();
         err = spec.commandLine().getErr();
@@ -167,6 +178,7 @@ public final class ServerCommand implements Callable<Integer> {
                 new WorkSettings(sge, 1, inlineSize, verify, srq, events), err)) {
             out.println("connected: " + ClientCommand.describe(r.connection()));
             out.flush();
+            r.timeouts(TimeUnit.SECONDS.toNanos(idleTimeout), TimeUnit.SECONDS.toNanos(writeTimeout));
             long n = r.serve(null);
             RdmaException cause = r.connection().failure();
             out.println("connection done: " + n + " messages answered"
@@ -308,6 +320,14 @@ public final class ServerCommand implements Callable<Integer> {
         private final WorkCompletion[] deferred;
         private int deferredCount;
         private volatile boolean stop;
+        /** No activity for this long ends the connection with a TERM; 0 = never (the demo, a library use). */
+        private long idleNanos;
+        /** A write-latency iteration whose Write does not come within this long ends with a TERM. */
+        private long writeNanos = TimeUnit.SECONDS.toNanos(10);
+        /** Busy-polls of the write-latency byte before the poll parks (a Write normally lands within them). */
+        private static final int SPIN_LIMIT = 20_000;
+        /** Longest park between polls once the spin is over. */
+        private static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, CompletionChannel channel, SharedReceiveQueue srq,
                           MemoryRegion slotsMr, MemoryRegion echoMr,
@@ -506,6 +526,12 @@ public final class ServerCommand implements Callable<Integer> {
             stop = true;
         }
 
+        /** Sets the idle timeout (0 = never) and the write-latency timeout, both in nanoseconds. */
+        void timeouts(long idle, long write) {
+            this.idleNanos = idle;
+            this.writeNanos = write;
+        }
+
         /**
          * Answers until the peer disconnects (posted receives flush) or {@link #stop()}; returns
          * the number of Sends answered. {@code onMessage} may be null.
@@ -520,8 +546,27 @@ public final class ServerCommand implements Callable<Integer> {
             ByteBuffer view = slotsMr.buffer().order(ByteOrder.BIG_ENDIAN);
             ByteBuffer echoView = echoMr.buffer();
             long answered = 0;
+            long lastActive = System.nanoTime();
+            long lastInbound = conn.inboundActivity();
+            boolean active = false;
             while (!stop) {
                 int n = deferredCount > 0 ? takeDeferred(wcs) : CompletionWait.await(cq, channel, wcs, wcs.length, 200);
+                if (n > 0) {
+                    active = true;
+                } else if (idleNanos > 0) {
+                    // checked on a quiet 200 ms only: no clock read per message
+                    long now = System.nanoTime();
+                    long inbound = conn.inboundActivity();
+                    if (active || inbound != lastInbound) {
+                        active = false;
+                        lastInbound = inbound;
+                        lastActive = now;
+                    } else if (now - lastActive > idleNanos && conn.isOpen()) {
+                        conn.terminate("idle for " + TimeUnit.NANOSECONDS.toSeconds(now - lastActive)
+                                + " s: no message or segment from the client (--idle-timeout)");
+                        lastActive = now; // the TERM and the flush end the loop
+                    }
+                }
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = wcs[k];
                     if (wc.status == WcStatus.WR_FLUSH_ERR) {
@@ -604,17 +649,36 @@ public final class ServerCommand implements Callable<Integer> {
             long unreaped = 1;
             for (int i = 1; i <= iters && !stop; i++) {
                 byte v = (byte) i;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                // bounded spin, then park with a growing pause: a silent client costs no core, and an
+                // iteration without its Write ends the connection with a TERM (issue 31)
                 int spins = 0;
+                long deadline = 0;
+                long park = 1_000;
                 while (true) {
                     VarHandle.acquireFence();
                     if (target.get(last) == v) {
                         break;
                     }
-                    Thread.onSpinWait();
-                    if ((++spins & 0xFFFF) == 0 && (System.nanoTime() > deadline || !conn.isOpen())) {
-                        throw new RdmaException("write latency: no Write from the client for iteration " + i);
+                    if (spins < SPIN_LIMIT) {
+                        spins++;
+                        Thread.onSpinWait();
+                        continue;
                     }
+                    long now = System.nanoTime();
+                    if (deadline == 0) {
+                        deadline = now + writeNanos;
+                    } else if (now - deadline > 0 || !conn.isOpen()) {
+                        if (conn.isOpen()) {
+                            conn.terminate("write latency: no Write from the client for iteration " + i + " within "
+                                    + TimeUnit.NANOSECONDS.toMillis(writeNanos) + " ms (--write-timeout)");
+                        }
+                        return; // serve() sees the flush
+                    }
+                    LockSupport.parkNanos(park);
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                    park = Math.min(2 * park, MAX_PARK_NANOS);
                 }
                 src.put(last, v);
                 wr.write(KIND_ECHO, echoMr, 0, size, hello.address(), hello.rkey());
