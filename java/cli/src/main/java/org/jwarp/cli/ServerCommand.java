@@ -107,6 +107,19 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--write-timeout", description = "End a write-latency phase whose client Write does not arrive "
             + "within this many seconds, with a TERM (default: ${DEFAULT-VALUE}).")
     int writeTimeout = 10;
+    @Option(names = "--max-connections-per-source", description = "Connections served at once from one source "
+            + "address (default: ${DEFAULT-VALUE}).")
+    int maxPerSource = 16;
+    @Option(names = "--evict-idle", description = "When the server or a source is at its connection cap, a "
+            + "connection idle for at least this many milliseconds is ended with a TERM (the oldest idle first) "
+            + "before a new request is refused (default: ${DEFAULT-VALUE}).")
+    long evictIdleMillis = 1000;
+
+    /** Connections being served, for eviction: the oldest idle one goes before a request is refused. */
+    private final java.util.concurrent.ConcurrentHashMap<Responder, InetAddress> live =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ConcurrentHashMap<InetAddress, java.util.concurrent.atomic.AtomicInteger> perSource =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     @Spec
     CommandSpec spec;
@@ -119,8 +132,9 @@ public final class ServerCommand implements Callable<Integer> {
         if (maxConnections < 1 || maxConnectionMemory < 1 || maxMemory < 1) {
             throw new IllegalArgumentException("--max-connections, --max-connection-memory and --max-memory must be >= 1");
         }
-        if (idleTimeout < 0 || writeTimeout < 1) {
-            throw new IllegalArgumentException("--idle-timeout must be >= 0 and --write-timeout >= 1");
+        if (idleTimeout < 0 || writeTimeout < 1 || maxPerSource < 1 || evictIdleMillis < 0) {
+            throw new IllegalArgumentException("--idle-timeout and --evict-idle must be >= 0, --write-timeout and "
+                    + "--max-connections-per-source >= 1");
         }
         out = spec.commandLine().getOut();
         err = spec.commandLine().getErr();
@@ -145,21 +159,32 @@ public final class ServerCommand implements Callable<Integer> {
                 } catch (RdmaTimeoutException e) {
                     continue;
                 }
-                if (!slots.tryAcquire()) {
+                InetAddress source = req.remote().getAddress();
+                java.util.concurrent.atomic.AtomicInteger fromSource =
+                        perSource.computeIfAbsent(source, a -> new java.util.concurrent.atomic.AtomicInteger());
+                if (fromSource.get() >= maxPerSource && !evictIdle(source, fromSource, () -> fromSource.get() < maxPerSource)) {
+                    refuse(err, req, "server busy: " + maxPerSource + " connections from " + source.getHostAddress()
+                            + " served at once (--max-connections-per-source)");
+                    continue;
+                }
+                if (!slots.tryAcquire() && !(evictIdle(null, null, () -> slots.availablePermits() > 0) && slots.tryAcquire())) {
                     // not counted as served: --count is about the connections this server took on
                     refuse(err, req, "server busy: " + maxConnections + " connections served at once (--max-connections)");
                     continue;
                 }
                 served++;
+                fromSource.incrementAndGet();
                 try {
                     workers.execute(() -> {
                         try {
-                            serveOne(dev, req, params, limits);
+                            serveOne(dev, req, params, limits, source);
                         } finally {
+                            fromSource.decrementAndGet();
                             slots.release();
                         }
                     });
                 } catch (RuntimeException e) {
+                    fromSource.decrementAndGet();
                     slots.release();
                     refuse(err, req, "server cannot start a connection thread: " + e);
                 }
@@ -172,14 +197,51 @@ public final class ServerCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * Ends the connection idle longest (at least {@code --evict-idle}), of {@code source} or of any
+     * source when null, with a TERM, and waits up to 2 s until {@code freed} holds; false when no
+     * connection was idle enough or nothing was freed in time. Accept thread only.
+     */
+    private boolean evictIdle(InetAddress source, Object unused, java.util.function.BooleanSupplier freed) {
+        long now = System.nanoTime();
+        Responder oldest = null;
+        for (java.util.Map.Entry<Responder, InetAddress> e : live.entrySet()) {
+            Responder r = e.getKey();
+            if ((source == null || source.equals(e.getValue()))
+                    && now - r.idleSince() >= TimeUnit.MILLISECONDS.toNanos(evictIdleMillis)
+                    && (oldest == null || r.idleSince() - oldest.idleSince() < 0)) {
+                oldest = r;
+            }
+        }
+        if (oldest == null) {
+            return false;
+        }
+        err.println("jwarp server: evicting the connection from " + oldest.connection().info().remote() + ", idle "
+                + TimeUnit.NANOSECONDS.toMillis(now - oldest.idleSince()) + " ms, for a new request");
+        err.flush();
+        oldest.connection().terminate("evicted: idle while the server was at its connection cap");
+        long until = now + TimeUnit.SECONDS.toNanos(2);
+        while (!freed.getAsBoolean() && System.nanoTime() - until < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+        return freed.getAsBoolean();
+    }
+
     /** Accepts and serves one connection on a worker thread; reports its end and the cause. */
-    private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits) {
+    private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits,
+            InetAddress source) {
         try (Responder r = Responder.accept(dev, req, params, size, limits,
                 new WorkSettings(sge, 1, inlineSize, verify, srq, events), err)) {
             out.println("connected: " + ClientCommand.describe(r.connection()));
             out.flush();
             r.timeouts(TimeUnit.SECONDS.toNanos(idleTimeout), TimeUnit.SECONDS.toNanos(writeTimeout));
-            long n = r.serve(null);
+            live.put(r, source);
+            long n;
+            try {
+                n = r.serve(null);
+            } finally {
+                live.remove(r);
+            }
             RdmaException cause = r.connection().failure();
             out.println("connection done: " + n + " messages answered"
                     + (cause != null ? " (" + cause.getMessage() + ")" : ""));
@@ -322,6 +384,8 @@ public final class ServerCommand implements Callable<Integer> {
         private volatile boolean stop;
         /** No activity for this long ends the connection with a TERM; 0 = never (the demo, a library use). */
         private long idleNanos;
+        /** When the connection was last seen active (System.nanoTime, updated on quiet 200 ms checks). */
+        private volatile long idleSince = System.nanoTime();
         /** A write-latency iteration whose Write does not come within this long ends with a TERM. */
         private long writeNanos = TimeUnit.SECONDS.toNanos(10);
         /** Busy-polls of the write-latency byte before the poll parks (a Write normally lands within them). */
@@ -526,6 +590,10 @@ public final class ServerCommand implements Callable<Integer> {
             stop = true;
         }
 
+        long idleSince() {
+            return idleSince;
+        }
+
         /** Sets the idle timeout (0 = never) and the write-latency timeout, both in nanoseconds. */
         void timeouts(long idle, long write) {
             this.idleNanos = idle;
@@ -553,7 +621,7 @@ public final class ServerCommand implements Callable<Integer> {
                 int n = deferredCount > 0 ? takeDeferred(wcs) : CompletionWait.await(cq, channel, wcs, wcs.length, 200);
                 if (n > 0) {
                     active = true;
-                } else if (idleNanos > 0) {
+                } else {
                     // checked on a quiet 200 ms only: no clock read per message
                     long now = System.nanoTime();
                     long inbound = conn.inboundActivity();
@@ -561,7 +629,8 @@ public final class ServerCommand implements Callable<Integer> {
                         active = false;
                         lastInbound = inbound;
                         lastActive = now;
-                    } else if (now - lastActive > idleNanos && conn.isOpen()) {
+                        idleSince = now;
+                    } else if (idleNanos > 0 && now - lastActive > idleNanos && conn.isOpen()) {
                         conn.terminate("idle for " + TimeUnit.NANOSECONDS.toSeconds(now - lastActive)
                                 + " s: no message or segment from the client (--idle-timeout)");
                         lastActive = now; // the TERM and the flush end the loop

@@ -355,4 +355,33 @@ class ServerHostilePeerTest {
         assertEquals(0, c.exit(), c.out() + c.err());
         assertEquals(0, srv.get(30, TimeUnit.SECONDS));
     }
+    @Test
+    @DisplayName("Issue 31 (1): idle peers holding every slot: the oldest idle one is evicted with a TERM before a client is refused (RFC 5044 §7.1.5)")
+    void idlePeersHoldingAllSlotsAreEvicted_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        int slots = 4;
+        CompletableFuture<Integer> srv = server(port, "--count", String.valueOf(slots + 1), "--max-connections",
+                String.valueOf(slots), "--max-connections-per-source", String.valueOf(slots), "--evict-idle", "300");
+        List<Connection> idle = new ArrayList<>();
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            try {
+                for (int i = 0; i < slots; i++) {
+                    idle.add(rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false, PEER_TIMEOUT));
+                }
+                sleep(800); // idle for longer than --evict-idle
+                long t0 = System.nanoTime();
+                CliCapture c = legitClient(port);
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                assertEquals(0, c.exit(), c.out() + c.err());
+                System.out.println("legit client with " + slots + " idle peers holding every slot: " + ms + " ms");
+                long evicted = idle.stream().filter(x -> !x.isOpen()).count();
+                assertEquals(1, evicted, "exactly the oldest idle peer is evicted");
+                assertFalse(idle.get(0).isOpen(), "the oldest goes first");
+                assertInstanceOf(ConnectionTerminatedException.class, idle.get(0).failure());
+            } finally {
+                idle.forEach(Connection::close);
+            }
+        }
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
+    }
 }
