@@ -95,8 +95,8 @@ public final class ServerCommand implements Callable<Integer> {
             + "rejected at once (default: ${DEFAULT-VALUE}).")
     int maxConnections = 64;
     @Option(names = "--max-connection-memory", description = "Largest buffer memory one connection may ask for, "
-            + "bytes (default: ${DEFAULT-VALUE} = 64 MiB).")
-    long maxConnectionMemory = 64L << 20;
+            + "bytes, counting its rings and staging (default: ${DEFAULT-VALUE} = 16 MiB).")
+    long maxConnectionMemory = 16L << 20;
     @Option(names = "--max-memory", description = "Buffer memory of all connections together, bytes "
             + "(default: ${DEFAULT-VALUE} = 1 GiB).")
     long maxMemory = 1L << 30;
@@ -139,7 +139,10 @@ public final class ServerCommand implements Callable<Integer> {
         out = spec.commandLine().getOut();
         err = spec.commandLine().getErr();
         ConnectionParameters params = setup.builder().rtrTypes(ClientCommand.parseRtr(setup.rtr)).build();
-        Limits limits = new Limits(sizeLimit, maxConnectionMemory, new MemoryBudget(maxMemory), setup.p2p);
+        MemoryBudget budget = new MemoryBudget(maxMemory);
+        // a request the budget cannot take first evicts the connection idle longest, if one is idle enough
+        budget.reclaim = bytes -> evictIdle(null, null, () -> budget.cap() - budget.used() >= bytes);
+        Limits limits = new Limits(sizeLimit, maxConnectionMemory, budget, setup.p2p);
         Semaphore slots = new Semaphore(maxConnections);
         ExecutorService workers = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "jwarp-server-connection");
@@ -200,9 +203,10 @@ public final class ServerCommand implements Callable<Integer> {
     /**
      * Ends the connection idle longest (at least {@code --evict-idle}), of {@code source} or of any
      * source when null, with a TERM, and waits up to 2 s until {@code freed} holds; false when no
-     * connection was idle enough or nothing was freed in time. Accept thread only.
+     * connection was idle enough or nothing was freed in time. The accept thread and (for the memory
+     * budget) connection threads call it; one eviction at a time.
      */
-    private boolean evictIdle(InetAddress source, Object unused, java.util.function.BooleanSupplier freed) {
+    private synchronized boolean evictIdle(InetAddress source, Object unused, java.util.function.BooleanSupplier freed) {
         long now = System.nanoTime();
         Responder oldest = null;
         for (java.util.Map.Entry<Responder, InetAddress> e : live.entrySet()) {
@@ -284,9 +288,20 @@ public final class ServerCommand implements Callable<Integer> {
     static final class MemoryBudget {
         private final long cap;
         private final AtomicLong used = new AtomicLong();
+        /** Frees room for the given bytes (evicts an idle connection), true if it did; null: none. */
+        volatile java.util.function.LongPredicate reclaim;
 
         MemoryBudget(long cap) {
             this.cap = cap;
+        }
+
+        /** As {@link #reserve}, first asking {@link #reclaim} for room when the cap would be exceeded. */
+        boolean reserveOrReclaim(long bytes) {
+            if (reserve(bytes)) {
+                return true;
+            }
+            java.util.function.LongPredicate r = reclaim;
+            return r != null && bytes <= cap && r.test(bytes) && reserve(bytes);
         }
 
         /** Reserves {@code bytes}; false (nothing reserved) when the cap would be exceeded. */
@@ -327,13 +342,28 @@ public final class ServerCommand implements Callable<Integer> {
             }
             int slotSize = Math.max(16, bufSize);
             long slotBytes = (long) slotSize * window; // < 2^31 * 2^10: no long overflow
-            long total = 2 * slotBytes + slotSize;
+            long total = 2 * slotBytes + slotSize + pinnedBesidesBuffers(window);
             if (slotBytes > Integer.MAX_VALUE || total > limits.perConnection()) {
                 return refused("size " + bufSize + " x window " + window + " needs " + total
-                        + " bytes of buffers, above the per-connection cap of "
+                        + " bytes of buffers and rings, above the per-connection cap of "
                         + Math.min(limits.perConnection(), Integer.MAX_VALUE) + " bytes (--max-connection-memory)");
             }
             return new Sizing(slotSize, window, slotSize, total, null);
+        }
+
+        /** Per connection, besides ring entries: the stream's staging and receive areas (an estimate). */
+        static final long STREAM_BYTES = 256 << 10;
+        /** Per send or receive ring entry: the WR's fields, its SGEs and inline room (an estimate). */
+        static final long WR_BYTES = 512;
+        /** Per completion queue entry. */
+        static final long CQE_BYTES = 64;
+
+        /**
+         * What a connection pins besides its three buffers (issue 31: these were not counted): the CQ
+         * of 4 x window + 16 entries, send and receive rings of window + 4 each, the stream's staging.
+         */
+        static long pinnedBesidesBuffers(int window) {
+            return STREAM_BYTES + 2L * (window + 4) * WR_BYTES + (4L * window + 16) * CQE_BYTES;
         }
 
         private static Sizing refused(String why) {
@@ -450,7 +480,7 @@ public final class ServerCommand implements Callable<Integer> {
                 throw new RdmaException("rejected " + req.remote() + ": " + sz.refusal());
             }
             MemoryBudget budget = limits.budget();
-            if (budget != null && !budget.reserve(sz.totalBytes())) {
+            if (budget != null && !budget.reserveOrReclaim(sz.totalBytes())) {
                 String why = "server memory cap reached: " + sz.totalBytes() + " bytes asked, " + budget.used() + " of "
                         + budget.cap() + " in use (--max-memory)";
                 refuse(err, req, why);

@@ -157,8 +157,9 @@ class ServerHostilePeerTest {
     @DisplayName("A hello beyond the global memory cap is rejected at once while another connection holds memory (RFC 5044 §7.1.5)")
     void globalMemoryCapRejects_5044_7_1_5() throws Exception {
         int port = ServerCommandTest.freePort();
-        // one connection of 256 KiB x 16 (8.5 MiB of buffers) fits 10 MiB; a second does not
-        CompletableFuture<Integer> srv = server(port, "--count", "3", "--max-memory", String.valueOf(10 << 20));
+        // one connection of 256 KiB x 16 (8.5 MiB of buffers, ~0.3 MiB of rings) fits 10 MiB; a second does not
+        CompletableFuture<Integer> srv = server(port, "--count", "3", "--max-memory", String.valueOf(10 << 20),
+                "--evict-idle", "600000"); // the held connection is never evicted here
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             byte[] hello = new ClientCommand.Hello(256 << 10, 16).encode();
             try (Connection held = rawConnect(dev, port, hello, false, PEER_TIMEOUT)) {
@@ -202,7 +203,8 @@ class ServerHostilePeerTest {
     @DisplayName("Beyond --max-connections a request is rejected at once with a reason (RFC 5044 §7.1.5)")
     void overConnectionLimitRejectedAtOnce_5044_7_1_5() throws Exception {
         int port = ServerCommandTest.freePort();
-        CompletableFuture<Integer> srv = server(port, "--count", "2", "--max-connections", "1");
+        CompletableFuture<Integer> srv = server(port, "--count", "2", "--max-connections", "1",
+                "--evict-idle", "600000"); // the idle connection is never evicted here
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             byte[] hello = new ClientCommand.Hello(256, 16).encode();
             try (Connection idle = rawConnect(dev, port, hello, false, PEER_TIMEOUT)) {
@@ -383,5 +385,49 @@ class ServerHostilePeerTest {
             }
         }
         assertEquals(0, srv.get(30, TimeUnit.SECONDS));
+    }
+    @Test
+    @DisplayName("Issue 31 (2): idle peers filling --max-memory: the oldest idle one is evicted before a client is refused (RFC 5044 §7.1.5)")
+    void budgetFillersAreEvicted_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "5", "--max-memory", String.valueOf(8 << 20),
+                "--evict-idle", "300");
+        List<Connection> fillers = new ArrayList<>();
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            try {
+                byte[] hello = new ClientCommand.Hello(65536, 16).encode(); // what the client below asks for
+                for (int i = 0; i < 20; i++) {
+                    try {
+                        fillers.add(rawConnect(dev, port, hello, false, PEER_TIMEOUT));
+                    } catch (ConnectionRejectedException e) {
+                        assertTrue(new String(e.privateData(), StandardCharsets.US_ASCII).contains("--max-memory"));
+                        break;
+                    }
+                }
+                assertTrue(fillers.size() >= 1 && fillers.size() < 20, fillers.size() + " fillers");
+                sleep(800); // idle for longer than --evict-idle
+                long t0 = System.nanoTime();
+                CliCapture c = CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "send",
+                        "--iters", "100", "--size", "65536", "--json", "--timeout", String.valueOf(PEER_TIMEOUT.toMillis()));
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                assertEquals(0, c.exit(), c.out() + c.err());
+                System.out.println("legit client with " + fillers.size() + " budget fillers: " + ms + " ms");
+                assertFalse(fillers.get(0).isOpen(), "the oldest filler is evicted");
+                assertInstanceOf(ConnectionTerminatedException.class, fillers.get(0).failure());
+            } finally {
+                fillers.forEach(Connection::close);
+            }
+        }
+        srv.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): the budget counts what a connection pins besides its buffers (CQ and QP rings, staging)")
+    void budgetCountsPinnedStructures() {
+        ServerCommand.Limits limits = new ServerCommand.Limits(1 << 20, 64L << 20, null, false);
+        ServerCommand.Sizing sz = ServerCommand.Sizing.of(256, 1024, limits);
+        long buffers = 2L * 256 * 1024 + 256;
+        assertTrue(sz.totalBytes() > buffers + 1024L * 64, sz.totalBytes() + " bytes counted for " + buffers
+                + " bytes of buffers and 1,024-deep rings");
     }
 }
