@@ -141,7 +141,7 @@ public final class ServerCommand implements Callable<Integer> {
         ConnectionParameters params = setup.builder().rtrTypes(ClientCommand.parseRtr(setup.rtr)).build();
         MemoryBudget budget = new MemoryBudget(maxMemory);
         // a request the budget cannot take first evicts the connection idle longest, if one is idle enough
-        budget.reclaim = bytes -> evictIdle(null, null, () -> budget.cap() - budget.used() >= bytes);
+        budget.reclaim = bytes -> evictIdle(null, () -> budget.cap() - budget.used() >= bytes);
         Limits limits = new Limits(sizeLimit, maxConnectionMemory, budget, setup.p2p);
         Semaphore slots = new Semaphore(maxConnections);
         ExecutorService workers = Executors.newCachedThreadPool(r -> {
@@ -165,12 +165,12 @@ public final class ServerCommand implements Callable<Integer> {
                 InetAddress source = req.remote().getAddress();
                 java.util.concurrent.atomic.AtomicInteger fromSource =
                         perSource.computeIfAbsent(source, a -> new java.util.concurrent.atomic.AtomicInteger());
-                if (fromSource.get() >= maxPerSource && !evictIdle(source, fromSource, () -> fromSource.get() < maxPerSource)) {
+                if (fromSource.get() >= maxPerSource && !evictIdle(source, () -> fromSource.get() < maxPerSource)) {
                     refuse(err, req, "server busy: " + maxPerSource + " connections from " + source.getHostAddress()
                             + " served at once (--max-connections-per-source)");
                     continue;
                 }
-                if (!slots.tryAcquire() && !(evictIdle(null, null, () -> slots.availablePermits() > 0) && slots.tryAcquire())) {
+                if (!slots.tryAcquire() && !(evictIdle(null, () -> slots.availablePermits() > 0) && slots.tryAcquire())) {
                     // not counted as served: --count is about the connections this server took on
                     refuse(err, req, "server busy: " + maxConnections + " connections served at once (--max-connections)");
                     continue;
@@ -206,7 +206,7 @@ public final class ServerCommand implements Callable<Integer> {
      * connection was idle enough or nothing was freed in time. The accept thread and (for the memory
      * budget) connection threads call it; one eviction at a time.
      */
-    private synchronized boolean evictIdle(InetAddress source, Object unused, java.util.function.BooleanSupplier freed) {
+    private synchronized boolean evictIdle(InetAddress source, java.util.function.BooleanSupplier freed) {
         long now = System.nanoTime();
         Responder oldest = null;
         for (java.util.Map.Entry<Responder, InetAddress> e : live.entrySet()) {
