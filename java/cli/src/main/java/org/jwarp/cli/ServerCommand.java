@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
@@ -94,11 +95,31 @@ public final class ServerCommand implements Callable<Integer> {
             + "rejected at once (default: ${DEFAULT-VALUE}).")
     int maxConnections = 64;
     @Option(names = "--max-connection-memory", description = "Largest buffer memory one connection may ask for, "
-            + "bytes (default: ${DEFAULT-VALUE} = 64 MiB).")
-    long maxConnectionMemory = 64L << 20;
+            + "bytes, counting its rings and staging (default: ${DEFAULT-VALUE} = 16 MiB).")
+    long maxConnectionMemory = 16L << 20;
     @Option(names = "--max-memory", description = "Buffer memory of all connections together, bytes "
             + "(default: ${DEFAULT-VALUE} = 1 GiB).")
     long maxMemory = 1L << 30;
+    @Option(names = "--idle-timeout", description = "Close an established connection that shows no activity "
+            + "(no message, no completion, no inbound segment) for this many seconds, with a TERM; 0 = never "
+            + "(default: ${DEFAULT-VALUE}).")
+    int idleTimeout = 30;
+    @Option(names = "--write-timeout", description = "End a write-latency phase whose client Write does not arrive "
+            + "within this many seconds, with a TERM (default: ${DEFAULT-VALUE}).")
+    int writeTimeout = 10;
+    @Option(names = "--max-connections-per-source", description = "Connections served at once from one source "
+            + "address (default: ${DEFAULT-VALUE}).")
+    int maxPerSource = 16;
+    @Option(names = "--evict-idle", description = "When the server or a source is at its connection cap, a "
+            + "connection idle for at least this many milliseconds is ended with a TERM (the oldest idle first) "
+            + "before a new request is refused (default: ${DEFAULT-VALUE}).")
+    long evictIdleMillis = 1000;
+
+    /** Connections being served, for eviction: the oldest idle one goes before a request is refused. */
+    private final java.util.concurrent.ConcurrentHashMap<Responder, InetAddress> live =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ConcurrentHashMap<InetAddress, java.util.concurrent.atomic.AtomicInteger> perSource =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     @Spec
     CommandSpec spec;
@@ -111,10 +132,17 @@ public final class ServerCommand implements Callable<Integer> {
         if (maxConnections < 1 || maxConnectionMemory < 1 || maxMemory < 1) {
             throw new IllegalArgumentException("--max-connections, --max-connection-memory and --max-memory must be >= 1");
         }
+        if (idleTimeout < 0 || writeTimeout < 1 || maxPerSource < 1 || evictIdleMillis < 0) {
+            throw new IllegalArgumentException("--idle-timeout and --evict-idle must be >= 0, --write-timeout and "
+                    + "--max-connections-per-source >= 1");
+        }
         out = spec.commandLine().getOut();
         err = spec.commandLine().getErr();
         ConnectionParameters params = setup.builder().rtrTypes(ClientCommand.parseRtr(setup.rtr)).build();
-        Limits limits = new Limits(sizeLimit, maxConnectionMemory, new MemoryBudget(maxMemory), setup.p2p);
+        MemoryBudget budget = new MemoryBudget(maxMemory);
+        // a request the budget cannot take first evicts the connection idle longest, if one is idle enough
+        budget.reclaim = bytes -> evictIdle(null, () -> budget.cap() - budget.used() >= bytes);
+        Limits limits = new Limits(sizeLimit, maxConnectionMemory, budget, setup.p2p);
         Semaphore slots = new Semaphore(maxConnections);
         ExecutorService workers = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "jwarp-server-connection");
@@ -134,21 +162,32 @@ public final class ServerCommand implements Callable<Integer> {
                 } catch (RdmaTimeoutException e) {
                     continue;
                 }
-                if (!slots.tryAcquire()) {
+                InetAddress source = req.remote().getAddress();
+                java.util.concurrent.atomic.AtomicInteger fromSource =
+                        perSource.computeIfAbsent(source, a -> new java.util.concurrent.atomic.AtomicInteger());
+                if (fromSource.get() >= maxPerSource && !evictIdle(source, () -> fromSource.get() < maxPerSource)) {
+                    refuse(err, req, "server busy: " + maxPerSource + " connections from " + source.getHostAddress()
+                            + " served at once (--max-connections-per-source)");
+                    continue;
+                }
+                if (!slots.tryAcquire() && !(evictIdle(null, () -> slots.availablePermits() > 0) && slots.tryAcquire())) {
                     // not counted as served: --count is about the connections this server took on
                     refuse(err, req, "server busy: " + maxConnections + " connections served at once (--max-connections)");
                     continue;
                 }
                 served++;
+                fromSource.incrementAndGet();
                 try {
                     workers.execute(() -> {
                         try {
-                            serveOne(dev, req, params, limits);
+                            serveOne(dev, req, params, limits, source);
                         } finally {
+                            fromSource.decrementAndGet();
                             slots.release();
                         }
                     });
                 } catch (RuntimeException e) {
+                    fromSource.decrementAndGet();
                     slots.release();
                     refuse(err, req, "server cannot start a connection thread: " + e);
                 }
@@ -161,13 +200,52 @@ public final class ServerCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * Ends the connection idle longest (at least {@code --evict-idle}), of {@code source} or of any
+     * source when null, with a TERM, and waits up to 2 s until {@code freed} holds; false when no
+     * connection was idle enough or nothing was freed in time. The accept thread and (for the memory
+     * budget) connection threads call it; one eviction at a time.
+     */
+    private synchronized boolean evictIdle(InetAddress source, java.util.function.BooleanSupplier freed) {
+        long now = System.nanoTime();
+        Responder oldest = null;
+        for (java.util.Map.Entry<Responder, InetAddress> e : live.entrySet()) {
+            Responder r = e.getKey();
+            if ((source == null || source.equals(e.getValue()))
+                    && now - r.idleSince() >= TimeUnit.MILLISECONDS.toNanos(evictIdleMillis)
+                    && (oldest == null || r.idleSince() - oldest.idleSince() < 0)) {
+                oldest = r;
+            }
+        }
+        if (oldest == null) {
+            return false;
+        }
+        err.println("jwarp server: evicting the connection from " + oldest.connection().info().remote() + ", idle "
+                + TimeUnit.NANOSECONDS.toMillis(now - oldest.idleSince()) + " ms, for a new request");
+        err.flush();
+        oldest.connection().terminate("evicted: idle while the server was at its connection cap");
+        long until = now + TimeUnit.SECONDS.toNanos(2);
+        while (!freed.getAsBoolean() && System.nanoTime() - until < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+        return freed.getAsBoolean();
+    }
+
     /** Accepts and serves one connection on a worker thread; reports its end and the cause. */
-    private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits) {
+    private void serveOne(Device dev, ConnectionRequest req, ConnectionParameters params, Limits limits,
+            InetAddress source) {
         try (Responder r = Responder.accept(dev, req, params, size, limits,
                 new WorkSettings(sge, 1, inlineSize, verify, srq, events), err)) {
             out.println("connected: " + ClientCommand.describe(r.connection()));
             out.flush();
-            long n = r.serve(null);
+            r.timeouts(TimeUnit.SECONDS.toNanos(idleTimeout), TimeUnit.SECONDS.toNanos(writeTimeout));
+            live.put(r, source);
+            long n;
+            try {
+                n = r.serve(null);
+            } finally {
+                live.remove(r);
+            }
             RdmaException cause = r.connection().failure();
             out.println("connection done: " + n + " messages answered"
                     + (cause != null ? " (" + cause.getMessage() + ")" : ""));
@@ -210,9 +288,20 @@ public final class ServerCommand implements Callable<Integer> {
     static final class MemoryBudget {
         private final long cap;
         private final AtomicLong used = new AtomicLong();
+        /** Frees room for the given bytes (evicts an idle connection), true if it did; null: none. */
+        volatile java.util.function.LongPredicate reclaim;
 
         MemoryBudget(long cap) {
             this.cap = cap;
+        }
+
+        /** As {@link #reserve}, first asking {@link #reclaim} for room when the cap would be exceeded. */
+        boolean reserveOrReclaim(long bytes) {
+            if (reserve(bytes)) {
+                return true;
+            }
+            java.util.function.LongPredicate r = reclaim;
+            return r != null && bytes <= cap && r.test(bytes) && reserve(bytes);
         }
 
         /** Reserves {@code bytes}; false (nothing reserved) when the cap would be exceeded. */
@@ -253,13 +342,28 @@ public final class ServerCommand implements Callable<Integer> {
             }
             int slotSize = Math.max(16, bufSize);
             long slotBytes = (long) slotSize * window; // < 2^31 * 2^10: no long overflow
-            long total = 2 * slotBytes + slotSize;
+            long total = 2 * slotBytes + slotSize + pinnedBesidesBuffers(window);
             if (slotBytes > Integer.MAX_VALUE || total > limits.perConnection()) {
                 return refused("size " + bufSize + " x window " + window + " needs " + total
-                        + " bytes of buffers, above the per-connection cap of "
+                        + " bytes of buffers and rings, above the per-connection cap of "
                         + Math.min(limits.perConnection(), Integer.MAX_VALUE) + " bytes (--max-connection-memory)");
             }
             return new Sizing(slotSize, window, slotSize, total, null);
+        }
+
+        /** Per connection, besides ring entries: the stream's staging and receive areas (an estimate). */
+        static final long STREAM_BYTES = 256 << 10;
+        /** Per send or receive ring entry: the WR's fields, its SGEs and inline room (an estimate). */
+        static final long WR_BYTES = 512;
+        /** Per completion queue entry. */
+        static final long CQE_BYTES = 64;
+
+        /**
+         * What a connection pins besides its three buffers (issue 31: these were not counted): the CQ
+         * of 4 x window + 16 entries, send and receive rings of window + 4 each, the stream's staging.
+         */
+        static long pinnedBesidesBuffers(int window) {
+            return STREAM_BYTES + 2L * (window + 4) * WR_BYTES + (4L * window + 16) * CQE_BYTES;
         }
 
         private static Sizing refused(String why) {
@@ -308,6 +412,16 @@ public final class ServerCommand implements Callable<Integer> {
         private final WorkCompletion[] deferred;
         private int deferredCount;
         private volatile boolean stop;
+        /** No activity for this long ends the connection with a TERM; 0 = never (the demo, a library use). */
+        private long idleNanos;
+        /** When the connection was last seen active (System.nanoTime, updated on quiet 200 ms checks). */
+        private volatile long idleSince = System.nanoTime();
+        /** A write-latency iteration whose Write does not come within this long ends with a TERM. */
+        private long writeNanos = TimeUnit.SECONDS.toNanos(10);
+        /** Busy-polls of the write-latency byte before the poll parks (a Write normally lands within them). */
+        private static final int SPIN_LIMIT = 20_000;
+        /** Longest park between polls once the spin is over. */
+        private static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
         private Responder(ProtectionDomain pd, CompletionQueue cq, CompletionChannel channel, SharedReceiveQueue srq,
                           MemoryRegion slotsMr, MemoryRegion echoMr,
@@ -366,7 +480,7 @@ public final class ServerCommand implements Callable<Integer> {
                 throw new RdmaException("rejected " + req.remote() + ": " + sz.refusal());
             }
             MemoryBudget budget = limits.budget();
-            if (budget != null && !budget.reserve(sz.totalBytes())) {
+            if (budget != null && !budget.reserveOrReclaim(sz.totalBytes())) {
                 String why = "server memory cap reached: " + sz.totalBytes() + " bytes asked, " + budget.used() + " of "
                         + budget.cap() + " in use (--max-memory)";
                 refuse(err, req, why);
@@ -506,6 +620,16 @@ public final class ServerCommand implements Callable<Integer> {
             stop = true;
         }
 
+        long idleSince() {
+            return idleSince;
+        }
+
+        /** Sets the idle timeout (0 = never) and the write-latency timeout, both in nanoseconds. */
+        void timeouts(long idle, long write) {
+            this.idleNanos = idle;
+            this.writeNanos = write;
+        }
+
         /**
          * Answers until the peer disconnects (posted receives flush) or {@link #stop()}; returns
          * the number of Sends answered. {@code onMessage} may be null.
@@ -520,8 +644,28 @@ public final class ServerCommand implements Callable<Integer> {
             ByteBuffer view = slotsMr.buffer().order(ByteOrder.BIG_ENDIAN);
             ByteBuffer echoView = echoMr.buffer();
             long answered = 0;
+            long lastActive = System.nanoTime();
+            long lastInbound = conn.inboundActivity();
+            boolean active = false;
             while (!stop) {
                 int n = deferredCount > 0 ? takeDeferred(wcs) : CompletionWait.await(cq, channel, wcs, wcs.length, 200);
+                if (n > 0) {
+                    active = true;
+                } else {
+                    // checked on a quiet 200 ms only: no clock read per message
+                    long now = System.nanoTime();
+                    long inbound = conn.inboundActivity();
+                    if (active || inbound != lastInbound) {
+                        active = false;
+                        lastInbound = inbound;
+                        lastActive = now;
+                        idleSince = now;
+                    } else if (idleNanos > 0 && now - lastActive > idleNanos && conn.isOpen()) {
+                        conn.terminate("idle for " + TimeUnit.NANOSECONDS.toSeconds(now - lastActive)
+                                + " s: no message or segment from the client (--idle-timeout)");
+                        lastActive = now; // the TERM and the flush end the loop
+                    }
+                }
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = wcs[k];
                     if (wc.status == WcStatus.WR_FLUSH_ERR) {
@@ -604,17 +748,36 @@ public final class ServerCommand implements Callable<Integer> {
             long unreaped = 1;
             for (int i = 1; i <= iters && !stop; i++) {
                 byte v = (byte) i;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                // bounded spin, then park with a growing pause: a silent client costs no core, and an
+                // iteration without its Write ends the connection with a TERM (issue 31)
                 int spins = 0;
+                long deadline = 0;
+                long park = 1_000;
                 while (true) {
                     VarHandle.acquireFence();
                     if (target.get(last) == v) {
                         break;
                     }
-                    Thread.onSpinWait();
-                    if ((++spins & 0xFFFF) == 0 && (System.nanoTime() > deadline || !conn.isOpen())) {
-                        throw new RdmaException("write latency: no Write from the client for iteration " + i);
+                    if (spins < SPIN_LIMIT) {
+                        spins++;
+                        Thread.onSpinWait();
+                        continue;
                     }
+                    long now = System.nanoTime();
+                    if (deadline == 0) {
+                        deadline = now + writeNanos;
+                    } else if (now - deadline > 0 || !conn.isOpen()) {
+                        if (conn.isOpen()) {
+                            conn.terminate("write latency: no Write from the client for iteration " + i + " within "
+                                    + TimeUnit.NANOSECONDS.toMillis(writeNanos) + " ms (--write-timeout)");
+                        }
+                        return; // serve() sees the flush
+                    }
+                    LockSupport.parkNanos(park);
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                    park = Math.min(2 * park, MAX_PARK_NANOS);
                 }
                 src.put(last, v);
                 wr.write(KIND_ECHO, echoMr, 0, size, hello.address(), hello.rkey());

@@ -2,6 +2,7 @@ package org.jwarp.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -19,7 +20,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.jwarp.verbs.Access;
 import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.ConnectionTerminatedException;
+import org.jwarp.verbs.MemoryRegion;
+import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.ConnectionRejectedException;
@@ -68,7 +73,12 @@ class ServerHostilePeerTest {
     /** A raw connect carrying {@code hello} as private data, as a hostile peer would send it. */
     private static Connection rawConnect(Device dev, int port, byte[] hello, boolean p2p, Duration timeout)
             throws RdmaException {
-        ProtectionDomain pd = dev.allocateProtectionDomain();
+        return rawConnect(dev, port, hello, p2p, timeout, dev.allocateProtectionDomain());
+    }
+
+    /** As above, the peer's QP in {@code pd} (its own regions for a Send or an RDMA target). */
+    private static Connection rawConnect(Device dev, int port, byte[] hello, boolean p2p, Duration timeout,
+            ProtectionDomain pd) throws RdmaException {
         CompletionQueue cq = dev.createCompletionQueue(16);
         ConnectionParameters p = ConnectionParameters.builder().peerToPeer(p2p)
                 .rtrTypes(p2p ? Set.of(org.jwarp.ground.RtrType.READ) : Set.of()).privateData(hello).build();
@@ -147,8 +157,9 @@ class ServerHostilePeerTest {
     @DisplayName("A hello beyond the global memory cap is rejected at once while another connection holds memory (RFC 5044 §7.1.5)")
     void globalMemoryCapRejects_5044_7_1_5() throws Exception {
         int port = ServerCommandTest.freePort();
-        // one connection of 256 KiB x 16 (8.5 MiB of buffers) fits 10 MiB; a second does not
-        CompletableFuture<Integer> srv = server(port, "--count", "3", "--max-memory", String.valueOf(10 << 20));
+        // one connection of 256 KiB x 16 (8.5 MiB of buffers, ~0.3 MiB of rings) fits 10 MiB; a second does not
+        CompletableFuture<Integer> srv = server(port, "--count", "3", "--max-memory", String.valueOf(10 << 20),
+                "--evict-idle", "600000"); // the held connection is never evicted here
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             byte[] hello = new ClientCommand.Hello(256 << 10, 16).encode();
             try (Connection held = rawConnect(dev, port, hello, false, PEER_TIMEOUT)) {
@@ -192,7 +203,8 @@ class ServerHostilePeerTest {
     @DisplayName("Beyond --max-connections a request is rejected at once with a reason (RFC 5044 §7.1.5)")
     void overConnectionLimitRejectedAtOnce_5044_7_1_5() throws Exception {
         int port = ServerCommandTest.freePort();
-        CompletableFuture<Integer> srv = server(port, "--count", "2", "--max-connections", "1");
+        CompletableFuture<Integer> srv = server(port, "--count", "2", "--max-connections", "1",
+                "--evict-idle", "600000"); // the idle connection is never evicted here
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             byte[] hello = new ClientCommand.Hello(256, 16).encode();
             try (Connection idle = rawConnect(dev, port, hello, false, PEER_TIMEOUT)) {
@@ -272,5 +284,150 @@ class ServerHostilePeerTest {
         String done = out.lines().filter(x -> x.startsWith("connection done:")).findFirst().orElse("");
         assertTrue(done.startsWith("connection done: 0 messages answered ("), out);
         assertTrue(done.contains("closed"), done);
+    }
+    /** The states of the server's connection threads, sampled {@code n} times 20 ms apart. */
+    private static int runnableSamples(int n) {
+        int runnable = 0;
+        for (int i = 0; i < n; i++) {
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals("jwarp-server-connection") && t.getState() == Thread.State.RUNNABLE) {
+                    StackTraceElement[] st = t.getStackTrace();
+                    for (StackTraceElement e : st) {
+                        if (e.getMethodName().equals("writePong")) {
+                            runnable++;
+                            break;
+                        }
+                    }
+                }
+            }
+            sleep(20);
+        }
+        return runnable;
+    }
+
+    private static void awaitClosed(Connection c) {
+        for (int i = 0; i < 600 && c.isOpen(); i++) {
+            sleep(50);
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 (3): a 'W' Send then silence parks the server's write-latency poll and ends it with a TERM (RFC 5040 §7)")
+    void writePhaseWithoutWritesParksThenTerminates_5040_7() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "2", "--write-timeout", "2");
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            ProtectionDomain pd = dev.allocateProtectionDomain();
+            MemoryRegion area = pd.register(java.nio.ByteBuffer.allocateDirect(4096),
+                    java.util.EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+            byte[] hello = new ClientCommand.Hello(256, 16, area.address(), area.rkey()).encode();
+            try (Connection c = rawConnect(dev, port, hello, false, PEER_TIMEOUT, pd)) {
+                MemoryRegion src = pd.register(java.nio.ByteBuffer.allocateDirect(64),
+                        java.util.EnumSet.of(Access.LOCAL_WRITE));
+                src.buffer().put(0, ClientCommand.WRITE_TAG).putInt(4, 64).putInt(8, 1000);
+                c.queuePair().postRecv(1, src, 16, 16);
+                c.queuePair().postSend(new SendRequest().send(2, src, 0, ClientCommand.WRITE_START_LENGTH));
+                sleep(300); // the server enters the phase
+                int runnable = runnableSamples(25);
+                assertTrue(runnable < 12, "the server's poll was runnable in " + runnable + " of 25 samples: spinning");
+                awaitClosed(c);
+                assertFalse(c.isOpen(), "no TERM after the write timeout");
+                assertInstanceOf(ConnectionTerminatedException.class, c.failure(), String.valueOf(c.failure()));
+            }
+        }
+        CliCapture c = legitClient(port);
+        assertEquals(0, c.exit(), c.out() + c.err());
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
+    }
+
+    @Test
+    @DisplayName("Issue 31 (1): an established peer that sends nothing is closed with a TERM after --idle-timeout (RFC 5040 §7)")
+    void idlePeerClosedAfterIdleTimeout_5040_7() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "2", "--idle-timeout", "1");
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            try (Connection idle = rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false,
+                    PEER_TIMEOUT)) {
+                awaitClosed(idle);
+                assertFalse(idle.isOpen(), "the idle peer keeps its slot");
+                assertInstanceOf(ConnectionTerminatedException.class, idle.failure(), String.valueOf(idle.failure()));
+            }
+        }
+        CliCapture c = legitClient(port); // an active client is not idle: it completes
+        assertEquals(0, c.exit(), c.out() + c.err());
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
+    }
+    @Test
+    @DisplayName("Issue 31 (1): idle peers holding every slot: the oldest idle one is evicted with a TERM before a client is refused (RFC 5044 §7.1.5)")
+    void idlePeersHoldingAllSlotsAreEvicted_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        int slots = 4;
+        CompletableFuture<Integer> srv = server(port, "--count", String.valueOf(slots + 1), "--max-connections",
+                String.valueOf(slots), "--max-connections-per-source", String.valueOf(slots), "--evict-idle", "300");
+        List<Connection> idle = new ArrayList<>();
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            try {
+                for (int i = 0; i < slots; i++) {
+                    idle.add(rawConnect(dev, port, new ClientCommand.Hello(256, 16).encode(), false, PEER_TIMEOUT));
+                }
+                sleep(800); // idle for longer than --evict-idle
+                long t0 = System.nanoTime();
+                CliCapture c = legitClient(port);
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                assertEquals(0, c.exit(), c.out() + c.err());
+                System.out.println("legit client with " + slots + " idle peers holding every slot: " + ms + " ms");
+                long evicted = idle.stream().filter(x -> !x.isOpen()).count();
+                assertEquals(1, evicted, "exactly the oldest idle peer is evicted");
+                assertFalse(idle.get(0).isOpen(), "the oldest goes first");
+                assertInstanceOf(ConnectionTerminatedException.class, idle.get(0).failure());
+            } finally {
+                idle.forEach(Connection::close);
+            }
+        }
+        assertEquals(0, srv.get(30, TimeUnit.SECONDS));
+    }
+    @Test
+    @DisplayName("Issue 31 (2): idle peers filling --max-memory: the oldest idle one is evicted before a client is refused (RFC 5044 §7.1.5)")
+    void budgetFillersAreEvicted_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        CompletableFuture<Integer> srv = server(port, "--count", "5", "--max-memory", String.valueOf(8 << 20),
+                "--evict-idle", "300");
+        List<Connection> fillers = new ArrayList<>();
+        try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
+            try {
+                byte[] hello = new ClientCommand.Hello(65536, 16).encode(); // what the client below asks for
+                for (int i = 0; i < 20; i++) {
+                    try {
+                        fillers.add(rawConnect(dev, port, hello, false, PEER_TIMEOUT));
+                    } catch (ConnectionRejectedException e) {
+                        assertTrue(new String(e.privateData(), StandardCharsets.US_ASCII).contains("--max-memory"));
+                        break;
+                    }
+                }
+                assertTrue(fillers.size() >= 1 && fillers.size() < 20, fillers.size() + " fillers");
+                sleep(800); // idle for longer than --evict-idle
+                long t0 = System.nanoTime();
+                CliCapture c = CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "send",
+                        "--iters", "100", "--size", "65536", "--json", "--timeout", String.valueOf(PEER_TIMEOUT.toMillis()));
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                assertEquals(0, c.exit(), c.out() + c.err());
+                System.out.println("legit client with " + fillers.size() + " budget fillers: " + ms + " ms");
+                assertFalse(fillers.get(0).isOpen(), "the oldest filler is evicted");
+                assertInstanceOf(ConnectionTerminatedException.class, fillers.get(0).failure());
+            } finally {
+                fillers.forEach(Connection::close);
+            }
+        }
+        srv.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): the budget counts what a connection pins besides its buffers (CQ and QP rings, staging)")
+    void budgetCountsPinnedStructures() {
+        ServerCommand.Limits limits = new ServerCommand.Limits(1 << 20, 64L << 20, null, false);
+        ServerCommand.Sizing sz = ServerCommand.Sizing.of(256, 1024, limits);
+        long buffers = 2L * 256 * 1024 + 256;
+        assertTrue(sz.totalBytes() > buffers + 1024L * 64, sz.totalBytes() + " bytes counted for " + buffers
+                + " bytes of buffers and 1,024-deep rings");
     }
 }

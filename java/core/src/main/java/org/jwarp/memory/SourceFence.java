@@ -3,7 +3,7 @@ package org.jwarp.memory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One remote invalidation's fence of the zero-copy transmit paths, RFC 5040 §6.10 with RFC 5041
+ * One remote invalidation's fence of the zero-copy transmit paths, RFC 5040 §5.3 with RFC 5041
  * §8.3.1 (6) for the source side: {@link StagTable#invalidate} returns (and the Send with
  * Invalidate's receive completion is delivered) only once every transmit path that may read the
  * region has stopped reading it. A path that cannot do so at once on the invalidating thread

@@ -1,6 +1,8 @@
 package org.jwarp.memory;
 
 import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -10,7 +12,17 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>An STag is {@code index << 8 | key}: the 24-bit index selects a slot, the 8-bit key changes on
  * every reuse of the slot so a stale STag never validates. Index 0 is never allocated, so STags
- * 0x00–0xFF (including the zero-length RTR STag 1 siw uses) are always invalid.
+ * 0x00–0xFF (including the zero-length RTR STag 1 siw uses) are always invalid. STags are not
+ * predictable from one another (RFC 5042's threat of a peer guessing Steering Tags): each table
+ * starts its index search at a random slot and every registration draws a random key (never the
+ * slot's previous one), so knowing one advertised STag tells a peer neither its neighbours' keys
+ * nor which indices are in use.
+ *
+ * <p>A peer's Send with Invalidate ({@link #invalidateRemote}) may only invalidate what it could
+ * legitimately use: a region of the stream's protection domain that grants a remote access right
+ * and, where the region is bound to a stream, on that stream. Local-only regions (receive buffers,
+ * Read sinks, send sources) cannot be invalidated remotely (java/CONFORMANCE.md, "Remote
+ * invalidation").
  *
  * <p>Registration and revocation may run on any thread; lookups on the data path read an
  * {@link AtomicReferenceArray} and a volatile flag and allocate nothing.
@@ -42,7 +54,7 @@ public final class StagTable {
         void revoked(StagRegion region);
 
         /**
-         * {@code fence.region()} was invalidated by a remote Send with Invalidate (RFC 5040 §6.10):
+         * {@code fence.region()} was invalidated by a remote Send with Invalidate (RFC 5040 §5.3):
          * stop reading it as {@link #revoked} does. Called on a thread that holds the invalidating
          * stream's I/O lock, so it must not block on another lock: what cannot be done now is
          * {@linkplain SourceFence#defer deferred} to the lock's holder, which
@@ -61,7 +73,9 @@ public final class StagTable {
     private final CopyOnWriteArrayList<RevocationListener> revocationListeners = new CopyOnWriteArrayList<>();
     private final AtomicReferenceArray<StagRegion> slots;
     private final int[] keys;
-    private int searchFrom = 1;
+    /** Cold path only (registration): random start index and per-registration keys. */
+    private final Random random;
+    private int searchFrom;
 
     /** A table with room for {@code capacity - 1} live registrations (slot 0 is reserved). */
     public StagTable(int capacity) {
@@ -70,6 +84,8 @@ public final class StagTable {
         }
         slots = new AtomicReferenceArray<>(capacity);
         keys = new int[capacity];
+        random = new SecureRandom();
+        searchFrom = 1 + random.nextInt(capacity - 1);
     }
 
     /**
@@ -102,7 +118,7 @@ public final class StagTable {
                 idx -= n - 1;
             }
             if (slots.get(idx) == null) {
-                keys[idx] = (keys[idx] + 1) & 0xFF;
+                keys[idx] = (keys[idx] + 1 + random.nextInt(255)) & 0xFF; // random, never the previous key
                 int stag = (idx << 8) | keys[idx];
                 StagRegion mr = new StagRegion(stag, pd, buffer, offset, length, baseTo, access);
                 slots.set(idx, mr);
@@ -184,28 +200,57 @@ public final class StagTable {
     }
 
     /**
-     * Invalidates {@code stag} on behalf of {@code pd} (RFC 5040 §5.3 Send with Invalidate, RFC 5041
-     * §8.3). Returns false if the STag is not live or belongs to another protection domain. The slot
-     * stays reserved until {@link #deregister}. When it returns true, no placement into the region
-     * is in progress and none will start (RFC 5041 §8.3.1 (6), see {@link StagRegion}), and no
-     * transmit path reads its bytes any more ({@link RevocationListener#invalidated}, RFC 5040
-     * §6.10): the caller may then report the invalidation to the application.
+     * Invalidates {@code stag} on behalf of its owner in {@code pd} (a local invalidation; no remote
+     * access check). Returns false if the STag is not live or belongs to another protection domain.
+     * As {@link #invalidateRemote} once the checks passed.
      */
     public boolean invalidate(int stag, StagDomain pd) {
         StagRegion mr = lookup(stag);
         if (mr == null || mr.pd() != pd) {
             return false;
         }
+        revokeAndFence(mr);
+        return true;
+    }
+
+    /**
+     * A peer's Send with Invalidate (RFC 5040 §5.3) arriving on DDP stream {@code stream} names
+     * {@code stag}: invalidates it only if the peer could legitimately use it (java/CONFORMANCE.md,
+     * "Remote invalidation"): live ({@link #INVALID_STAG}), of {@code pd} and, when bound, of
+     * {@code stream} ({@link #NOT_ASSOCIATED}, RFC 5041 §8.2, §8.3.1 (1) and (2)), and granting a
+     * remote access right ({@link #ACCESS_VIOLATION}: a local-only region was never advertised).
+     * Anything but {@link #OK} changes nothing. With {@link #OK}, the slot stays reserved until
+     * {@link #deregister}; no placement into the region is in progress and none will start (RFC 5041
+     * §8.3.1 (6), see {@link StagRegion}), and no transmit path reads its bytes any more
+     * ({@link RevocationListener#invalidated}): the caller may then report the invalidation to the
+     * application in the receive completion.
+     */
+    public int invalidateRemote(int stag, StagDomain pd, Object stream) {
+        StagRegion mr = lookup(stag);
+        if (mr == null) {
+            return INVALID_STAG;
+        }
+        Object bound = mr.stream();
+        if (mr.pd() != pd || (bound != null && bound != stream)) {
+            return NOT_ASSOCIATED;
+        }
+        if ((mr.access() & (StagAccess.REMOTE_READ | StagAccess.REMOTE_WRITE)) == 0) {
+            return ACCESS_VIOLATION;
+        }
+        revokeAndFence(mr);
+        return OK;
+    }
+
+    private void revokeAndFence(StagRegion mr) {
         mr.revoke();
         mr.awaitPlacements();
         fenceSources(mr);
-        return true;
     }
 
     /**
      * RFC 5041 §8.3.1 (6) for the source side of a remote invalidation: returns once every
      * {@link RevocationListener} stopped reading {@code mr}'s bytes, so the receive completion that
-     * reports the invalidation (RFC 5040 §6.10) never precedes a transmit read of the region. Listeners
+     * reports the invalidation (RFC 5040 §5.3) never precedes a transmit read of the region. Listeners
      * that cannot fence at once defer; meanwhile this thread runs the fences handed to the locks it
      * holds, so a cycle of streams invalidating each other's regions cannot deadlock. Cold path.
      */

@@ -6,6 +6,7 @@ import org.jwarp.ddp.DdpReceiveHandler;
 import org.jwarp.ddp.DdpReceiver;
 import org.jwarp.ground.TermCode;
 import org.jwarp.memory.StagAccess;
+import org.jwarp.memory.StagTable;
 import org.jwarp.mpa.FpduDecoder;
 import org.jwarp.mpa.FpduHandler;
 import org.slf4j.Logger;
@@ -202,15 +203,27 @@ final class InboundDispatch implements FpduHandler, DdpReceiveHandler {
     private void deliverSend(int op, int invalidateStag, long wrId, int length) {
         int invalidated = 0;
         if (RdmapOpcode.isInvalidate(op)) {
-            if (!ep.stags.invalidate(invalidateStag, ep.pd)) {
+            // only what the peer could use remotely; one TERM code for every refusal, so the reply
+            // tells a prober nothing about other streams' STags (java/CONFORMANCE.md, "Remote invalidation")
+            int refused = ep.stags.invalidateRemote(invalidateStag, ep.pd, ep.ddp.streamKey());
+            if (refused != StagTable.OK) {
                 ep.listener.onReceiveCompletion(wrId, op, length, 0);
                 ep.term.raise(TermCode.RDMAP_CANNOT_INVALIDATE, "Send with Invalidate names STag 0x"
-                        + Integer.toHexString(invalidateStag) + " that cannot be invalidated (RFC 5040 §5.3)", true);
+                        + Integer.toHexString(invalidateStag) + " that this peer may not invalidate ("
+                        + refusalName(refused) + "; RFC 5040 §5.3)", true);
                 return;
             }
             invalidated = invalidateStag;
         }
         ep.listener.onReceiveCompletion(wrId, op, length, invalidated);
+    }
+
+    private static String refusalName(int code) {
+        return switch (code) {
+            case StagTable.INVALID_STAG -> "not a live STag";
+            case StagTable.NOT_ASSOCIATED -> "not of this stream's protection domain or stream";
+            default -> "a local-only region, no remote access right";
+        };
     }
 
     private void acceptTerminate(ByteBuffer b, int off, int length) {

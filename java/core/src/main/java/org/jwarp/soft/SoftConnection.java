@@ -125,6 +125,18 @@ public final class SoftConnection implements Connection {
         stream.closer.closeFromOutside();
     }
 
+    /** TERM 0/0/0 (RDMAP local catastrophic error, RFC 5040 §4.8), then close and flush. */
+    @Override
+    public void terminate(String why) {
+        stream.terminateLocally(org.jwarp.ground.TermCode.RDMAP_LOCAL_CATASTROPHIC, new RdmaException(why));
+    }
+
+    /** FPDUs received on the stream so far (a racy read; allocates nothing). */
+    @Override
+    public long inboundActivity() {
+        return stream.fpdusReceived();
+    }
+
     @Override
     public String toString() {
         return "SoftConnection[" + info.local() + " <-> " + info.remote() + ", qp " + qp.qpNum() + "]";

@@ -228,7 +228,33 @@ public final class SoftQueuePair implements QueuePair {
             s.sender.kick();
         }
         if (refused != null) {
+            SendRequest bad = first;
+            for (int k = 0; k < posted; k++) {
+                bad = bad.next;
+            }
+            terminateIfGone(s, bad.sgl, null, refused);
             throw refused;
+        }
+    }
+
+    /**
+     * A post refused because a region it names is gone (deregistered, or invalidated by the peer's
+     * Send with Invalidate) cannot be answered by a completion the peer would ever learn of: the
+     * stream ends with TERM 0/0/0 (RFC 5040 §4.8 local catastrophic error, §7) besides the
+     * exception, never silently (issue 31). Cold path: only after a refusal.
+     */
+    private void terminateIfGone(SoftStream s, ScatterGatherList sgl, MemoryRegion one,
+            WorkRequestException refused) {
+        if (s == null) {
+            return;
+        }
+        boolean gone = one instanceof SoftMemoryRegion m && !m.isValid();
+        for (int j = 0; sgl != null && j < sgl.count() && !gone; j++) {
+            gone = sgl.region(j) instanceof SoftMemoryRegion m && !m.isValid();
+        }
+        if (gone) {
+            s.terminateLocally(org.jwarp.ground.TermCode.RDMAP_LOCAL_CATASTROPHIC,
+                    new RdmaException("a work request names a region that is gone: " + refused.getMessage()));
         }
     }
 
@@ -284,6 +310,11 @@ public final class SoftQueuePair implements QueuePair {
             s.sender.kick();
         }
         if (refused != null) {
+            RecvRequest bad = first;
+            for (int k = 0; k < posted; k++) {
+                bad = bad.next;
+            }
+            terminateIfGone(s, bad.sgl, null, refused);
             throw refused;
         }
     }
@@ -300,6 +331,7 @@ public final class SoftQueuePair implements QueuePair {
             s = stream;
         }
         if (refused != null) {
+            terminateIfGone(s, null, region, refused);
             throw refused;
         }
         if (s != null) {

@@ -13,6 +13,7 @@ import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
+import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
 import org.slf4j.Logger;
@@ -363,6 +364,30 @@ void clearDeadline() {
             closer.fault(e);
         } finally {
             io.unlock();
+        }
+    }
+
+    /**
+     * Ends an established stream with TERM {@code code} (RFC 5040 §7: the stream goes to error and
+     * the peer is told), from any thread: the reactor runs it under the I/O lock. What the
+     * application asked for ({@link SoftConnection#terminate}) or met (a post naming a region that is
+     * gone); {@code cause} is what {@code failure()} says. Cold path.
+     */
+    void terminateLocally(TermCode code, RdmaException cause) {
+        Runnable end = () -> {
+            lockIo();
+            try {
+                if (phase == Phase.ESTABLISHED && data != null) {
+                    closer.localError(code, new ConnectionTerminatedException(cause.getMessage(), code, false));
+                }
+            } finally {
+                io.unlock();
+            }
+        };
+        try {
+            reactor.execute(end);
+        } catch (IllegalStateException e) {
+            closer.closeFromOutside(); // the reactor is gone: no TERM can leave, close at least
         }
     }
 

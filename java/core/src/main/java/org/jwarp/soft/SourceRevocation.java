@@ -23,7 +23,7 @@ import org.jwarp.memory.StagTable;
  * are copied. The listener is registered with the device's {@link StagTable} for as long as the
  * stream's transmit path exists and leaves it when the path is released.
  *
- * <p>A remote Send with Invalidate (RFC 5040 §6.10) fences the same way before its receive
+ * <p>A remote Send with Invalidate (RFC 5040 §5.3) fences the same way before its receive
  * completion is reported ({@link #invalidated}), but runs on a thread that holds the invalidating
  * stream's I/O lock, and may not wait for another stream's: two streams invalidating each other's
  * shared regions would deadlock. So a stream whose lock is held by another thread gets the fence

@@ -27,6 +27,26 @@ public interface Connection extends AutoCloseable {
         return null;
     }
 
+    /**
+     * Ends the connection abortively with a TERM (RFC 5040 §7: the stream goes to error, the peer
+     * is told, outstanding work requests flush), for an application that gives up on a peer (no
+     * progress, a misbehaving client); {@code why} is what {@link #failure()} says. A provider that
+     * cannot send a TERM of its own closes the connection. Returns at once; {@link #isOpen()} turns
+     * false once the stream ended.
+     */
+    default void terminate(String why) {
+        close();
+    }
+
+    /**
+     * A count that grows with every message or segment the peer sent on this connection (tagged
+     * ones too, which complete nothing locally), for telling an idle peer from a busy one; -1 when
+     * the provider cannot tell (then only completions show activity).
+     */
+    default long inboundActivity() {
+        return -1;
+    }
+
     @Override
     void close();
 }

@@ -13,7 +13,7 @@ public final class WorkCompletion {
     public int qpNum;
     /** Raw vendor error, 0 if none. */
     public int vendorError;
-    /** STag the peer invalidated with Send with Invalidate (RFC 5040 §6.10), else 0. */
+    /** STag the peer invalidated with Send with Invalidate (RFC 5040 §5.3), else 0. */
     public int invalidatedRkey;
     /** True when the RKEY in {@link #invalidatedRkey} is valid (IBV_WC_WITH_INV). */
     public boolean withInvalidate;

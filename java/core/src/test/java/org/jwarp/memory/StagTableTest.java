@@ -47,12 +47,16 @@ class StagTableTest {
     @Test
     @DisplayName("STags are index|key; a reused slot gets a fresh key; STags below 0x100 never validate")
     void stagFormatAndReuse() {
-        Set<Integer> seen = new HashSet<>();
+        // keys are random per registration (issue 31): a slot never gets its previous key back, and a
+        // deregistered STag never validates; an older key may come back after two or more reuses
+        java.util.Map<Integer, Integer> lastKey = new java.util.HashMap<>();
         for (int i = 0; i < 50; i++) {
             StagRegion mr = table.register(pd, mem, 0, 10, 0, StagAccess.ALL);
             assertTrue(mr.stag() >>> 8 != 0);
-            assertTrue(seen.add(mr.stag()), "never reissued while the key space lasts");
+            Integer before = lastKey.put(mr.stag() >>> 8, mr.stag() & 0xFF);
+            assertTrue(before == null || before != (mr.stag() & 0xFF), "a reused slot got its previous key back");
             assertTrue(table.deregister(mr.stag()));
+            assertNull(table.lookup(mr.stag()));
         }
         for (int s = 0; s < 256; s++) {
             assertNull(table.lookup(s));

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * RFC 5040 §6.10 and RFC 5041 §8.3.1 (6) for a remote invalidation: once the application sees the
+ * RFC 5040 §5.3 and RFC 5041 §8.3.1 (6) for a remote invalidation: once the application sees the
  * receive completion of a Send with Invalidate, no byte of the invalidated region may be read by a
  * zero-copy transmit path any more, on the receiving stream or on any other stream sharing the
  * region, just as after a local deregistration ({@link SoftSourceRevocationTest}). A raw peer asks
@@ -31,14 +31,14 @@ class SoftInvalidateFenceTest {
     static final byte GUARD = (byte) 0xC3;
 
     @Test
-    @DisplayName("RFC 5040 §6.10 / RFC 5041 §8.3.1 (6): after a Send with Invalidate completes, no byte of the "
+    @DisplayName("RFC 5040 §5.3 / RFC 5041 §8.3.1 (6): after a Send with Invalidate completes, no byte of the "
             + "region written later reaches the peer")
     void sendWithInvalidateFencesQueuedReadResponses_Rfc5040_6_10_Rfc5041_8_3_1_6() throws Exception {
         invalidateWhileReadResponsesPend(false);
     }
 
     @Test
-    @DisplayName("RFC 5040 §6.10 / RFC 5041 §8.3.1 (6): a Send with Invalidate on one stream fences another "
+    @DisplayName("RFC 5040 §5.3 / RFC 5041 §8.3.1 (6): a Send with Invalidate on one stream fences another "
             + "stream's queued Read Responses from the shared region")
     void sendWithInvalidateFencesOtherStreamOfSharedRegion_Rfc5040_6_10_Rfc5041_8_3_1_6() throws Exception {
         invalidateWhileReadResponsesPend(true);

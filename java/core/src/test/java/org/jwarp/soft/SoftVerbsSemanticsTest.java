@@ -102,7 +102,7 @@ class SoftVerbsSemanticsTest {
     }
 
     @Test
-    @DisplayName("RFC 5040 §6.10: Send with Invalidate revokes the named STag; a later Write to it gets TERM 1/1/0")
+    @DisplayName("RFC 5040 §5.3: Send with Invalidate revokes the named STag; a later Write to it gets TERM 1/1/0")
     void sendWithInvalidate_5040_6_10() throws Exception {
         try (SoftFixture f = new SoftFixture();
              SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {

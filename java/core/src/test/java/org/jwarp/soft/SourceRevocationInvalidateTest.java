@@ -22,7 +22,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * RFC 5040 §6.10 with RFC 5041 §8.3.1 (6), the source side of a remote invalidation, at the level
+ * RFC 5040 §5.3 with RFC 5041 §8.3.1 (6), the source side of a remote invalidation, at the level
  * of the streams' revocation listeners: when {@link StagTable#invalidate} returns (the caller then
  * reports the invalidation in the Send's receive completion), no {@link TxGather} of the region's
  * protection domain still reads the region: a guard written over it afterwards never leaves. The
