@@ -150,8 +150,8 @@ def load_perftest(path):
     inline = None
     for line in path.read_text(errors="replace").splitlines():
         if line.startswith("== "):
-            tool, dev, size = line[3:].split()
-            cur = (tool, dev, int(size))
+            h = line[3:].split()
+            cur = (h[0], h[1], int(h[2]), int(h[3]) if len(h) > 3 else 1)
             inline = None
             continue
         if cur is None:
@@ -183,8 +183,8 @@ def load_benchmain(path):
             r = json.loads(line)
             if "error" not in r:
                 # spin is perftest's way and the compared figure; await is kept beside it
-                key = (r["op"], r["label"], int(r["size"])) if r.get("wait") != "await" else \
-                    (r["op"] + "/await", r["label"], int(r["size"]))
+                key = (r["op"], r["label"], int(r["size"]), int(r.get("run", 1))) if r.get("wait") != "await" else \
+                    (r["op"] + "/await", r["label"], int(r["size"]), int(r.get("run", 1)))
                 out[key] = r
     return out
 
@@ -194,26 +194,54 @@ GUEST_BW = {"ib_write_bw": "write-bw", "ib_send_bw": "send-bw", "ib_read_bw": "r
 
 
 def guest_rows(perf, ours):
+    """One row per (device, tool, size): medians over the runs; ratios DiSNI / perftest per run, then
+    median (min..max) of those; the JIT/GC fields of the DiSNI cases summed over the runs."""
+    cases = {}
+    for (tool, dev, size, run), p in perf.items():
+        cases.setdefault((dev, tool, size), []).append((run, p))
     rows = []
-    for (tool, dev, size), p in sorted(perf.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
+    for (dev, tool, size), pr in sorted(cases.items()):
+        pr.sort()
         if tool in GUEST_BW:
-            o = ours.get((GUEST_BW[tool], dev, size))
-            rows.append({"device": dev, "op": GUEST_BW[tool], "tool": tool, "size": size, "perftest_mb_s": p["mb_s"],
-                         "disni_mb_s": o["mb_per_s"] if o else None, "perftest_inline": p["inline"],
-                         "ratio": (o["mb_per_s"] / p["mb_s"]) if o and p["mb_s"] else None})
+            o = [ours.get((GUEST_BW[tool], dev, size, run)) for run, _ in pr]
+            rows.append({"device": dev, "op": GUEST_BW[tool], "tool": tool, "size": size,
+                         "perftest_mb_s": spread([p["mb_s"] for _, p in pr]),
+                         "disni_mb_s": spread([x["mb_per_s"] for x in o if x]), "perftest_inline": pr[0][1]["inline"],
+                         "ratio": spread([x["mb_per_s"] / p["mb_s"] for x, (_, p) in zip(o, pr) if x and p["mb_s"]])})
             continue
         op, half = GUEST_LAT[tool]
-        o = ours.get((op, dev, size))
-        a = ours.get((op + "/await", dev, size))
-        row = {"device": dev, "op": op, "tool": tool, "size": size, "half_rtt": half, "perftest_inline": p["inline"],
-               "disni_await_p50_us": a["rtt_p50_us"] / (2 if half else 1) if a else None}
+        div = 2 if half else 1
+        o = [ours.get((op, dev, size, run)) for run, _ in pr]
+        a = [ours.get((op + "/await", dev, size, run)) for run, _ in pr]
+        got = [x for x in o if x]
+        row = {"device": dev, "op": op, "tool": tool, "size": size, "half_rtt": half, "runs": len(pr),
+               "perftest_inline": pr[0][1]["inline"],
+               "disni_await_p50_us": spread([x["rtt_p50_us"] / div for x in a if x]),
+               "jit_ms_while_measuring": sum(x.get("jit_ms_while_measuring", 0) for x in got) if got else None,
+               "peer_compiles_while_measuring": sum(x.get("peer_compiles_while_measuring", 0) for x in got) if got else None,
+               "gc_while_measuring": sum(x.get("gc_while_measuring", 0) for x in got) if got else None,
+               "warmup_ops": min((x.get("warmup_ops", 0) for x in got), default=None),
+               "warmup_jit_quiet": all(x.get("warmup_jit_quiet", False) for x in got) if got else None}
         for st in ("min", "p50", "p99", "p999"):
-            row[f"perftest_{st}_us"] = p[st]
-            v = o[f"rtt_{st}_us"] / (2 if half else 1) if o else None
-            row[f"disni_{st}_us"] = v
-            row[f"ratio_{st}"] = v / p[st] if v is not None and p[st] else None
+            row[f"perftest_{st}_us"] = spread([p[st] for _, p in pr])
+            row[f"disni_{st}_us"] = spread([x[f"rtt_{st}_us"] / div for x in o if x])
+            row[f"ratio_{st}"] = spread([x[f"rtt_{st}_us"] / div / p[st] for x, (_, p) in zip(o, pr) if x and p[st]])
         rows.append(row)
     return rows
+
+
+def guest_targets(guest):
+    """Issue 28: DiSNI / perftest p50 <= 1.10 (latency, spin); bandwidth >= 0.95 at 64 KiB and 1 MiB."""
+    res = []
+    for r in guest:
+        if r["tool"].endswith("_bw"):
+            if r["ratio"] and r["size"] in (65536, 1048576):
+                res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B DiSNI / perftest >= 0.95",
+                            "value": r["ratio"], "met": r["ratio"]["median"] >= 0.95})
+        elif r["ratio_p50"]:
+            res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B spin p50 DiSNI / perftest <= 1.10",
+                        "value": r["ratio_p50"], "met": r["ratio_p50"]["median"] <= 1.10})
+    return res
 
 
 def targets(lat, bw, qps, sizes):
@@ -316,18 +344,21 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs):
         p("Guest (qemu TCG, siw): DiSNI provider / perftest, same device, same guest run. "
           "send/write: half round trip as perftest prints it")
         p("")
-        p("| dev | tool | size | DiSNI p50 (spin) | perftest p50 | ratio p50 | DiSNI p99 | perftest p99 | DiSNI p50 (await) | perftest inline |")
-        p("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        p("| dev | tool | size | runs | DiSNI p50 (spin) | perftest p50 | ratio p50 | ratio min | DiSNI p99 | perftest p99 "
+          "| warm-up ops, JIT quiet | JIT ms / peer compiles / GCs while measuring | perftest inline |")
+        p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
         for r in guest:
             inl = ("-" if r["perftest_inline"] is None else "none" if r["perftest_inline"] == 0
-                   else f"up to {r['perftest_inline']} B (jwarp: none, no inline in the verbs yet)")
+                   else f"up to {r['perftest_inline']} B (jwarp: none)")
             if r["tool"].endswith("_bw"):
-                p(f"| {r['device']} | {r['tool']} | {r['size']} | {f(r['disni_mb_s'], '{:.0f}')} MB/s | "
-                  f"{f(r['perftest_mb_s'], '{:.0f}')} MB/s | {f(r['ratio'], '{:.2f}')} | | | | {inl} |")
+                p(f"| {r['device']} | {r['tool']} | {r['size']} | | {f(med(r['disni_mb_s']), '{:.0f}')} MB/s | "
+                  f"{f(med(r['perftest_mb_s']), '{:.0f}')} MB/s | {sp(r['ratio'])} | | | | | | {inl} |")
             else:
-                p(f"| {r['device']} | {r['tool']} | {r['size']} | {f(r['disni_p50_us'])} | {f(r['perftest_p50_us'])} | "
-                  f"{f(r['ratio_p50'], '{:.2f}')} | {f(r['disni_p99_us'])} | {f(r['perftest_p99_us'])} | "
-                  f"{f(r['disni_await_p50_us'])} | {inl} |")
+                p(f"| {r['device']} | {r['tool']} | {r['size']} | {r['runs']} | {f(med(r['disni_p50_us']))} | "
+                  f"{f(med(r['perftest_p50_us']))} | {sp(r['ratio_p50'])} | {sp(r['ratio_min'])} | "
+                  f"{f(med(r['disni_p99_us']))} | {f(med(r['perftest_p99_us']))} | "
+                  f"{r['warmup_ops']}, {'yes' if r['warmup_jit_quiet'] else 'NO'} | "
+                  f"{r['jit_ms_while_measuring']} / {r['peer_compiles_while_measuring']} / {r['gc_while_measuring']} | {inl} |")
         p("")
     if tg:
         p("| target | median (min..max) | |")
@@ -429,7 +460,7 @@ def main(argv):
     sc = load_strace(d)
     guest = guest_rows(load_perftest(d / "guest-perftest.txt"), load_benchmain(d / "guest-benchmain.jsonl"))
     TOTAL_RUNS[0] = len(runs)
-    tg = targets(lat, bw, qps, sizes)
+    tg = targets(lat, bw, qps, sizes) + guest_targets(guest)
     errs = errors(runs)
     lines = md_table(lat, bw, qps, guest, tg, sc, runs, errs)
     print("\n".join(lines))

@@ -96,6 +96,15 @@ public final class BenchMain implements Callable<Integer> {
     int run = 1;
     @Option(names = "--label", description = "Free label recorded in each line, e.g. the device (default: none).")
     String label = "";
+    @Option(names = "--repeat", description = "Runs of all cases in this JVM (run numbers --run, --run+1, ...), so one "
+            + "client JVM serves every case and run (default: ${DEFAULT-VALUE}).")
+    int repeat = 1;
+    @Option(names = "--between", description = "Shell command run before each case in odd runs and after it in even "
+            + "runs ({op}, {size}, {run} replaced), e.g. the perftest counterpart, so the two alternate case by case.")
+    String between;
+    @Option(names = "--peer-jit-log", description = "The peer JVM's -XX:+PrintCompilation output: its lines "
+            + "added while a case measures are recorded as peer_compiles_while_measuring (the peer's JIT quiet check).")
+    Path peerJitLog;
 
     private boolean spin;
 
@@ -113,11 +122,18 @@ public final class BenchMain implements Callable<Integer> {
         if (hgrmDir != null) {
             Files.createDirectories(hgrmDir);
         }
+        int first = run;
+        for (int rep = 0; rep < repeat; rep++) {
+        run = first + rep;
         for (int q : qps) {
             for (String op : ops) {
                 for (int size : sizes) {
                     if (q > 1 && !op.equals("send")) {
                         continue;
+                    }
+                    boolean counterpartFirst = run % 2 == 1;
+                    if (counterpartFirst) {
+                        runBetween(op, size);
                     }
                     Map<String, Object> r;
                     try {
@@ -142,10 +158,40 @@ public final class BenchMain implements Callable<Integer> {
                         Files.writeString(out, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                                 StandardOpenOption.APPEND);
                     }
+                    if (!counterpartFirst) {
+                        runBetween(op, size);
+                    }
                 }
             }
         }
+        }
         return failures == 0 ? 0 : 1;
+    }
+
+    /** Runs {@code --between} for this case (its output goes where this JVM's goes); a failure counts. */
+    private void runBetween(String op, int size) throws IOException, InterruptedException {
+        if (between == null) {
+            return;
+        }
+        String cmd = between.replace("{op}", op).replace("{size}", Integer.toString(size))
+                .replace("{run}", Integer.toString(run));
+        Process p = new ProcessBuilder("/bin/bash", "-c", cmd).inheritIO().start();
+        if (p.waitFor() != 0) {
+            System.err.println("BenchMain: --between failed (exit " + p.exitValue() + "): " + cmd);
+            failures++;
+        }
+    }
+
+    /** Lines of the peer's PrintCompilation log so far (each is one compilation event), or -1. */
+    private long peerCompiles() {
+        if (peerJitLog == null) {
+            return -1;
+        }
+        try (java.util.stream.Stream<String> lines = Files.lines(peerJitLog, StandardCharsets.ISO_8859_1)) {
+            return lines.count();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return -1;
+        }
     }
 
     private int failures;
@@ -256,6 +302,7 @@ public final class BenchMain implements Callable<Integer> {
         Histogram h = new Histogram(3_600_000_000_000L, 3);
         long jit0 = jitMillis();
         long gc0 = gcCount();
+        long pc0 = peerCompiles();
         for (int i = 0; i < n; i++) {
             long s = System.nanoTime();
             step.run();
@@ -263,6 +310,10 @@ public final class BenchMain implements Callable<Integer> {
         }
         long jit1 = jitMillis();
         long gc1 = gcCount();
+        long pc1 = peerCompiles();
+        if (pc0 >= 0 && pc1 >= 0) {
+            r.put("peer_compiles_while_measuring", pc1 - pc0);
+        }
         r.put("n", n);
         r.put("jit_ms_while_measuring", jit1 - jit0);
         r.put("gc_while_measuring", gc1 - gc0);
@@ -288,7 +339,15 @@ public final class BenchMain implements Callable<Integer> {
 
     private void measureBandwidth(Map<String, Object> r, int size, int n, Step warmStep, Step measure)
             throws Exception {
-        warm(r, warmStep, 1);
+        int fixed = warmupIters;
+        if (fixed > 3) {
+            warmupIters = 3; // a bandwidth step is a whole pass, not one operation
+        }
+        try {
+            warm(r, warmStep, 1);
+        } finally {
+            warmupIters = fixed;
+        }
         long jit0 = jitMillis();
         long gc0 = gcCount();
         r.put("n", n);
@@ -328,6 +387,23 @@ public final class BenchMain implements Callable<Integer> {
                 step.run();
             }
             ops = warmupIters;
+            // then the JIT-quiet check by count: more batches of 1,000 until one passes without a
+            // compilation on either JVM (at most 10); the peer's log is read when given
+            int extra = 0;
+            quiet = false;
+            while (warmupIters > 0 && extra < 10) {
+                long j0 = jitMillis();
+                long p0 = peerCompiles();
+                for (int i = 0; i < 1000; i++) {
+                    step.run();
+                }
+                ops += 1000;
+                extra++;
+                if (jitMillis() == j0 && peerCompiles() == p0) {
+                    quiet = true;
+                    break;
+                }
+            }
         } else {
             long lastJit = jitMillis();
             long lastChange = t0;

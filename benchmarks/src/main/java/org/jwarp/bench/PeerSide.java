@@ -110,7 +110,9 @@ final class PeerSide implements AutoCloseable {
             if (n > 0) {
                 return n;
             }
-            Thread.onSpinWait();
+            if (ProviderPingPong.SPIN_PAUSE) {
+                Thread.onSpinWait();
+            }
         }
         return 0;
     }
@@ -178,7 +180,9 @@ final class PeerSide implements AutoCloseable {
                     if (ProviderPingPong.WRITE_PROGRESS) {
                         side.cq.progress();
                     }
-                    Thread.onSpinWait();
+                    if (ProviderPingPong.SPIN_PAUSE) {
+                        Thread.onSpinWait();
+                    }
                 }
                 expect = want;
                 tx.put(last, want);
@@ -187,7 +191,9 @@ final class PeerSide implements AutoCloseable {
                 qp.postSend(reply); // signaled, its completion polled: perftest's loop
                 int n;
                 while ((n = side.cq.poll(out, out.length)) == 0 && running) {
-                    Thread.onSpinWait();
+                    if (ProviderPingPong.SPIN_PAUSE) {
+                        Thread.onSpinWait();
+                    }
                 }
                 if (n > 0 && !out[0].isSuccess()) {
                     if (failedQuietly(out[0])) {

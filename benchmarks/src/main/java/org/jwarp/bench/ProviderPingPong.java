@@ -43,6 +43,12 @@ final class ProviderPingPong implements AutoCloseable {
     private static final long TIMEOUT_NANOS = ProviderFixture.TIMEOUT.toNanos();
     /** Memory spins of the Write ping-pong call {@link CompletionQueue#progress} (default). */
     static final boolean WRITE_PROGRESS = Boolean.parseBoolean(System.getProperty("jwarp.bench.writeProgress", "true"));
+    /**
+     * Spin loops pause ({@link Thread#onSpinWait}, x86 PAUSE) between empty polls (default);
+     * {@code -Djwarp.bench.spinPause=false} spins without, as perftest's loops do (under qemu TCG a
+     * PAUSE leaves translated code and made round trips 1.0-2.3x slower).
+     */
+    static final boolean SPIN_PAUSE = Boolean.parseBoolean(System.getProperty("jwarp.bench.spinPause", "true"));
     private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
     /** How a thread waits for a completion: busy-poll (perftest's way) or block in {@code await}. */
@@ -175,7 +181,9 @@ final class ProviderPingPong implements AutoCloseable {
             if (WRITE_PROGRESS) {
                 cq.progress();
             }
-            Thread.onSpinWait();
+            if (SPIN_PAUSE) {
+                Thread.onSpinWait();
+            }
             if ((++spins & 0xFFFF) == 0) {
                 checkPeer();
                 long now = System.nanoTime();
@@ -344,7 +352,9 @@ final class ProviderPingPong implements AutoCloseable {
             if (n > 0) {
                 return n;
             }
-            Thread.onSpinWait();
+            if (SPIN_PAUSE) {
+                Thread.onSpinWait();
+            }
         }
         return 0;
     }
