@@ -151,7 +151,7 @@ class SoftInlineTransmitTest {
             for (Thread t : threads) {
                 t.join(120_000);
             }
-            assertNull(failure.get(), () -> "worker failed: " + failure.get());
+            assertNull(failure.get(), () -> "worker failed: " + stackOf(failure.get()));
             for (Thread t : threads) {
                 assertTrue(!t.isAlive(), t.getName() + " still running");
             }
@@ -167,6 +167,12 @@ class SoftInlineTransmitTest {
 
     private interface Body {
         void run() throws Exception;
+    }
+
+    private static String stackOf(Throwable t) {
+        java.io.StringWriter w = new java.io.StringWriter();
+        t.printStackTrace(new java.io.PrintWriter(w));
+        return w.toString();
     }
 
     private static void run(AtomicReference<Throwable> failure, Body body) {
