@@ -16,6 +16,11 @@ package org.jwarp.verbs;
  */
 public record AsyncEvent(Type type, int qpNum, Connection connection, CompletionQueue cq, SharedReceiveQueue srq,
                          String detail) {
+    /**
+     * Checks {@code type} and replaces a null {@code detail} by the empty string.
+     *
+     * @throws NullPointerException when {@code type} is null
+     */
     public AsyncEvent {
         java.util.Objects.requireNonNull(type, "type");
         detail = detail == null ? "" : detail;

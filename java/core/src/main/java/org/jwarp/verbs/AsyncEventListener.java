@@ -10,5 +10,11 @@ package org.jwarp.verbs;
  */
 @FunctionalInterface
 public interface AsyncEventListener {
+    /**
+     * Handles one event. May block the executor's thread, not the provider; a RuntimeException thrown
+     * here is logged by the provider and the next event is still delivered.
+     *
+     * @param event the event, never null
+     */
     void onEvent(AsyncEvent event);
 }

@@ -36,9 +36,14 @@ import java.util.concurrent.TimeUnit;
  */
 public interface CompletionChannel extends AutoCloseable {
     /**
-     * Waits up to {@code timeout} for the next completion event of any CQ of this channel.
+     * Waits up to {@code timeout} for the next completion event of any CQ of this channel, and
+     * acknowledges it. The CQ is disarmed by the event: poll it, re-arm it with
+     * {@link CompletionQueue#requestNotify(boolean)} and poll it again (the poll–arm–poll rule).
      *
+     * @param timeout longest wait, in {@code unit}; 0 or less checks once without waiting
+     * @param unit    the unit of {@code timeout}
      * @return the CQ that raised the event, or null on timeout or when the channel is closed
+     * @throws InterruptedException when the waiting thread is interrupted
      */
     CompletionQueue next(long timeout, TimeUnit unit) throws InterruptedException;
 
@@ -48,19 +53,36 @@ public interface CompletionChannel extends AutoCloseable {
      * and poll again (the poll–arm–poll rule). Events of one CQ are handed over one at a time:
      * the next one is taken only after the handler for the previous one returned, so a handler
      * never runs twice at once for the same CQ on a single-threaded executor. Closing the
-     * returned handle stops the thread (within 100 ms); no handler starts after that.
+     * returned handle stops the thread (within 100 ms); no handler starts after that. A
+     * RuntimeException thrown by the handler is logged and the next event is still handed over.
+     *
+     * @param handler  run once per event with the CQ that raised it
+     * @param executor where the handler runs (its own thread pool, never a provider's I/O thread)
+     * @return the handle whose {@code close()} stops the dispatching thread
      */
     AutoCloseable listen(CompletionHandler handler, Executor executor);
 
-    /** Events taken from this channel so far (diagnostics, tests). */
+    /**
+     * {@return the number of events taken from this channel so far} A monotonic count, for
+     * diagnostics and tests.
+     */
     long events();
 
+    /**
+     * Destroys the channel. Call it once, after every CQ created on it was closed; threads waiting
+     * in {@link #next} then return null (soft) or at their timeout (DiSNI: within 100 ms).
+     */
     @Override
     void close();
 
     /** What the callback form calls for each event. */
     @FunctionalInterface
     interface CompletionHandler {
+        /**
+         * Handles one completion event: poll {@code cq}, re-arm it, poll it again.
+         *
+         * @param cq the completion queue that raised the event
+         */
         void onCompletionEvent(CompletionQueue cq);
     }
 }

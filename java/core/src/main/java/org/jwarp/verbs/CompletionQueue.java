@@ -36,15 +36,32 @@ import java.util.concurrent.TimeUnit;
  * A CQ that overran is not reusable in a defined way: close the connections that use it, then the CQ.
  */
 public interface CompletionQueue extends AutoCloseable {
-    /** Number of entries this CQ was created with. */
+    /**
+     * {@return the number of completions this CQ holds at most} At least the {@code entries}
+     * asked of {@link Device#createCompletionQueue(int)}; a device may round it up.
+     */
     int capacity();
 
-    /** Fills up to {@code max} entries of {@code out} without blocking; returns how many. */
+    /**
+     * Takes up to {@code max} completions without blocking ({@code ibv_poll_cq}) and copies them
+     * into {@code out[0..n)}, oldest first; allocates nothing. Entries of {@code out} past the
+     * returned count are left as they were.
+     *
+     * @param out the caller's preallocated completions, overwritten in place
+     * @param max the most completions to take, at most {@code out.length}
+     * @return the number of completions taken, 0 when the CQ is empty
+     */
     int poll(WorkCompletion[] out, int max);
 
     /**
-     * Like {@link #poll} but waits up to {@code timeout} for at least one completion; returns 0
-     * on timeout.
+     * Like {@link #poll} but waits up to {@code timeout} for at least one completion.
+     *
+     * @param out     the caller's preallocated completions, overwritten in place
+     * @param max     the most completions to take, at most {@code out.length}
+     * @param timeout longest wait, in {@code unit}
+     * @param unit    the unit of {@code timeout}
+     * @return the number of completions taken, 0 on timeout (or when the CQ was closed meanwhile)
+     * @throws InterruptedException when the waiting thread is interrupted
      */
     int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException;
 
@@ -77,13 +94,20 @@ public interface CompletionQueue extends AutoCloseable {
      * siw devices the DiSNI provider arms for every completion instead (the waiter may wake for an
      * unsolicited Send; it never sleeps through a solicited one).
      *
+     * @param solicitedOnly true: raise the event only for a solicited Send or an error completion;
+     *                      false: for any completion
      * @throws IllegalStateException when the CQ was created without a completion channel
+     * @throws RdmaException         when the device refuses the arming ({@code ibv_req_notify_cq} failed)
      */
     void requestNotify(boolean solicitedOnly) throws RdmaException;
 
-    /** The channel this CQ was created on, or null. */
+    /** {@return the channel this CQ was created on, or null when it has none} */
     CompletionChannel channel();
 
+    /**
+     * Destroys the CQ. Close the connections completing into it first. Soft: a thread awaiting on it
+     * returns 0 or the completions still queued; DiSNI: close only once no thread awaits on it.
+     */
     @Override
     void close();
 }

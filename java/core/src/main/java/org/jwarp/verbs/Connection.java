@@ -11,17 +11,30 @@ package org.jwarp.verbs;
  * coordinated by the DiSNI provider: close a connection from one thread.
  */
 public interface Connection extends AutoCloseable {
+    /**
+     * {@return the queue pair of this connection} The same object for the connection's lifetime;
+     * it refuses posts once the connection is no longer open.
+     */
     QueuePair queuePair();
 
-    /** What was negotiated, including the peer's IRD, ORD and private data (RFC 6581 §9.1). */
+    /**
+     * {@return what was negotiated, including the peer's IRD, ORD and private data (RFC 6581 §9.1)}
+     * Fixed once the connection is established.
+     */
     ConnectionInfo info();
 
+    /**
+     * {@return true until the connection is closed, terminated or its stream is lost} Once false
+     * it stays false; {@link #failure()} then says why.
+     */
     boolean isOpen();
 
     /**
      * Why the connection is no longer open: a {@link ConnectionTerminatedException} carrying the
      * TERM sent or received (RFC 5040 §4.8), another {@link RdmaException} for a lost stream or a
      * local close, or null while it is open.
+     *
+     * @return the reason the connection ended, or null while it is open
      */
     default RdmaException failure() {
         return null;
@@ -33,6 +46,8 @@ public interface Connection extends AutoCloseable {
      * progress, a misbehaving client); {@code why} is what {@link #failure()} says. A provider that
      * cannot send a TERM of its own closes the connection. Returns at once; {@link #isOpen()} turns
      * false once the stream ended.
+     *
+     * @param why the reason, for {@link #failure()} and the logs
      */
     default void terminate(String why) {
         close();
@@ -42,11 +57,17 @@ public interface Connection extends AutoCloseable {
      * A count that grows with every message or segment the peer sent on this connection (tagged
      * ones too, which complete nothing locally), for telling an idle peer from a busy one; -1 when
      * the provider cannot tell (then only completions show activity).
+     *
+     * @return a non-decreasing count (compare two readings, not its value), or -1
      */
     default long inboundActivity() {
         return -1;
     }
 
+    /**
+     * Disconnects gracefully and flushes every outstanding work request ({@link WcStatus#WR_FLUSH_ERR}).
+     * May run while other threads post or poll; a later close does nothing.
+     */
     @Override
     void close();
 }

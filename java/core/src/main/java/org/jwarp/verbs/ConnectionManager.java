@@ -14,12 +14,26 @@ import java.time.Duration;
 public interface ConnectionManager {
     /**
      * Listens on {@code address}; at most {@code backlog} requests wait for a decision at a time,
-     * further ones are refused.
+     * further ones are refused. Take requests with {@link Listener#next}.
+     *
+     * @param address the local address and TCP port to listen on (port 0: any free port, see
+     *                {@link Listener#localAddress()})
+     * @param backlog the most undecided requests held at once (at least 1)
+     * @return the listener; close it to stop listening
+     * @throws RdmaException when the address is in use or not served by this device
      */
     Listener listen(InetSocketAddress address, int backlog) throws RdmaException;
 
     /**
-     * Connects, negotiating per RFC 6581.
+     * Connects, negotiating per RFC 6581: creates the QP from {@code qp}, runs its
+     * {@link QueuePairConfig.BeforeConnect} hook, exchanges the MPA frames and, in the peer-to-peer
+     * model, the RTR. Blocks up to {@code timeout}.
+     *
+     * @param remote  the peer's listening address
+     * @param qp      what the connection's queue pair is created with
+     * @param params  IRD/ORD, private data, RTR types and CRC asked for
+     * @param timeout longest time the whole setup may take
+     * @return the established connection, whose QP is in RTS
      *
      * @throws ConnectionRejectedException   the peer rejected (carries its private data)
      * @throws ConnectionTerminatedException setup ended with a TERM (carries the code)
@@ -35,6 +49,12 @@ public interface ConnectionManager {
      * types), on a setup thread, never on the provider's I/O thread. {@code cancel()} stops the
      * setup and releases its QP and socket / rdma_cm id (WRs posted in the
      * {@link QueuePairConfig.BeforeConnect} hook complete as flushed where the provider flushes).
+     *
+     * @param remote  the peer's listening address
+     * @param qp      what the connection's queue pair is created with
+     * @param params  IRD/ORD, private data, RTR types and CRC asked for
+     * @param timeout longest time the whole setup may take
+     * @return a future of the established connection
      */
     default java.util.concurrent.CompletableFuture<Connection> connectAsync(InetSocketAddress remote,
             QueuePairConfig qp, ConnectionParameters params, Duration timeout) {

@@ -54,10 +54,12 @@ public final class ConnectionParameters {
         this.crc = b.crc;
     }
 
+    /** {@return a builder with the defaults listed on {@link Builder}} */
     public static Builder builder() {
         return new Builder();
     }
 
+    /** {@return a builder holding these parameters, to derive changed ones from} */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.ird = ird;
@@ -71,56 +73,63 @@ public final class ConnectionParameters {
         return b;
     }
 
-    /** Inbound RDMA Read queue depth offered (RFC 6581 §9.1 IRD). */
+    /**
+     * {@return the inbound RDMA Read queue depth offered (RFC 6581 §9.1 IRD)} 0..0x3FFF; the
+     * number of the peer's Read Requests this side serves at once.
+     */
     public int ird() {
         return ird;
     }
 
-    /** Outbound RDMA Read queue depth wanted (RFC 6581 §9.1 ORD). */
+    /**
+     * {@return the outbound RDMA Read queue depth wanted (RFC 6581 §9.1 ORD)} 0..0x3FFF; the number
+     * of this side's Reads in flight at once.
+     */
     public int ord() {
         return ord;
     }
 
-    /** rdma_conn_param.responder_resources: the IRD as librdmacm's u8 (0xFF for larger or 0x3FFF). */
+    /** {@return rdma_conn_param.responder_resources: the IRD as librdmacm's u8 (0xFF for larger or 0x3FFF)} */
     public int responderResources() {
         return Math.min(ird, RDMA_CM_MAX_DEPTH);
     }
 
-    /** rdma_conn_param.initiator_depth: the ORD as librdmacm's u8 (0xFF for larger or 0x3FFF). */
+    /** {@return rdma_conn_param.initiator_depth: the ORD as librdmacm's u8 (0xFF for larger or 0x3FFF)} */
     public int initiatorDepth() {
         return Math.min(ord, RDMA_CM_MAX_DEPTH);
     }
 
-    /** The ULP private data (a copy). */
+    /** {@return a copy of the ULP private data (0..{@value #MAX_PRIVATE_DATA} bytes, empty when none)} */
     public byte[] privateData() {
         return privateData.clone();
     }
 
+    /** {@return the length of the ULP private data in bytes, without copying it} */
     public int privateDataLength() {
         return privateData.length;
     }
 
-    /** rdma_conn_param.retry_count (0..7). */
+    /** {@return rdma_conn_param.retry_count (0..7)} */
     public int retryCount() {
         return retryCount;
     }
 
-    /** rdma_conn_param.rnr_retry_count (0..7, 7 = infinite). */
+    /** {@return rdma_conn_param.rnr_retry_count (0..7, 7 = infinite)} */
     public int rnrRetryCount() {
         return rnrRetryCount;
     }
 
-    /** RFC 6581 §9.2 A flag: use the peer-to-peer model with an RTR indication. */
+    /** {@return the RFC 6581 §9.2 P flag: use the peer-to-peer model with an RTR indication} */
     public boolean peerToPeer() {
         return peerToPeer;
     }
 
-    /** RTR types offered (initiator) or acceptable (responder), RFC 6581 §9.2. */
+    /** {@return the RTR types offered (initiator) or acceptable (responder), RFC 6581 §9.2; unmodifiable} */
     public Set<RtrType> rtrTypes() {
         return rtrTypes;
     }
 
-    /** Ask for MPA CRC (RFC 5044 §7.1.1 C bit). */
+    /** {@return whether MPA CRCs are asked for (RFC 5044 §7.1.1 C bit)} */
     public boolean crc() {
         return crc;
     }
@@ -163,26 +172,61 @@ public final class ConnectionParameters {
         private Builder() {
         }
 
+        /**
+         * Sets the IRD offered (RFC 6581 §9.1).
+         *
+         * @param v 0..0x3FFF; {@value ConnectionParameters#NO_NEGOTIATION} turns automatic
+         *          negotiation off
+         * @return this builder
+         * @throws IllegalArgumentException when {@code v} is outside 0..0x3FFF
+         */
         public Builder ird(int v) {
             ird = FieldChecks.irdOrd("ird", v);
             return this;
         }
 
+        /**
+         * Sets the ORD wanted (RFC 6581 §9.1).
+         *
+         * @param v 0..0x3FFF; {@value ConnectionParameters#NO_NEGOTIATION} turns automatic
+         *          negotiation off
+         * @return this builder
+         * @throws IllegalArgumentException when {@code v} is outside 0..0x3FFF
+         */
         public Builder ord(int v) {
             ord = FieldChecks.irdOrd("ord", v);
             return this;
         }
 
-        /** rdma_cm name for {@link #ird(int)}. */
+        /**
+         * rdma_cm name for {@link #ird(int)}.
+         *
+         * @param v as for {@link #ird(int)}
+         * @return this builder
+         */
         public Builder responderResources(int v) {
             return ird(v);
         }
 
-        /** rdma_cm name for {@link #ord(int)}. */
+        /**
+         * rdma_cm name for {@link #ord(int)}.
+         *
+         * @param v as for {@link #ord(int)}
+         * @return this builder
+         */
         public Builder initiatorDepth(int v) {
             return ord(v);
         }
 
+        /**
+         * Sets the ULP private data sent in the MPA Request or Reply (a copy is kept). At most
+         * {@value ConnectionParameters#MAX_PRIVATE_DATA} bytes here; the transport may allow fewer
+         * (Linux siw: {@value ConnectionParameters#SIW_SAFE_PRIVATE_DATA}), checked at connect.
+         *
+         * @param data the bytes; null or empty for none
+         * @return this builder
+         * @throws IllegalArgumentException when {@code data} is longer than RFC 5044 §7.1.1 allows
+         */
         public Builder privateData(byte[] data) {
             byte[] d = FieldChecks.privateDataCopy(data);
             // The transport's own (possibly smaller) limit applies in toInitiatorConfig/toResponderConfig.
@@ -191,37 +235,82 @@ public final class ConnectionParameters {
             return this;
         }
 
+        /**
+         * Sets rdma_conn_param.retry_count (used by devices that retransmit; TCP retransmits on iWARP).
+         *
+         * @param v 0..{@value ConnectionParameters#MAX_RETRY_COUNT}
+         * @return this builder
+         * @throws IllegalArgumentException when {@code v} is outside 0..7
+         */
         public Builder retryCount(int v) {
             retryCount = check3("retryCount", v);
             return this;
         }
 
+        /**
+         * Sets rdma_conn_param.rnr_retry_count (receiver-not-ready retries, RoCE/InfiniBand).
+         *
+         * @param v 0..{@value ConnectionParameters#MAX_RETRY_COUNT}, 7 = retry for ever
+         * @return this builder
+         * @throws IllegalArgumentException when {@code v} is outside 0..7
+         */
         public Builder rnrRetryCount(int v) {
             rnrRetryCount = check3("rnrRetryCount", v);
             return this;
         }
 
+        /**
+         * Chooses the peer-to-peer model (RFC 6581 §9.2): the initiator sends an RTR after the
+         * Reply and the responder sends nothing before it. Linux siw requires it.
+         *
+         * @param v true for peer-to-peer (the default), false for client-server
+         * @return this builder
+         */
         public Builder peerToPeer(boolean v) {
             peerToPeer = v;
             return this;
         }
 
+        /**
+         * Sets the RTR types offered (initiator) or accepted (responder), RFC 6581 §9.2.
+         *
+         * @param v the types (copied); must not be empty in the peer-to-peer model ({@link #build()} checks)
+         * @return this builder
+         */
         public Builder rtrTypes(Set<RtrType> v) {
             rtrTypes = RtrType.mutableCopy(v);
             return this;
         }
 
+        /**
+         * Sets the RTR types offered (initiator) or accepted (responder), RFC 6581 §9.2.
+         *
+         * @param first one type
+         * @param more  further types
+         * @return this builder
+         */
         public Builder rtrTypes(RtrType first, RtrType... more) {
             rtrTypes = EnumSet.of(first, more);
             return this;
         }
 
+        /**
+         * Asks for MPA CRCs (RFC 5044 §7.1.1 C bit); CRCs are used when either side asks.
+         *
+         * @param v true to ask for CRCs (the default)
+         * @return this builder
+         */
         public Builder crc(boolean v) {
             crc = v;
             return this;
         }
 
-        /** @throws IllegalArgumentException naming the field and RFC section */
+        /**
+         * Checks the combination (peer-to-peer needs an RTR type) and builds.
+         *
+         * @return the immutable parameters
+         * @throws IllegalArgumentException naming the field and RFC section
+         */
         public ConnectionParameters build() {
             FieldChecks.rtrTypeForPeerToPeer("rtrTypes", peerToPeer, rtrTypes);
             return new ConnectionParameters(this);
