@@ -49,4 +49,13 @@ public interface DdpReceiveHandler {
      */
     default void onUntaggedBufferRevoked(int qn, long cookie) {
     }
+
+    /**
+     * RFC 5041 §7.1 check 2.2: the message arriving for the buffer posted as {@code cookie} on
+     * {@code qn} (the head of the queue) is longer than the buffer. The buffer is taken off the queue
+     * (no flush reports it again); {@link #onError} with
+     * {@link TermCode#DDP_UNTAGGED_MESSAGE_TOO_LONG} (§7.2 2/5) follows at once.
+     */
+    default void onUntaggedBufferTooShort(int qn, long cookie) {
+    }
 }

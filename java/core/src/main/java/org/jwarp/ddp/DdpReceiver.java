@@ -329,6 +329,9 @@ public final class DdpReceiver {
         int payload = length - DdpHeader.UNTAGGED_HEADER_LENGTH;
         TermCode code = checkUntaggedSegment(qn, msn, mo, hdr.rsvdUlp(), payload, last);
         if (code != null) {
+            if (code == TermCode.DDP_UNTAGGED_MESSAGE_TOO_LONG) {
+                untaggedTooShort(qn, msn, mo, payload);
+            }
             error(code, seg, index, length);
             return;
         }
@@ -580,6 +583,22 @@ public final class DdpReceiver {
         cRegion[i] = mr;
         cView[i] = v;
         return v;
+    }
+
+    /**
+     * RFC 5041 §7.1 check 2.2 failed for the buffer at the head of {@code qn}: the message does not
+     * fit its capacity. That buffer goes back to the ULP ({@link DdpReceiveHandler#onUntaggedBufferTooShort});
+     * the §7.2 2/5 error follows. A segment that is too long only for the end a previous L segment
+     * set (a sender inconsistency) or for a buffer not at the head returns nothing here.
+     */
+    private void untaggedTooShort(int qn, int msn, int mo, int payload) {
+        UntaggedQueue q = queues[qn];
+        int s = q.slotFor(msn);
+        if (s >= 0 && s == q.head() && Integer.toUnsignedLong(mo) + payload > q.capacities[s]) {
+            long cookie = q.cookies[s];
+            q.pop();
+            handler.onUntaggedBufferTooShort(qn, cookie);
+        }
     }
 
     /** A segment for an untagged buffer whose region was revoked: the buffer goes back to the ULP, 0/0. */

@@ -109,6 +109,13 @@ final class InboundDispatch implements FpduHandler, DdpReceiveHandler {
     }
 
     @Override
+    public void onUntaggedBufferTooShort(int qn, long cookie) {
+        if (qn == RdmapOpcode.QN_SEND) {
+            ep.listener.onReceiveTooShort(cookie);
+        }
+    }
+
+    @Override
     public void onUntaggedBufferRevoked(int qn, long cookie) {
         if (qn == RdmapOpcode.QN_SEND) {
             ep.listener.onReceiveRevoked(cookie);

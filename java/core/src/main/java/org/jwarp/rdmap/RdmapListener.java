@@ -55,6 +55,14 @@ public interface RdmapListener {
     default void onReceiveRevoked(long wrId) {
     }
 
+    /**
+     * The receive buffer posted as {@code wrId} is too short for the Send arriving for it (RFC 5041
+     * §7.1 check 2.2). The receive is off the engine's queue (no flush reports it); the stream
+     * terminates right after (TERM DDP 2/5, §7.2).
+     */
+    default void onReceiveTooShort(long wrId) {
+    }
+
     /** A work request left outstanding when {@link RdmapEndpoint#flush()} was called. */
     default void onFlushed(long wrId, boolean receiveQueue) {
     }

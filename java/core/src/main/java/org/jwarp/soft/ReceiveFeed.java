@@ -110,4 +110,19 @@ final class ReceiveFeed {
             qp.finishRecv(wrId, WcStatus.LOC_PROT_ERR, 0, false, 0, false);
         }
     }
+
+    /**
+     * RFC 5041 §7.1 check 2.2: the Send arriving for this receive is longer than its buffer. It
+     * completes with LOC_LEN_ERR (as siw and ibverbs report a receive too short) and the stream
+     * terminates (TERM DDP 2/5, RFC 5041 §7.2), flushing the rest. The RTR's internal buffer
+     * completes nothing.
+     */
+    void tooShort(long wrId) {
+        if (wrId == RTR_RECV_ID) {
+            return;
+        }
+        synchronized (qp.lock) {
+            qp.finishRecv(wrId, WcStatus.LOC_LEN_ERR, 0, false, 0, false);
+        }
+    }
 }

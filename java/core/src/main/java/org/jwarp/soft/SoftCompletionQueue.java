@@ -145,9 +145,18 @@ public final class SoftCompletionQueue implements CompletionQueue {
         }
     }
 
-    /** Producer side (reactor thread, or a closing thread when flushing). */
+    /** {@link #complete(long, WcStatus, WcOpcode, int, int, Object, int, int, boolean, boolean)} of a QP without context. */
     void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, int vendorError,
                   int invalidatedRkey, boolean withInvalidate, boolean solicited) {
+        complete(wrId, status, opcode, byteLength, qpNum, null, vendorError, invalidatedRkey, withInvalidate, solicited);
+    }
+
+    /**
+     * Producer side (reactor thread, or a closing thread when flushing). {@code qpContext} is the
+     * QP's user context, stored by reference in the slot (no allocation).
+     */
+    void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, Object qpContext,
+                  int vendorError, int invalidatedRkey, boolean withInvalidate, boolean solicited) {
         synchronized (lock) {
             if (closed) {
                 return;
@@ -175,6 +184,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
             wc.invalidatedRkey = invalidatedRkey;
             wc.withInvalidate = withInvalidate;
             wc.solicited = solicited;
+            wc.qpContext = qpContext;
             tail++;
             int a = armed;
             if (a != ARM_NONE && (a == ARM_ANY || status != WcStatus.SUCCESS || (solicited && opcode == WcOpcode.RECV))) {
@@ -327,7 +337,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private int drain(WorkCompletion[] out, int max) {
         int n = (int) Math.min(Math.min(max, out.length), tail - head);
         for (int i = 0; i < n; i++) {
-            out[i].copyFrom(ring[(int) (head % ring.length)]);
+            WorkCompletion slot = ring[(int) (head % ring.length)];
+            out[i].copyFrom(slot);
+            slot.qpContext = null; // the ring keeps no application object alive
             head++;
         }
         return n;

@@ -44,7 +44,7 @@ public final class SoftConnection implements Connection {
                 stream.requestBytes(), stream.replyBytes());
         SoftDevice device = qp.pd().device();
         device.events().raise(new AsyncEvent(AsyncEvent.Type.ESTABLISHED, qp.qpNum(), this, null, null,
-                "connected with " + stream.remoteAddress()));
+                "connected with " + stream.remoteAddress(), qp.context()));
         stream.closed.thenRun(() -> closedEvents(device));
     }
 
@@ -54,15 +54,20 @@ public final class SoftConnection implements Connection {
         String why = f == null ? "closed" : f.getMessage();
         if (f instanceof ConnectionTerminatedException t) {
             if (t.sentByPeer()) {
-                device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why));
+                device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why,
+                    qp.context()));
             }
-            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why));
+            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why,
+                    qp.context()));
         } else if (f != null && why.startsWith("peer ")) {
-            device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why));
+            device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why,
+                    qp.context()));
         } else if (f != null && !why.equals("closed locally")) {
-            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why));
+            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why,
+                    qp.context()));
         }
-        device.events().raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why));
+        device.events().raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why,
+                    qp.context()));
     }
 
     @Override

@@ -379,6 +379,12 @@ final class SoftDataPath implements RdmapListener {
         receives.revoked(wrId);
     }
 
+    /** RFC 5041 §7.1 check 2.2: the Send is longer than the receive; see {@link ReceiveFeed#tooShort}. */
+    @Override
+    public void onReceiveTooShort(long wrId) {
+        receives.tooShort(wrId);
+    }
+
     @Override
     public void onLocalError(TermCode code, String detail) {
         localTerm = code;

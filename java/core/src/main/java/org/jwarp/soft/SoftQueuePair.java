@@ -63,6 +63,8 @@ public final class SoftQueuePair implements QueuePair {
     private final QueuePairCaps caps;
     /** Where receive buffers come from when not posted to this QP (null: its own receive queue). */
     final SoftSharedReceiveQueue srq;
+    /** The application's object for this QP (ibverbs' qp_context), or null; on every completion. */
+    final Object context;
 
     SoftQueuePair(QueuePairConfig config) throws RdmaException {
         if (!(config.pd() instanceof SoftProtectionDomain p)) {
@@ -93,6 +95,7 @@ public final class SoftQueuePair implements QueuePair {
         }
         this.srq = (SoftSharedReceiveQueue) config.srq();
         this.config = config;
+        this.context = config.context();
         this.pd = p;
         this.sendCq = s;
         this.recvCq = r;
@@ -123,6 +126,11 @@ public final class SoftQueuePair implements QueuePair {
 
     QueuePairConfig config() {
         return config;
+    }
+
+    @Override
+    public Object context() {
+        return context;
     }
 
     SoftProtectionDomain pd() {
@@ -365,7 +373,8 @@ public final class SoftQueuePair implements QueuePair {
     /** Completes the oldest issued receive. Lock held. */
     void finishRecv(long seq, WcStatus status, int byteLength, boolean solicited, int invalidated, boolean withInv) {
         int i = (int) (seq % rWrId.length);
-        recvCq.complete(rWrId[i], status, WcOpcode.RECV, byteLength, qpNum, 0, invalidated, withInv, solicited);
+        recvCq.complete(rWrId[i], status, WcOpcode.RECV, byteLength, qpNum, context, 0, invalidated, withInv,
+                solicited);
         int base = i * maxRecvSge;
         for (int j = 0; j < rSgCount[i]; j++) {
             rSgMr[base + j] = null;

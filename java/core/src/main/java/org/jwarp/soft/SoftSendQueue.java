@@ -366,7 +366,7 @@ final class SoftSendQueue implements SendRing {
             boolean sig = signaled[i] || st != WcStatus.SUCCESS;
             if (sig) {
                 qp.sendCq().complete(wrId[i], st, SoftQueuePair.wcOpcode(op[i]), st == WcStatus.SUCCESS ? len[i] : 0,
-                        qp.qpNum, 0, 0, false, false);
+                        qp.qpNum, qp.context, 0, 0, false, false);
             }
             state[i] = FREE;
             int base = i * maxSge;

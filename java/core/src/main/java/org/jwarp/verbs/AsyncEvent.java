@@ -13,9 +13,11 @@ package org.jwarp.verbs;
  * @param cq         the completion queue concerned (CQ events), or null
  * @param srq        the shared receive queue concerned (SRQ events), or null
  * @param detail     a human-readable reason, never null
+ * @param qpContext  the context object of the queue pair concerned ({@link QueuePairConfig#withContext};
+ *                   ibverbs' {@code qp_context}), or null
  */
 public record AsyncEvent(Type type, int qpNum, Connection connection, CompletionQueue cq, SharedReceiveQueue srq,
-                         String detail) {
+                         String detail, Object qpContext) {
     /**
      * Checks {@code type} and replaces a null {@code detail} by the empty string.
      *
@@ -24,6 +26,21 @@ public record AsyncEvent(Type type, int qpNum, Connection connection, Completion
     public AsyncEvent {
         java.util.Objects.requireNonNull(type, "type");
         detail = detail == null ? "" : detail;
+    }
+
+    /**
+     * An event with no queue pair context (CQ and SRQ events, or a QP created without one).
+     *
+     * @param type       what happened
+     * @param qpNum      the queue pair concerned, or -1
+     * @param connection the connection concerned, or null
+     * @param cq         the completion queue concerned, or null
+     * @param srq        the shared receive queue concerned, or null
+     * @param detail     a human-readable reason (null becomes empty)
+     */
+    public AsyncEvent(Type type, int qpNum, Connection connection, CompletionQueue cq, SharedReceiveQueue srq,
+                      String detail) {
+        this(type, qpNum, connection, cq, srq, detail, null);
     }
 
     /** Kinds of events, after {@code enum ibv_event_type} and {@code enum rdma_cm_event_type}. */

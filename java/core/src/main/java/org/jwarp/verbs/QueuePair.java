@@ -25,6 +25,15 @@ public interface QueuePair {
 
     QpState state();
 
+    /**
+     * The application's object for this QP given at creation ({@link QueuePairConfig#withContext};
+     * ibverbs' {@code qp_context}), or null. The same reference is in {@link WorkCompletion#qpContext}
+     * of the QP's completions and in {@link AsyncEvent#qpContext()} of its events.
+     *
+     * @return the QP's context object, or null
+     */
+    Object context();
+
     /** What the QP was granted at creation (SGEs, inline size, depths). */
     QueuePairCaps caps();
 

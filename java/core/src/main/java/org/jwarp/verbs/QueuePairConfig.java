@@ -28,10 +28,14 @@ import java.util.Objects;
  *
  * @param beforeConnect called on the connecting or accepting thread with the new QP; may be null
  * @param srq           the shared receive queue the QP draws its receive buffers from, or null
+ * @param context       the application's object for this QP (ibverbs' {@code qp_context}), or null:
+ *                      returned by {@link QueuePair#context()}, in {@link WorkCompletion#qpContext}
+ *                      of every completion of the QP and in {@link AsyncEvent#qpContext()} of its
+ *                      events ({@link #withContext})
  */
 public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                               int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData,
-                              BeforeConnect beforeConnect, SharedReceiveQueue srq) {
+                              BeforeConnect beforeConnect, SharedReceiveQueue srq, Object context) {
     public QueuePairConfig {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(sendCq, "sendCq");
@@ -47,6 +51,26 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
         if (maxInlineData < 0) {
             throw new IllegalArgumentException("maxInlineData must be >= 0: " + maxInlineData);
         }
+    }
+
+    /**
+     * Without a user context object.
+     *
+     * @param pd            the protection domain of the QP
+     * @param sendCq        the CQ of send-queue completions
+     * @param recvCq        the CQ of receive completions
+     * @param maxSendWr     send-queue depth (≥ 1)
+     * @param maxRecvWr     receive-queue depth (≥ 1)
+     * @param maxSendSge    SGEs per send WR (≥ 1)
+     * @param maxRecvSge    SGEs per receive WR (≥ 1)
+     * @param maxInlineData inline bytes per send WR (≥ 0)
+     * @param beforeConnect called with the new QP before connection setup; may be null
+     * @param srq           the shared receive queue, or null
+     */
+    public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                           int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData, BeforeConnect beforeConnect,
+                           SharedReceiveQueue srq) {
+        this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, beforeConnect, srq, null);
     }
 
     /** Without a shared receive queue. */
@@ -79,22 +103,39 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
 
     /** The same configuration with {@code hook} run before this side's MPA frame is sent. */
     public QueuePairConfig withBeforeConnect(BeforeConnect hook) {
-        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, hook, srq);
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, hook, srq,
+                context);
     }
 
     /** The same configuration asking for {@code send} SGEs per send WR and {@code recv} per receive. */
     public QueuePairConfig withSge(int send, int recv) {
-        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, send, recv, maxInlineData, beforeConnect, srq);
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, send, recv, maxInlineData, beforeConnect, srq,
+                context);
     }
 
     /** The same configuration asking for {@code bytes} of inline data per send WR. */
     public QueuePairConfig withInline(int bytes) {
-        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, beforeConnect, srq);
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, beforeConnect, srq,
+                context);
     }
 
     /** The same configuration drawing receive buffers from {@code shared} (null: the QP's own receive queue). */
     public QueuePairConfig withSrq(SharedReceiveQueue shared) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData,
-                beforeConnect, shared);
+                beforeConnect, shared, context);
+    }
+
+    /**
+     * The same configuration carrying {@code ctx}, the application's object for the QP (ibverbs'
+     * {@code qp_context}; null for none): the provider hands it back in
+     * {@link WorkCompletion#qpContext} of every completion of the QP and in
+     * {@link AsyncEvent#qpContext()} of the QP's events, by reference, so reaping allocates nothing.
+     *
+     * @param ctx the application's object for the QP, or null
+     * @return the configuration with {@code ctx}
+     */
+    public QueuePairConfig withContext(Object ctx) {
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData,
+                beforeConnect, srq, ctx);
     }
 }

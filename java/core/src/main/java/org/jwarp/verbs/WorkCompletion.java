@@ -19,6 +19,12 @@ public final class WorkCompletion {
     public boolean withInvalidate;
     /** True for a Send with Solicited Event (RFC 5040 §6.9). */
     public boolean solicited;
+    /**
+     * The context object of the QP this completion belongs to ({@link QueuePairConfig#withContext};
+     * ibverbs' {@code qp_context}), or null: set by reference, with no allocation, on every
+     * completion, error and flushed ones included.
+     */
+    public Object qpContext;
 
     public void copyFrom(WorkCompletion o) {
         wrId = o.wrId;
@@ -30,6 +36,7 @@ public final class WorkCompletion {
         invalidatedRkey = o.invalidatedRkey;
         withInvalidate = o.withInvalidate;
         solicited = o.solicited;
+        qpContext = o.qpContext;
     }
 
     public boolean isSuccess() {

@@ -30,10 +30,19 @@ class SoftAllocationTest {
         return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getThreadAllocatedBytes(tid);
     }
 
+    /** The QP context both QPs of {@link #dataPathAllocationPerOp} carry (ibverbs' qp_context). */
+    private static final Object QP_CONTEXT = new Object();
+
+    private static SoftFixture withQpContext(SoftFixture f) {
+        f.qpTweak = c -> c.withContext(QP_CONTEXT);
+        return f;
+    }
+
     @Test
-    @DisplayName("Hot path: posting, transmitting, placing and reaping allocate (almost) nothing per operation")
+    @DisplayName("Hot path: posting, transmitting, placing and reaping allocate (almost) nothing per operation, "
+            + "each completion carrying its QP's context")
     void dataPathAllocationPerOp() throws Exception {
-        try (SoftFixture f = new SoftFixture();
+        try (SoftFixture f = withQpContext(new SoftFixture());
              SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
             Thread reactor = f.provider.reactorThreads().get(0);
             SoftMemoryRegion src = f.region(f.pd, 4096, Access.LOCAL_WRITE);
@@ -51,13 +60,13 @@ class SoftAllocationTest {
                         int got = 0;
                         while (got < 3) {
                             int n = f.cq.await(a, 4, 5, TimeUnit.SECONDS);
-                            if (n == 0 || a[0].status != WcStatus.SUCCESS) {
-                                throw new AssertionError("completion missing or failed: " + a[0]);
+                            if (n == 0 || a[0].status != WcStatus.SUCCESS || a[n - 1].qpContext != QP_CONTEXT) {
+                                throw new AssertionError("completion missing, failed or without its QP context: " + a[0]);
                             }
                             got += n;
                         }
-                        if (f.cq2.await(b, 4, 5, TimeUnit.SECONDS) != 1) {
-                            throw new AssertionError("receive missing");
+                        if (f.cq2.await(b, 4, 5, TimeUnit.SECONDS) != 1 || b[0].qpContext != QP_CONTEXT) {
+                            throw new AssertionError("receive missing or without its QP context: " + b[0]);
                         }
                     }
                 } catch (Exception e) {

@@ -697,6 +697,89 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
         }
     }
 
+    /** A QP's user context (ibverbs' qp_context), with its index for the messages. */
+    record Ctx(String side, int index) {
+    }
+
+    /**
+     * The per-QP user context (ibverbs' {@code qp_context}): given at creation, returned by
+     * {@link QueuePair#context()}, by reference in every completion of the QP on a CQ two QPs share
+     * (Send, receive and flushed receive completions, RFC 5040 §5.5 and §6.2.2 flush), and in the
+     * QP's ESTABLISHED and PEER_DISCONNECTED events.
+     */
+    @Test
+    void qpContextOnEveryCompletionAndEvent_5040_5_5() throws Exception {
+        try (End server = new End(4096); End client = new End(4096)) {
+            LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            List<AsyncEvent> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+            server.dev.setEventListener(e -> {
+                all.add(e);
+                events.add(e);
+            }, Runnable::run);
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(32));
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(32));
+            Ctx[] sctx = {new Ctx("server", 0), new Ctx("server", 1)};
+            Ctx[] cctx = {new Ctx("client", 0), new Ctx("client", 1)};
+            Connection[] c = connectMany(server, client, 2, i -> new QueuePairConfig(server.pd, scq, scq, 4, 4)
+                    .withContext(sctx[i]).withBeforeConnect(qp -> {
+                        for (int k = 0; k < 3; k++) {
+                            qp.postRecv(10 * i + k, server.mr, (long) (3 * i + k) * MSG, MSG);
+                        }
+                    }), i -> new QueuePairConfig(client.pd, ccq, ccq, 4, 4).withContext(cctx[i]));
+            for (int i = 0; i < 2; i++) {
+                assertSame(cctx[i], c[i].queuePair().context());
+                assertSame(sctx[i], c[2 + i].queuePair().context());
+                client.buf.putInt(i * MSG, i);
+                c[i].queuePair().postSend(new SendRequest().send(100 + i, client.mr, (long) i * MSG, MSG));
+            }
+            WorkCompletion[] w = wcs(8);
+            int sends = 0;
+            while (sends < 2) {
+                int n = ccq.await(w, w.length, 30, TimeUnit.SECONDS);
+                assertTrue(n > 0, "no Send completion within 30 s");
+                for (int k = 0; k < n; k++) {
+                    assertEquals(WcStatus.SUCCESS, w[k].status, w[k].toString());
+                    assertSame(cctx[(int) w[k].wrId - 100], w[k].qpContext, w[k].toString());
+                    sends++;
+                }
+            }
+            int recvs = 0;
+            while (recvs < 2) {
+                int n = scq.await(w, w.length, 30, TimeUnit.SECONDS);
+                assertTrue(n > 0, "no receive completion within 30 s");
+                for (int k = 0; k < n; k++) {
+                    assertEquals(WcStatus.SUCCESS, w[k].status, w[k].toString());
+                    Ctx ctx = (Ctx) w[k].qpContext;
+                    assertSame(sctx[(int) w[k].wrId / 10], ctx, w[k].toString());
+                    assertEquals(c[2 + ctx.index()].queuePair().qpNum(), w[k].qpNum, w[k].toString());
+                    assertEquals(ctx.index(), server.buf.getInt((int) w[k].wrId / 10 * 3 * MSG), "the message of " + ctx);
+                    recvs++;
+                }
+            }
+            c[1].close(); // server QP 1's two remaining receives flush, each with its QP's context
+            int flushed = 0;
+            while (flushed < 2) {
+                int n = scq.await(w, w.length, 30, TimeUnit.SECONDS);
+                assertTrue(n > 0, "no flushed receive within 30 s");
+                for (int k = 0; k < n; k++) {
+                    assertEquals(WcStatus.WR_FLUSH_ERR, w[k].status, w[k].toString());
+                    assertSame(sctx[1], w[k].qpContext, w[k].toString());
+                    flushed++;
+                }
+            }
+            AsyncEvent down = poll(events, AsyncEvent.Type.PEER_DISCONNECTED, 20_000);
+            assertNotNull(down, "no PEER_DISCONNECTED after the peer closed");
+            assertSame(sctx[1], down.qpContext(), down.toString());
+            for (int i = 0; i < 2; i++) {
+                int qpn = c[2 + i].queuePair().qpNum();
+                AsyncEvent est = all.stream().filter(e -> e.type() == AsyncEvent.Type.ESTABLISHED && e.qpNum() == qpn)
+                        .findFirst().orElse(null);
+                assertNotNull(est, "no ESTABLISHED for server QP " + qpn + ": " + all);
+                assertSame(sctx[i], est.qpContext(), est.toString());
+            }
+        }
+    }
+
     /**
      * A CQ overrun is never silent: CQ_ERROR is raised; on the soft provider the QPs on the CQ go
      * to ERR with QP_FATAL, the CQ keeps the completions that fit before the overrun and the

@@ -425,6 +425,35 @@ public abstract class ProviderContractTest extends DeviceSuite {
         }
     }
 
+    /**
+     * The status of a receive too short for the Send that arrives for it: LOC_LEN_ERR on soft and
+     * on kernel siw (RFC 5041 §7.1 check 2.2 fails; soft sends TERM DDP 2/5, siw 2/2).
+     */
+    protected WcStatus shortReceiveStatus() {
+        return WcStatus.LOC_LEN_ERR;
+    }
+
+    @Test
+    @DisplayName("A receive too short for the Send completes with a length error, later receives flush (RFC 5041 §7.1, §7.2)")
+    void shortReceiveCompletesWithLengthError_5041_7_2() throws Exception {
+        try (Pair p = connect()) {
+            p.sc.queuePair().postRecv(61, p.server.mr, 0, 16);
+            p.sc.queuePair().postRecv(62, p.server.mr, 64, 64);
+            p.cc.queuePair().postSend(new SendRequest().send(63, p.client.mr, 0, 32));
+            WorkCompletion r = p.server.next();
+            System.out.println(providerName() + " short receive -> " + r);
+            assertEquals(61, r.wrId, r.toString());
+            assertEquals(shortReceiveStatus(), r.status, r.toString());
+            WorkCompletion later = p.server.next();
+            System.out.println(providerName() + " later receive -> " + later);
+            assertEquals(62, later.wrId, later.toString());
+            assertEquals(WcStatus.WR_FLUSH_ERR, later.status, later.toString());
+            WorkCompletion s = p.client.next(); // whatever the sender learns, its Send completes
+            System.out.println(providerName() + " sender's Send -> " + s);
+            assertEquals(63, s.wrId, s.toString());
+        }
+    }
+
     @Test
     @DisplayName("Closing flushes the posted receives on both ends (RFC 5040 §8.2), close never hangs")
     void closeFlushesPostedReceivesOnBothEnds_5040_8_2() throws Exception {

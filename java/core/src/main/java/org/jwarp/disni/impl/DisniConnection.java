@@ -33,14 +33,14 @@ final class DisniConnection implements Connection {
         this.info = info;
         dev.dispatcher.onDisconnect(id, this::peerDisconnected);
         dev.events.raise(new AsyncEvent(AsyncEvent.Type.ESTABLISHED, qp.qpNum(), this, null, null,
-                "connected with " + info.remote()));
+                "connected with " + info.remote(), qp.context()));
     }
 
     private final java.util.concurrent.atomic.AtomicBoolean closedRaised = new java.util.concurrent.atomic.AtomicBoolean();
 
     private void raiseClosed(String why) {
         if (closedRaised.compareAndSet(false, true)) {
-            dev.events.raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why));
+            dev.events.raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why, qp.context()));
         }
     }
 
@@ -50,7 +50,7 @@ final class DisniConnection implements Connection {
         qp.failed();
         if (open) {
             dev.events.raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null,
-                    "RDMA_CM_EVENT_DISCONNECTED from " + info.remote()));
+                    "RDMA_CM_EVENT_DISCONNECTED from " + info.remote(), qp.context()));
         }
         try {
             // under the channel lock, so a concurrent close() cannot have destroyed the id meanwhile

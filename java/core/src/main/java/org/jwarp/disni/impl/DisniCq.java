@@ -213,13 +213,16 @@ final class DisniCq implements CompletionQueue {
     private boolean dispatch(WorkCompletion wc, boolean success, boolean send) {
         DisniQp live = qps.get(wc.qpNum);
         if (live != null && (success ? live.completed(wc, send) : live.completedOnError(wc))) {
+            wc.qpContext = live.context();
             return true;
         }
         for (DisniQp q : draining) {
             if (q.qpNum() == wc.qpNum && (success ? q.completed(wc, send) : q.completedOnError(wc))) {
+                wc.qpContext = q.context();
                 return true;
             }
         }
+        wc.qpContext = null;
         if (!send && (wc.wrId & DisniSrq.TAG_MASK) == DisniSrq.TAG && device != null) {
             DisniSrq srq = device.srqOwning(wc.wrId);
             return srq != null && srq.completed(wc);

@@ -226,7 +226,7 @@ final class DisniDevice implements Device, ConnectionManager {
                     DisniQp q = cq.qp(qpNum);
                     q.failed();
                     events.raise(new org.jwarp.verbs.AsyncEvent(org.jwarp.verbs.AsyncEvent.Type.QP_FATAL, qpNum,
-                            connectionOf(q), null, null, "ibv async event " + type + " on QP " + qpNum));
+                            connectionOf(q), null, null, "ibv async event " + type + " on QP " + qpNum, q.context()));
                     return;
                 }
             }
@@ -614,6 +614,7 @@ final class DisniDevice implements Device, ConnectionManager {
             LOG.debug("QP {} granted {}", qp.getQp_num(), caps);
             q = qpFactory.create(qp, caps);
             q.useSrq(srq);
+            q.useContext(c.context());
             scq.attach(q);
             if (rcq != scq) {
                 rcq.attach(q);

@@ -76,6 +76,8 @@ final class DisniQp implements QueuePair {
     private final WrRing rq;
     /** The shared receive queue the receives come from, or null (set once, before any post). */
     private volatile DisniSrq srq;
+    /** The application's object for this QP (ibverbs' qp_context), or null (set once, before any post). */
+    private volatile Object context;
     private volatile int ord;
     private volatile QpState state = QpState.INIT;
     private long postCalls;
@@ -125,6 +127,16 @@ final class DisniQp implements QueuePair {
 
     DisniSrq srq() {
         return srq;
+    }
+
+    /** Sets the QP's user context from its configuration (before it is handed out). */
+    void useContext(Object ctx) {
+        this.context = ctx;
+    }
+
+    @Override
+    public Object context() {
+        return context;
     }
 
     void established(int negotiatedOrd) {
