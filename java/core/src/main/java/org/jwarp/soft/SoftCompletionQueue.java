@@ -145,12 +145,6 @@ public final class SoftCompletionQueue implements CompletionQueue {
         }
     }
 
-    /** {@link #complete(long, WcStatus, WcOpcode, int, int, Object, int, int, boolean, boolean)} of a QP without context. */
-    void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, int vendorError,
-                  int invalidatedRkey, boolean withInvalidate, boolean solicited) {
-        complete(wrId, status, opcode, byteLength, qpNum, null, vendorError, invalidatedRkey, withInvalidate, solicited);
-    }
-
     /**
      * Producer side (reactor thread, or a closing thread when flushing). {@code qpContext} is the
      * QP's user context, stored by reference in the slot (no allocation).

@@ -43,8 +43,7 @@ public final class SoftConnection implements Connection {
                 o.crc(), o.revision(), o.peerPrivateData(),
                 stream.requestBytes(), stream.replyBytes());
         SoftDevice device = qp.pd().device();
-        device.events().raise(new AsyncEvent(AsyncEvent.Type.ESTABLISHED, qp.qpNum(), this, null, null,
-                "connected with " + stream.remoteAddress(), qp.context()));
+        raise(device, AsyncEvent.Type.ESTABLISHED, "connected with " + stream.remoteAddress());
         stream.closed.thenRun(() -> closedEvents(device));
     }
 
@@ -54,20 +53,20 @@ public final class SoftConnection implements Connection {
         String why = f == null ? "closed" : f.getMessage();
         if (f instanceof ConnectionTerminatedException t) {
             if (t.sentByPeer()) {
-                device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why,
-                    qp.context()));
+                raise(device, AsyncEvent.Type.PEER_DISCONNECTED, why);
             }
-            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why,
-                    qp.context()));
+            raise(device, AsyncEvent.Type.QP_FATAL, why);
         } else if (f != null && why.startsWith("peer ")) {
-            device.events().raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null, why,
-                    qp.context()));
+            raise(device, AsyncEvent.Type.PEER_DISCONNECTED, why);
         } else if (f != null && !why.equals("closed locally")) {
-            device.events().raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, qp.qpNum(), this, null, null, why,
-                    qp.context()));
+            raise(device, AsyncEvent.Type.QP_FATAL, why);
         }
-        device.events().raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why,
-                    qp.context()));
+        raise(device, AsyncEvent.Type.CLOSED, why);
+    }
+
+    /** One event of this connection's QP, with the QP's user context. */
+    private void raise(SoftDevice device, AsyncEvent.Type type, String detail) {
+        device.events().raise(new AsyncEvent(type, qp.qpNum(), this, null, null, detail, qp.context()));
     }
 
     @Override

@@ -261,7 +261,7 @@ class SoftVerbsSemanticsTest {
             assertEquals(0, cq.poll(a, 4));
             assertEquals(0, cq.await(a, 4, 10, TimeUnit.MILLISECONDS));
             for (int i = 0; i < 3; i++) {
-                cq.complete(i, WcStatus.SUCCESS, WcOpcode.SEND, 1, 7, 0, 0, false, false);
+                cq.complete(i, WcStatus.SUCCESS, WcOpcode.SEND, 1, 7, null, 0, 0, false, false);
             }
             assertEquals(1, cq.overruns());
             assertEquals(2, cq.poll(a, 4));
