@@ -421,7 +421,8 @@ void clearDeadline() {
     String debugState() {
         SoftDataPath d = data;
         Thread holder = io.owner();
-        return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (tx == null ? 0 : tx.position())
+        ByteBuffer t = tx; // read once: the I/O-lock holder may give the staging area back meanwhile
+        return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (t == null ? 0 : t.position())
                 + (holder == null ? "" : ", I/O lock held by \"" + holder.getName() + "\" #" + holder.getId() + " "
                         + holder.getState());
     }
