@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.Set;
 
+import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
@@ -52,6 +53,24 @@ public final class SoftMemoryRegion implements MemoryRegion {
 
     boolean isValid() {
         return mr.isValid();
+    }
+
+    /**
+     * What {@code region} is to a work queue of {@code pd} ({@link WorkRequestChecks.Regions}): the
+     * embedded provider owns its STags, so another domain's or a deregistered region is refused at
+     * post time (RFC 5041 §8.2).
+     */
+    static int verdict(SoftProtectionDomain pd, MemoryRegion region) {
+        if (!(region instanceof SoftMemoryRegion m)) {
+            return WorkRequestChecks.OTHER_PROVIDER;
+        }
+        if (m.pd != pd) {
+            return WorkRequestChecks.OTHER_DOMAIN;
+        }
+        if (!m.isValid()) {
+            return WorkRequestChecks.DEREGISTERED;
+        }
+        return m.localWrite ? WorkRequestChecks.WRITABLE : WorkRequestChecks.READ_ONLY;
     }
 
     /** RFC 5041 §8.2 DDP Stream association: remote access only over {@code qp}'s connection. */

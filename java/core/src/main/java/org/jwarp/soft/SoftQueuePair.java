@@ -2,6 +2,7 @@ package org.jwarp.soft;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairCaps;
@@ -65,6 +66,8 @@ public final class SoftQueuePair implements QueuePair {
     final SoftSharedReceiveQueue srq;
     /** The application's object for this QP (ibverbs' qp_context), or null; on every completion. */
     final Object context;
+    /** This QP as the shared post-time checks see it (RFC 5040 §7); read under the QP lock. */
+    final WorkRequestChecks.Target checks = new Checks();
 
     SoftQueuePair(QueuePairConfig config) throws RdmaException {
         if (!(config.pd() instanceof SoftProtectionDomain p)) {
@@ -184,6 +187,49 @@ public final class SoftQueuePair implements QueuePair {
             }
             state = QpState.ERR;
             return true;
+        }
+    }
+
+    /** The soft accounting behind {@link WorkRequestChecks}: one WR enters the ring at a time. */
+    private final class Checks implements WorkRequestChecks.Target {
+        @Override
+        public int verdict(MemoryRegion region) {
+            return SoftMemoryRegion.verdict(pd, region);
+        }
+
+        @Override
+        public int qpNum() {
+            return qpNum;
+        }
+
+        @Override
+        public QpState state() {
+            return state;
+        }
+
+        @Override
+        public QueuePairCaps caps() {
+            return caps;
+        }
+
+        @Override
+        public boolean sendQueueFull(int k) {
+            return sq.posted - sq.freed == sq.size();
+        }
+
+        @Override
+        public boolean receiveQueueFull(int k) {
+            return rqPosted - rqDone == rWrId.length;
+        }
+
+        @Override
+        public boolean receivesFromSharedQueue() {
+            return srq != null;
+        }
+
+        @Override
+        public int ord() {
+            return sq.ord;
         }
     }
 
@@ -350,7 +396,7 @@ public final class SoftQueuePair implements QueuePair {
     /** One receive WR from {@code sgl}, or (sgl null) from the single buffer given. Lock held. */
     private WorkRequestException enqueueRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff,
             int oneLen, int k) {
-        WorkRequestException refused = WorkRequestChecks.recv(this, sgl, one, oneOff, oneLen, k);
+        WorkRequestException refused = WorkRequestChecks.recv(checks, sgl, one, oneOff, oneLen, k);
         if (refused != null) {
             return refused;
         }

@@ -2,6 +2,7 @@ package org.jwarp.soft;
 
 import java.nio.ByteBuffer;
 
+import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.rdmap.SendRing;
 import org.jwarp.rdmap.RdmapOpcode;
 import org.jwarp.verbs.SendOpcode;
@@ -94,7 +95,7 @@ final class SoftSendQueue implements SendRing {
 
     /** Checks one send WR and puts it into the ring; returns why it was refused, or null. */
     WorkRequestException enqueue(SendRequest wr, int k) {
-        WorkRequestException refused = WorkRequestChecks.send(qp, wr, k);
+        WorkRequestException refused = WorkRequestChecks.send(qp.checks, wr, k);
         if (refused != null) {
             return refused;
         }

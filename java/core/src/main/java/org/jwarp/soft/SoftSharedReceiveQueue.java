@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.RdmaException;
@@ -25,6 +26,8 @@ import org.jwarp.verbs.WorkRequestException;
  */
 public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
     private final SoftProtectionDomain pd;
+    /** What a region is to this queue for the post-time checks (RFC 5041 §8.2: this domain's, live). */
+    private final WorkRequestChecks.Regions regions;
     private final int capacity;
     private final int maxSge;
     private final long[] wrIds;
@@ -45,6 +48,7 @@ public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
             throw new IllegalArgumentException("maxSge " + maxSge + " outside 1.." + SoftProvider.MAX_SGE);
         }
         this.pd = pd;
+        this.regions = r -> SoftMemoryRegion.verdict(pd, r);
         this.capacity = maxWr;
         this.maxSge = maxSge;
         wrIds = new long[maxWr];
@@ -113,30 +117,12 @@ public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
 
     private WorkRequestException enqueue(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen,
             int k) {
-        if (closed) {
-            return new WorkRequestException("shared receive queue is closed", k, null);
-        }
-        if (tail - head == capacity) {
-            return new WorkRequestException("shared receive queue full (" + capacity + " WRs, max_wr)", k, null);
+        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, closed, tail - head == capacity, capacity,
+                maxSge, sgl, one, oneOff, oneLen, k);
+        if (refused != null) {
+            return refused;
         }
         int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
-        if (n > maxSge) {
-            return new WorkRequestException("num_sge " + n + " exceeds the SRQ's max_sge " + maxSge, k, "num_sge");
-        }
-        long total = 0;
-        for (int j = 0; j < n; j++) {
-            MemoryRegion r = sgl != null ? sgl.region(j) : one;
-            long off = sgl != null ? sgl.offset(j) : oneOff;
-            int len = sgl != null ? sgl.length(j) : oneLen;
-            WorkRequestException e = WorkRequestChecks.sge(pd, r, off, len, true, k, j);
-            if (e != null) {
-                return e;
-            }
-            total += len;
-        }
-        if (total > Integer.MAX_VALUE) {
-            return new WorkRequestException("length " + total + " exceeds the 2^31-1 bytes of one message", k, "length");
-        }
         int i = (int) (tail % capacity);
         int base = i * maxSge;
         wrIds[i] = wrId;

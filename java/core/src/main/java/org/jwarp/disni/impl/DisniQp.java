@@ -5,6 +5,7 @@ import com.ibm.disni.verbs.IbvQP;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
@@ -22,10 +23,11 @@ import org.jwarp.verbs.WorkRequestException;
  * written as linked {@code struct ibv_send_wr}/{@code ibv_recv_wr} entries, each with its
  * {@code ibv_sge} array, into preallocated direct buffers (offsets probed from rdma-core) and
  * posted with one JNI crossing and one {@code ibv_post_send}/{@code ibv_post_recv}, without
- * allocation. Local checks before anything reaches the device (RFC 5040 §7 local errors): QP in
- * RTS, free slots, SGE counts within the granted caps, every SGE inside its region and, for
- * receives and Read sinks, LOCAL_WRITE; inline size; an RDMA Read when the negotiated ORD is 0
- * (RFC 6581 section 9.1). Reads beyond a non-zero ORD are the device's to queue (RFC 5040
+ * allocation. Local checks before anything reaches the device (RFC 5040 §7 local errors), the
+ * providers' shared {@link WorkRequestChecks}: QP in RTS, free slots, SGE counts within the granted
+ * caps, every SGE inside its region and, for receives and Read sinks, LOCAL_WRITE; inline size; an
+ * RDMA Read when the negotiated ORD is 0 (RFC 6581 section 9.1); an lkey's protection domain and
+ * liveness are left to the device. Reads beyond a non-zero ORD are the device's to queue (RFC 5040
  * section 6.5: siw holds them and what follows in its send queue, rxe waits for a free Read
  * slot). The first refused WR of
  * a chain cuts it there: the ones before are posted (ibverbs' bad_wr contract, also when the
@@ -81,6 +83,8 @@ final class DisniQp implements QueuePair {
     private volatile int ord;
     private volatile QpState state = QpState.INIT;
     private long postCalls;
+    /** This QP as the shared post-time checks see it (RFC 5040 §7); read under this object's lock. */
+    private final WorkRequestChecks.Target checks = new Checks();
 
     DisniQp(IbvQP qp, QueuePairCaps caps) throws java.io.IOException {
         this.qp = qp;
@@ -203,48 +207,13 @@ final class DisniQp implements QueuePair {
 
     /** Writes WR k of a chain into slot k of the send buffer, or returns why it is refused. */
     private WorkRequestException writeSend(SendRequest wr, int k) {
-        if (state != QpState.RTS) {
-            return new WorkRequestException("postSend: QP " + qpNum + " is " + state + ", not RTS", k, null);
-        }
-        if (sq.outstanding() + k >= sq.capacity()) {
-            return new WorkRequestException("postSend: send queue of QP " + qpNum + " is full (" + sq.capacity()
-                    + " slots held, maxSendWr; an unsignalled WR holds its slot until a later signalled one completes)",
-                    k, null);
+        WorkRequestException refused = WorkRequestChecks.send(checks, wr, k);
+        if (refused != null) {
+            return refused;
         }
         SendOpcode op = wr.opcode;
-        if (op == null) {
-            return new WorkRequestException("postSend: opcode null", k, "opcode");
-        }
-        boolean read = op == SendOpcode.RDMA_READ;
-        if (read && ord == 0) {
-            // beyond a non-zero ORD the device queues the Read (siw's ORQ fence, rxe's rd_atomic wait);
-            // at ORD 0 none may be issued at all
-            return new WorkRequestException("postSend: RDMA Read refused, the negotiated ORD is 0 (RFC 6581 section 9.1)",
-                    k, "opcode");
-        }
         ScatterGatherList sgl = wr.sgl;
         int n = sgl.count();
-        int limit = read ? caps.maxSgeRd() : caps.maxSendSge();
-        if (n > limit) {
-            return new WorkRequestException("postSend: num_sge " + n + " exceeds the QP's " + (read ? "maxSgeRd " : "maxSendSge ")
-                    + limit, k, "num_sge");
-        }
-        long total = 0;
-        for (int j = 0; j < n; j++) {
-            WorkRequestException e = checkSge(sgl.region(j), sgl.offset(j), sgl.length(j), read, k, j);
-            if (e != null) {
-                return e;
-            }
-            total += sgl.length(j);
-        }
-        if (total > Integer.MAX_VALUE) {
-            return new WorkRequestException("postSend: length " + total + " exceeds 2^31-1", k, "length");
-        }
-        if (wr.inline && (read || total > caps.maxInlineData())) {
-            return new WorkRequestException(read ? "postSend: inline: an RDMA Read cannot be inline"
-                    : "postSend: inline: " + total + " bytes exceed the QP's maxInlineData " + caps.maxInlineData(), k,
-                    "inline");
-        }
         int w = k * SEND_WR_SIZE;
         int written = 0;
         for (int j = 0; j < n; j++) {
@@ -269,30 +238,63 @@ final class DisniQp implements QueuePair {
         return null;
     }
 
-    /** One SGE: a region, inside it, LOCAL_WRITE when written into (receive, Read sink). */
-    static WorkRequestException checkSge(MemoryRegion mr, long off, int len, boolean sink, int k, int j) {
-        // field names are built on the refusal path only: the accepting path allocates nothing
-        if (len < 0) {
-            return refuse(k, j, ".length", ".length " + len + " is negative");
+    /**
+     * What a region is to a work queue of this provider ({@link WorkRequestChecks.Regions}). The
+     * device checks an lkey's protection domain and liveness itself (a local protection error
+     * completion), so a QP passes {@code domain} null and only its shared receive queue, whose
+     * buffers serve QPs of one domain (RFC 5041 §8.2), names the domain to hold regions to.
+     */
+    static int verdict(DisniPd domain, MemoryRegion mr) {
+        if (!(mr instanceof DisniPd.DisniMr m)) {
+            return WorkRequestChecks.OTHER_PROVIDER;
         }
-        if (mr == null) {
-            return len == 0 ? null : refuse(k, j, ".lkey", ": no region for " + len + " bytes");
+        if (domain != null && m.pd != domain) {
+            return WorkRequestChecks.OTHER_DOMAIN;
         }
-        if (!(mr instanceof DisniPd.DisniMr)) {
-            return refuse(k, j, ".lkey", ": not a region of the DiSNI provider");
-        }
-        if (off < 0 || off > (long) mr.length() - len) {
-            return refuse(k, j, ".addr", ": [" + off + ", +" + len + ") outside the region of " + mr.length() + " bytes");
-        }
-        if (sink && len > 0 && !mr.access().contains(Access.LOCAL_WRITE)) {
-            return refuse(k, j, ".lkey", ": a receive buffer or RDMA Read sink needs LOCAL_WRITE");
-        }
-        return null;
+        return m.access().contains(Access.LOCAL_WRITE) ? WorkRequestChecks.WRITABLE : WorkRequestChecks.READ_ONLY;
     }
 
-    private static WorkRequestException refuse(int k, int j, String part, String why) {
-        String f = "sg_list[" + j + "]";
-        return new WorkRequestException(f + why, k, f + part);
+    /** The DiSNI accounting behind {@link WorkRequestChecks}: WR k of a chain is not in the rings yet. */
+    private final class Checks implements WorkRequestChecks.Target {
+        @Override
+        public int verdict(MemoryRegion region) {
+            return DisniQp.verdict(null, region);
+        }
+
+        @Override
+        public int qpNum() {
+            return qpNum;
+        }
+
+        @Override
+        public QpState state() {
+            return state;
+        }
+
+        @Override
+        public QueuePairCaps caps() {
+            return caps;
+        }
+
+        @Override
+        public boolean sendQueueFull(int k) {
+            return sq.outstanding() + k >= sq.capacity();
+        }
+
+        @Override
+        public boolean receiveQueueFull(int k) {
+            return rq.outstanding() + k >= rq.capacity();
+        }
+
+        @Override
+        public boolean receivesFromSharedQueue() {
+            return srq != null;
+        }
+
+        @Override
+        public int ord() {
+            return ord;
+        }
     }
 
     /**
@@ -428,42 +430,22 @@ final class DisniQp implements QueuePair {
     /** Writes receive WR k (from {@code sgl}, or the single buffer when sgl is null), or returns why not. */
     private WorkRequestException writeRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen,
             int k) {
-        if (srq != null) {
-            return new WorkRequestException("postRecv: QP " + qpNum + " takes its receive buffers from a shared receive "
-                    + "queue: post them there", k, null);
-        }
-        if (state == QpState.ERR) {
-            return new WorkRequestException("postRecv: QP " + qpNum + " is in ERR", k, null);
-        }
-        if (rq.outstanding() + k >= rq.capacity()) {
-            return new WorkRequestException("postRecv: receive queue of QP " + qpNum + " is full (" + rq.capacity()
-                    + " outstanding, maxRecvWr)", k, null);
+        WorkRequestException refused = WorkRequestChecks.recv(checks, sgl, one, oneOff, oneLen, k);
+        if (refused != null) {
+            return refused;
         }
         int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
-        if (n > caps.maxRecvSge()) {
-            return new WorkRequestException("postRecv: num_sge " + n + " exceeds the QP's maxRecvSge " + caps.maxRecvSge(),
-                    k, "num_sge");
-        }
-        long total = 0;
         int written = 0;
         for (int j = 0; j < n; j++) {
-            MemoryRegion mr = sgl != null ? sgl.region(j) : one;
-            long off = sgl != null ? sgl.offset(j) : oneOff;
             int len = sgl != null ? sgl.length(j) : oneLen;
-            WorkRequestException e = checkSge(mr, off, len, true, k, j);
-            if (e != null) {
-                return e;
-            }
-            total += len;
             if (len > 0) {
+                MemoryRegion mr = sgl != null ? sgl.region(j) : one;
+                long off = sgl != null ? sgl.offset(j) : oneOff;
                 int at = recvSge(k, written++);
                 recvWr.putLong(at + SGE_ADDR, mr.address() + off);
                 recvWr.putInt(at + SGE_LENGTH, len);
                 recvWr.putInt(at + SGE_LKEY, mr.lkey());
             }
-        }
-        if (total > Integer.MAX_VALUE) {
-            return new WorkRequestException("postRecv: length " + total + " exceeds 2^31-1", k, "length");
         }
         int w = k * RECV_WR_SIZE;
         recvWr.putLong(w, rq.tokenAhead(k)); // the caller's wrId stays in the ring slot

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RecvRequest;
@@ -45,6 +46,8 @@ final class DisniSrq implements SharedReceiveQueue {
 
     private final DisniDevice device;
     final DisniPd pd;
+    /** What a region is to this queue for the post-time checks: its buffers serve QPs of this domain (RFC 5041 §8.2). */
+    private final WorkRequestChecks.Regions regions;
     final long srqPtr;
     private final int capacity;
     private final int maxSge;
@@ -64,6 +67,7 @@ final class DisniSrq implements SharedReceiveQueue {
     DisniSrq(DisniDevice device, DisniPd pd, int maxWr, int maxSge) throws RdmaException {
         this.device = device;
         this.pd = pd;
+        this.regions = r -> DisniQp.verdict(pd, r);
         ByteBuffer granted = ByteBuffer.allocateDirect(JwarpNative.SRQ_SIZE).order(ByteOrder.nativeOrder());
         try {
             this.srqPtr = JwarpNative.srqCreate(CmDispatcher.ptr(pd.pd), maxWr, maxSge, granted);
@@ -199,40 +203,23 @@ final class DisniSrq implements SharedReceiveQueue {
 
     /** Writes WR k of a chain into entry k, taking a free slot; or returns why it is refused. */
     private WorkRequestException write(int k, long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen) {
-        if (!open) {
-            return new WorkRequestException("shared receive queue is closed", k, null);
-        }
-        if (freeTop == 0) {
-            return new WorkRequestException("shared receive queue full (" + capacity + " WRs, max_wr)", k, null);
+        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, !open, freeTop == 0, capacity, maxSge, sgl,
+                one, oneOff, oneLen, k);
+        if (refused != null) {
+            return refused;
         }
         int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
-        if (n > maxSge) {
-            return new WorkRequestException("num_sge " + n + " exceeds the SRQ's max_sge " + maxSge, k, "num_sge");
-        }
-        long total = 0;
         int written = 0;
         for (int j = 0; j < n; j++) {
-            MemoryRegion mr = sgl != null ? sgl.region(j) : one;
-            long off = sgl != null ? sgl.offset(j) : oneOff;
             int len = sgl != null ? sgl.length(j) : oneLen;
-            WorkRequestException e = DisniQp.checkSge(mr, off, len, true, k, j);
-            if (e != null) {
-                return e;
-            }
-            if (mr instanceof DisniPd.DisniMr m && m.pd != pd) {
-                String f = "sg_list[" + j + "]";
-                return new WorkRequestException(f + ": region of another protection domain (RFC 5041 §8.2)", k, f + ".lkey");
-            }
-            total += len;
             if (len > 0) {
+                MemoryRegion mr = sgl != null ? sgl.region(j) : one;
+                long off = sgl != null ? sgl.offset(j) : oneOff;
                 int at = sge(k, written++);
                 wr.putLong(at + DisniQp.SGE_ADDR, mr.address() + off);
                 wr.putInt(at + DisniQp.SGE_LENGTH, len);
                 wr.putInt(at + DisniQp.SGE_LKEY, mr.lkey());
             }
-        }
-        if (total > Integer.MAX_VALUE) {
-            return new WorkRequestException("length " + total + " exceeds 2^31-1", k, "length");
         }
         int slot = free[--freeTop];
         long token = prefix | ((long) slot << SEQ_BITS) | (seq++ & ((1L << SEQ_BITS) - 1));
