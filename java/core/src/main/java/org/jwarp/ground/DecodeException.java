@@ -22,6 +22,8 @@ public abstract class DecodeException extends RuntimeException {
     private final String rfcSection;
 
     /**
+     * An error in a named field.
+     *
      * @param term       the Terminate that reports this error to the peer
      * @param field      the field as the RFC names it, e.g. "MPA PD_Length"
      * @param detail     what is wrong with it
@@ -47,17 +49,17 @@ public abstract class DecodeException extends RuntimeException {
         this.rfcSection = "";
     }
 
-    /** The Terminate (layer, error type, error code) that reports this error to the peer. */
+    /** {@return the Terminate (layer, error type, error code) that reports this error to the peer} */
     public final TermCode term() {
         return term;
     }
 
-    /** The offending field, e.g. "MPA PD_Length"; empty when the message alone names it. */
+    /** {@return the offending field, e.g. "MPA PD_Length"; empty when the message alone names it} */
     public final String field() {
         return field;
     }
 
-    /** The RFC and section whose rule was violated, e.g. "RFC 5044 §7.1.1"; empty when the message names it. */
+    /** {@return the RFC and section whose rule was violated, e.g. "RFC 5044 §7.1.1"; empty when the message names it} */
     public final String rfcSection() {
         return rfcSection;
     }

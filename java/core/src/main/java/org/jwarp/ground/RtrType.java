@@ -8,6 +8,10 @@ import java.util.Set;
 /**
  * The Ready-to-Receive (RTR) indications of the RFC 6581 §9.2 peer-to-peer model: the first FPDU
  * the initiator sends is a zero-length Send (flag B), RDMA Write (flag C) or RDMA Read (flag D).
+ * An application offers them with {@code ConnectionParameters.Builder#rtrTypes} (verbs package)
+ * and finds the one chosen in {@code ConnectionInfo#rtr()}.
+ *
+ * <p>Immutable; the static methods are thread-safe.
  */
 public enum RtrType {
     /** B: zero-length Send. */
@@ -29,17 +33,27 @@ public enum RtrType {
         this.wireName = wireName;
     }
 
-    /** "send", "write" or "read", as the CLI prints it. */
+    /** {@return "send", "write" or "read", as the CLI prints it} */
     public String wireName() {
         return wireName;
     }
 
-    /** A mutable copy of {@code types} (EnumSet.copyOf refuses an empty plain Set). */
+    /**
+     * A mutable copy of {@code types} (EnumSet.copyOf refuses an empty plain Set).
+     *
+     * @param types the types to copy
+     * @return a new set of the same types
+     */
     public static EnumSet<RtrType> mutableCopy(Set<RtrType> types) {
         return types.isEmpty() ? EnumSet.noneOf(RtrType.class) : EnumSet.copyOf(types);
     }
 
-    /** The most preferred member of {@code candidates}, or null when it is empty. */
+    /**
+     * The most preferred member of {@code candidates} in {@link #PREFERENCE} order.
+     *
+     * @param candidates the types to choose from
+     * @return the preferred one, or null when {@code candidates} is empty
+     */
     public static RtrType preferred(Set<RtrType> candidates) {
         for (RtrType t : PREFERENCE) {
             if (candidates.contains(t)) {
@@ -50,8 +64,11 @@ public enum RtrType {
     }
 
     /**
-     * Parses {@code "write+read"} style lists ({@code "none"} or empty for no type).
+     * Parses {@code "write+read"} style lists ({@code "none"} or empty for no type); {@code +},
+     * {@code |} and {@code /} separate names, case is ignored.
      *
+     * @param text the list
+     * @return the types, a new mutable set
      * @throws IllegalArgumentException for an unknown name
      */
     public static Set<RtrType> parseSet(String text) {
@@ -66,7 +83,13 @@ public enum RtrType {
         return set;
     }
 
-    /** Parses "send", "write" or "read". */
+    /**
+     * Parses "send", "write" or "read" (case and surrounding blanks ignored).
+     *
+     * @param name the name
+     * @return its type
+     * @throws IllegalArgumentException for an unknown name
+     */
     public static RtrType parse(String name) {
         String n = name.trim().toLowerCase(Locale.ROOT);
         for (RtrType r : values()) {
@@ -77,7 +100,12 @@ public enum RtrType {
         throw new IllegalArgumentException("rtr: unknown RTR type '" + name + "', expected send, write or read (RFC 6581 §9.2)");
     }
 
-    /** "write+read" style text for a set, in preference order; "none" when empty. */
+    /**
+     * "write+read" style text for a set, in preference order.
+     *
+     * @param set the types
+     * @return the text, "none" when {@code set} is empty
+     */
     public static String format(Set<RtrType> set) {
         StringBuilder sb = new StringBuilder();
         for (RtrType t : PREFERENCE) {

@@ -11,7 +11,14 @@ public final class SnapshotArrays {
     private SnapshotArrays() {
     }
 
-    /** A copy of {@code a} with {@code e} appended. */
+    /**
+     * A copy of {@code a} with {@code e} appended.
+     *
+     * @param <T> the element type
+     * @param a   the current snapshot
+     * @param e   the element to append
+     * @return a new array, one longer
+     */
     public static <T> T[] with(T[] a, T e) {
         T[] b = Arrays.copyOf(a, a.length + 1);
         b[a.length] = e;
@@ -21,6 +28,12 @@ public final class SnapshotArrays {
     /**
      * A copy of {@code a} without its first element identical to {@code e}, or {@code a} itself
      * when {@code e} is not in it; {@code empty} when nothing is left.
+     *
+     * @param <T>   the element type
+     * @param a     the current snapshot
+     * @param e     the element to remove (compared by identity)
+     * @param empty the shared empty array to return when nothing is left
+     * @return the new snapshot
      */
     public static <T> T[] without(T[] a, T e, T[] empty) {
         for (int i = 0; i < a.length; i++) {

@@ -21,6 +21,13 @@ public record AsyncEvent(Type type, int qpNum, Connection connection, Completion
     /**
      * Checks {@code type} and replaces a null {@code detail} by the empty string.
      *
+     * @param type       what happened
+     * @param qpNum      the queue pair concerned, or -1
+     * @param connection the connection concerned, or null
+     * @param cq         the completion queue concerned, or null
+     * @param srq        the shared receive queue concerned, or null
+     * @param detail     a human-readable reason (null becomes empty)
+     * @param qpContext  the context object of the queue pair concerned, or null
      * @throws NullPointerException when {@code type} is null
      */
     public AsyncEvent {

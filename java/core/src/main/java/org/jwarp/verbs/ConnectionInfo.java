@@ -29,7 +29,23 @@ import org.jwarp.ground.RtrType;
 public record ConnectionInfo(InetSocketAddress local, InetSocketAddress remote, int ird, int ord,
                              int peerIrd, int peerOrd, boolean peerToPeer, RtrType rtr, boolean crc,
                              int mpaRevision, byte[] peerPrivateData, byte[] mpaRequest, byte[] mpaReply) {
-    /** Copies the arrays (null becomes empty), so the record is immutable. */
+    /**
+     * Copies the arrays (null becomes empty), so the record is immutable.
+     *
+     * @param local           this side's address of the connection
+     * @param remote          the peer's address
+     * @param ird             the IRD this side settled on
+     * @param ord             the ORD this side settled on
+     * @param peerIrd         the IRD the peer sent, or -1
+     * @param peerOrd         the ORD the peer sent, or -1
+     * @param peerToPeer      whether the peer-to-peer model is in use
+     * @param rtr             the RTR type used, or null
+     * @param crc             whether MPA CRCs are in use
+     * @param mpaRevision     MPA revision in use
+     * @param peerPrivateData the peer's ULP private data
+     * @param mpaRequest      the MPA Request frame, or null
+     * @param mpaReply        the MPA Reply frame, or null
+     */
     public ConnectionInfo {
         peerPrivateData = peerPrivateData == null ? new byte[0] : peerPrivateData.clone();
         mpaRequest = mpaRequest == null ? new byte[0] : mpaRequest.clone();

@@ -11,12 +11,21 @@ public class ConnectionRejectedException extends RdmaException {
     private final int peerIrd;
     private final int requiredOrd;
 
-    /** A Reject without enhanced data: the peer's IRD and ORD are unknown (-1). */
+    /**
+     * A Reject without enhanced data: the peer's IRD and ORD are unknown (-1).
+     *
+     * @param message     what was rejected
+     * @param privateData the rejecting peer's ULP private data (copied; null becomes empty)
+     */
     public ConnectionRejectedException(String message, byte[] privateData) {
         this(message, privateData, -1, -1);
     }
 
     /**
+     * A Reject, with the responder's IRD and ORD when it carried enhanced data.
+     *
+     * @param message     what was rejected
+     * @param privateData the rejecting peer's ULP private data (copied; null becomes empty)
      * @param peerIrd     the IRD field of the enhanced Reject, or -1
      * @param requiredOrd the ORD field of the enhanced Reject (the ORD the responder requires), or -1
      */
@@ -27,17 +36,17 @@ public class ConnectionRejectedException extends RdmaException {
         this.requiredOrd = requiredOrd;
     }
 
-    /** RFC 6581 §9.1: the responder's IRD from its enhanced Reject, or -1. */
+    /** {@return RFC 6581 §9.1: the responder's IRD from its enhanced Reject, or -1} */
     public int peerIrd() {
         return peerIrd;
     }
 
-    /** The rejecting peer's ULP private data. */
+    /** {@return a copy of the rejecting peer's ULP private data, empty when none} */
     public byte[] privateData() {
         return privateData.clone();
     }
 
-    /** RFC 6581 §9.1: the ORD the responder required (the ORD field of its enhanced Reject), or -1. */
+    /** {@return RFC 6581 §9.1: the ORD the responder required (the ORD field of its enhanced Reject), or -1} */
     public int requiredOrd() {
         return requiredOrd;
     }

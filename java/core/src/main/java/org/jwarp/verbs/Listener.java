@@ -14,16 +14,22 @@ import java.time.Duration;
  * from any thread.
  */
 public interface Listener extends AutoCloseable {
+    /** {@return the address the listener is bound to, with the port chosen when 0 was asked} */
     InetSocketAddress localAddress();
 
     /**
      * Waits up to {@code timeout} for a connection request whose MPA request frame has arrived and
      * been validated.
      *
+     * @param timeout the longest wait
+     * @return the request, to be accepted or rejected
      * @throws RdmaTimeoutException when nothing arrives in time
+     * @throws RdmaException        when the listener is closed
+     * @throws InterruptedException when the waiting thread is interrupted
      */
     ConnectionRequest next(Duration timeout) throws RdmaException, InterruptedException;
 
+    /** Stops listening ({@code rdma_destroy_id}) and rejects every pending request; a second close does nothing. */
     @Override
     void close();
 }

@@ -14,11 +14,42 @@ import java.util.Set;
  * {@link #bindTo} may be called from any thread, also while the region is in use; it takes effect
  * for segments validated after it returns (a tagged segment whose STag was checked before keeps
  * that check's outcome). Ask {@link DeviceInfo#streamBinding()} before calling it.
+ *
+ * <p><b>Who may touch the memory.</b> The application owns the region's bytes except where a work
+ * request or the peer uses them:
+ * <ul>
+ *   <li>the buffers a posted work request names belong to the provider until the request's
+ *       completion (see {@link QueuePair}): do not write into the source of a Send or RDMA Write,
+ *       and do not read or write the sink of a receive or RDMA Read, before it;</li>
+ *   <li>with {@link Access#REMOTE_WRITE} the peer may place into the region at any time; the
+ *       application learns that a Write arrived only from its own protocol (a following Send, or a
+ *       flag byte it polls, calling {@link CompletionQueue#progress()} on the soft provider);</li>
+ *   <li>with {@link Access#REMOTE_READ} the peer may read the region at any time: a Read Response
+ *       is sent from the region itself (zero copy) until the peer's Read completes, which this side
+ *       does not see.</li>
+ * </ul>
+ *
+ * <p><b>Zero copy and the CRC</b>, as with Linux siw's zero-copy transmit: the soft provider
+ * computes an FPDU's CRC32c (RFC 5044 §4.4) when it stages the FPDU, but the socket reads the
+ * region's bytes later. A local write into bytes that a Send, RDMA Write or Read Response in flight
+ * references (before the WR's completion; for a Read Response, before the peer's Read completes)
+ * gives the peer a CRC error, and the peer ends the connection with a TERM (RFC 5044 §8): both
+ * queue pairs go to ERR with a {@link AsyncEvent.Type#QP_FATAL} event, and their outstanding work
+ * requests complete in error (the oldest send request of the side that received the TERM with the
+ * status the TERM maps to, see {@link WcStatus}) or flushed. Through DiSNI the device decides (siw behaves
+ * the same way). Closing the region meanwhile copies the bytes it holds at that moment for the
+ * socket (soft), so a close never waits for a slow peer, but the bytes sent need not match the CRC.
+ *
+ * <p>Many connections may use one region at once: the soft provider reads and writes registered
+ * memory by absolute index through views of its own, so every stream of the protection domain may
+ * send from, answer Reads from and place into one region concurrently, and the buffer the
+ * application registered keeps its position, limit and mark.
  */
 public interface MemoryRegion extends AutoCloseable {
     /**
      * The registered buffer (a duplicate view; position and limit are the caller's).
      *
+     * @return a view of the whole region, sharing its memory
      * @throws IllegalStateException when the region is longer than a {@link ByteBuffer} can be
      *         ({@link Integer#MAX_VALUE} bytes): use {@link #buffer(long, int)} windows then
      */
@@ -30,6 +61,9 @@ public interface MemoryRegion extends AutoCloseable {
      * ({@link ProtectionDomain#allocate}). The view shares the region's memory; it is only valid
      * while the region is open. Setup-time access: it may allocate.
      *
+     * @param offset the first byte of the view, from the region's start
+     * @param length the view's length in bytes
+     * @return the view
      * @throws IndexOutOfBoundsException when {@code [offset, offset + length)} is not inside the region
      */
     default ByteBuffer buffer(long offset, int length) {
@@ -40,21 +74,29 @@ public interface MemoryRegion extends AutoCloseable {
         return buffer().slice((int) offset, length);
     }
 
-    /** Base virtual address the peer uses for tagged access (tagged offset of byte 0). */
+    /**
+     * {@return the base virtual address the peer uses for tagged access (tagged offset of byte 0)}
+     * Pass it with {@link #rkey()} to the peer, e.g. in private data.
+     */
     long address();
 
     /**
-     * Bytes in the region. A long: regions over 2 GiB exist where the device allows them
+     * {@return the bytes in the region} A long: regions over 2 GiB exist where the device allows them
      * ({@link DeviceInfo#maxMrSize()}, {@link ProtectionDomain#allocate}); tagged offsets are 64-bit
      * (RFC 5041 §4.1, §7.1).
      */
     long length();
 
+    /**
+     * {@return the local key ({@code lkey}) that names the region in this side's scatter-gather
+     * entries} The soft provider uses one STag for lkey and rkey.
+     */
     int lkey();
 
-    /** The STag the peer names in RDMA Write and Read Requests. */
+    /** {@return the STag the peer names in RDMA Write and Read Requests ({@code rkey})} */
     int rkey();
 
+    /** {@return the access rights the region was registered with; do not modify the set} */
     Set<Access> access();
 
     /**
@@ -63,6 +105,7 @@ public interface MemoryRegion extends AutoCloseable {
      * any other connection is refused as "STag not associated" and terminates that connection.
      * {@code null} returns the region to every connection of its protection domain.
      *
+     * @param qp the connection's queue pair, or null for every connection of the domain
      * @throws UnsupportedOperationException when the provider scopes STags to a protection domain
      *         only ({@link DeviceInfo#streamBinding()} is false; the DiSNI provider: siw has no
      *         memory windows)
@@ -73,6 +116,12 @@ public interface MemoryRegion extends AutoCloseable {
                 + "binding it to one connection (RFC 5041 §8.2 DDP Stream association) is not available");
     }
 
+    /**
+     * Deregisters the region ({@code ibv_dereg_mr}): its STag is invalid when this returns, remote
+     * access through it is refused from then on (RFC 5041 §8.3), and posted work requests naming it
+     * may complete in error. Memory from {@link ProtectionDomain#allocate} is freed. A second close
+     * does nothing.
+     */
     @Override
     void close();
 }

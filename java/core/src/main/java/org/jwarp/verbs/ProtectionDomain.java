@@ -21,9 +21,15 @@ import java.util.Set;
 public interface ProtectionDomain extends AutoCloseable {
     /**
      * Registers {@code buffer}'s whole [0, capacity) range. The buffer must be direct; the
-     * registration does not copy it.
+     * registration does not copy it: from now on the region's rules on who may touch the memory
+     * apply ({@link MemoryRegion}). The buffer's position, limit and mark are left alone.
      *
+     * @param buffer a direct buffer
+     * @param access the rights; {@link Access#REMOTE_WRITE} needs {@link Access#LOCAL_WRITE} too
+     * @return the registered region
      * @throws IllegalArgumentException for a heap buffer or an empty access set with remote rights
+     * @throws RdmaException            when the domain is closed or the device refuses the
+     *                                  registration (memlock limit, {@link DeviceInfo#maxMrSize()})
      */
     MemoryRegion register(ByteBuffer buffer, Set<Access> access) throws RdmaException;
 
@@ -34,6 +40,9 @@ public interface ProtectionDomain extends AutoCloseable {
      * §7.1) and reached from Java through {@link MemoryRegion#buffer(long, int)} windows; closing
      * the region deregisters it and frees the memory.
      *
+     * @param length bytes to allocate
+     * @param access the rights of the region
+     * @return the registered region owning the memory
      * @throws RegionSizeException      when {@code length} exceeds what the provider can register
      *                                  ({@link DeviceInfo#maxMrSize()}); nothing is allocated
      * @throws IllegalArgumentException when {@code length} is not positive
@@ -45,10 +54,17 @@ public interface ProtectionDomain extends AutoCloseable {
      * A shared receive queue ({@code ibv_create_srq}) of up to {@code maxWr} buffers of up to
      * {@code maxSge} SGEs each; the provider may grant more ({@link SharedReceiveQueue#capacity()}).
      *
+     * @param maxWr  buffers the queue holds at most
+     * @param maxSge SGEs per receive request
+     * @return the shared receive queue
      * @throws RdmaException when the device offers fewer (max_srq_wr, max_srq_sge) or cannot create it
      */
     SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException;
 
+    /**
+     * Deallocates the domain ({@code ibv_dealloc_pd}), closing its shared receive queues and
+     * deregistering its regions first (see the class comment). Close the domain's connections before.
+     */
     @Override
     void close();
 }

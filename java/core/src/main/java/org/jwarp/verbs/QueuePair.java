@@ -16,13 +16,41 @@ package org.jwarp.verbs;
  * unsignalled request's slot until a later signalled request of the queue completed; a post
  * beyond {@link QueuePairCaps#maxSendWr()} held slots is refused.
  *
+ * <p><b>Reads and the ORD</b>: at most the negotiated ORD ({@link ConnectionInfo#ord()}) RDMA
+ * Reads are in flight at once (RFC 6581 §9.1); a Read posted beyond that is accepted and waits in
+ * the send queue, and the requests posted after it wait behind it, in order (RFC 5040 §5.5): the
+ * soft provider fences its send queue, the DiSNI provider leaves the queueing to the device (siw's
+ * ORQ fence, rxe's wait for a free read slot). Only when the negotiated ORD is 0 is a Read refused
+ * at post time.
+ *
+ * <p><b>Memory ownership</b> (as with ibverbs): from the post until the request's completion (its
+ * own, or for an unsignalled request the completion of a later signalled one of the queue) the
+ * buffers its scatter-gather list names belong to the provider. The application must not write
+ * into the source of a Send or RDMA Write (it is sent from the region itself, zero copy: on the
+ * soft provider and siw a write meanwhile gives the peer a CRC error and ends the connection, see
+ * {@link MemoryRegion}), and must neither read nor write the sink of a receive or an RDMA Read (the
+ * provider places into it until the completion; a flushed or failed request leaves it undefined).
+ * An {@link SendRequest#inline inline} request's source is copied at post time and is free when
+ * the post returns. A completion, successful or flushed, hands the buffers back: the provider
+ * never touches them again.
+ *
  * <p>Thread-safety: every method may be called from any thread; posts to one queue are
  * serialized by the provider, and a chain's requests keep their order with no other thread's
  * requests in between. The request objects themselves are not shared during a post.
  */
 public interface QueuePair {
+    /**
+     * {@return the queue pair number ({@code qp_num})} It is in {@link WorkCompletion#qpNum} of the
+     * QP's completions and in {@link AsyncEvent#qpNum()} of its events. Soft: unique within the JVM;
+     * DiSNI: the device's number.
+     */
     int qpNum();
 
+    /**
+     * {@return the QP's current state, a snapshot} A connected QP is in {@link QpState#RTS} once
+     * connection setup completed, and in {@link QpState#ERR} once the connection failed or closed
+     * (its outstanding work requests then complete with {@link WcStatus#WR_FLUSH_ERR}).
+     */
     QpState state();
 
     /**
@@ -34,15 +62,20 @@ public interface QueuePair {
      */
     Object context();
 
-    /** What the QP was granted at creation (SGEs, inline size, depths). */
+    /** {@return what the QP was granted at creation (SGEs, inline size, depths)} */
     QueuePairCaps caps();
 
     /**
-     * Posts a send-queue work request and the requests chained behind it by {@link SendRequest#next}.
+     * Posts a send-queue work request and the requests chained behind it by {@link SendRequest#next}
+     * ({@code ibv_post_send}). Never blocks and allocates nothing; the request objects are free
+     * again when the call returns, the buffers they name only at their completion (see the class
+     * comment). An RDMA Read beyond the negotiated ORD is accepted and waits in the queue.
      *
-     * @throws WorkRequestException if a request is refused locally (queue full, an RDMA Read beyond
-     *                              the negotiated ORD, more SGEs than the QP allows, an SGE outside
-     *                              its region or without the needed access, inline data above
+     * @param wr the first request of the chain
+     * @throws WorkRequestException if a request is refused locally (send queue full, an RDMA Read
+     *                              while the negotiated ORD is 0, more SGEs than the QP allows, an
+     *                              SGE outside its region, of another protection domain or without
+     *                              the needed access, inline data above
      *                              {@link QueuePairCaps#maxInlineData()}, QP not in RTS); the ones
      *                              before it were posted, nothing of it or after it is sent
      */
@@ -50,20 +83,60 @@ public interface QueuePair {
 
     /**
      * Posts receive buffers (RFC 5041 §4.4 untagged buffers), a chain linked by
-     * {@link RecvRequest#next}, with the same partial-post contract as {@link #postSend}.
+     * {@link RecvRequest#next}, with the same partial-post contract as {@link #postSend}
+     * ({@code ibv_post_recv}). Receives may be posted before the QP is connected, in the
+     * {@link QueuePairConfig.BeforeConnect} hook. A Send longer than its buffer completes that
+     * receive with {@link WcStatus#LOC_LEN_ERR} (soft, siw; rxe reports
+     * {@link WcStatus#LOC_QP_OP_ERR}) and ends the connection with a TERM (RFC 5041 §7.2).
+     *
+     * @param wr the first request of the chain
+     * @throws WorkRequestException if a request is refused locally (receive queue full, the QP has
+     *                              a shared receive queue, the QP is in ERR, more SGEs than the QP
+     *                              allows, an SGE outside its region, of another protection domain
+     *                              or without {@link Access#LOCAL_WRITE}); the ones before it were
+     *                              posted
      */
     void postRecv(RecvRequest wr) throws WorkRequestException;
 
-    /** Posts one receive buffer of a single SGE (a convenience for {@link #postRecv(RecvRequest)}). */
+    /**
+     * Posts one receive buffer of a single SGE (a convenience for {@link #postRecv(RecvRequest)};
+     * allocates nothing).
+     *
+     * @param wrId   the request's id, returned in {@link WorkCompletion#wrId}
+     * @param mr     the region of the buffer, with {@link Access#LOCAL_WRITE}
+     * @param offset the buffer's offset in {@code mr}
+     * @param length the buffer's length in bytes
+     * @throws WorkRequestException as {@link #postRecv(RecvRequest)}
+     */
     void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException;
 
     /**
      * Calls through which this QP handed work requests to the device so far (DiSNI: the
      * {@code ibv_post_send} and {@code ibv_post_recv} calls; soft: the batches published to the
-     * send and receive rings). A chain counts once.
+     * send and receive rings). A chain counts once. A diagnostic: it shows whether chains reach
+     * the device as one call.
+     *
+     * @return the number of such calls since the QP was created
      */
     long postCalls();
 
-    /** QP states of ibv_qp_state that a connected QP goes through. */
-    enum QpState { INIT, RTR, RTS, SQD, SQE, ERR }
+    /**
+     * QP states of {@code enum ibv_qp_state}, in its order. A connected QP of this API is seen in
+     * {@link #INIT} (created, receives may be posted), {@link #RTS} (connected) and {@link #ERR}
+     * (failed or closed); the others exist for the mapping of device states.
+     */
+    enum QpState {
+        /** IBV_QPS_INIT: created, not yet connected; receives may be posted, sends are refused. */
+        INIT,
+        /** IBV_QPS_RTR: ready to receive (a device state during connection setup). */
+        RTR,
+        /** IBV_QPS_RTS: ready to send: the connection is established. */
+        RTS,
+        /** IBV_QPS_SQD: send queue drained (a device state; not entered by this API). */
+        SQD,
+        /** IBV_QPS_SQE: send queue error (a device state; not entered by this API). */
+        SQE,
+        /** IBV_QPS_ERR: the connection failed or closed; outstanding requests complete flushed. */
+        ERR
+    }
 }

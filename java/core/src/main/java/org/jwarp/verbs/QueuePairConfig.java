@@ -16,16 +16,22 @@ import java.util.Objects;
  * receives, then rdma_connect / rdma_accept. Only receives may be posted in the hook (the QP is not
  * yet in RTS).
  *
- * <p>Immutable, so thread-safe.
- *
- * @param maxSendSge    SGEs per send WR (≥ 1)
- * @param maxRecvSge    SGEs per receive WR (≥ 1)
- * @param maxInlineData inline bytes per send WR (≥ 0)
  * <p>With a {@link SharedReceiveQueue} ({@link #withSrq}) the QP takes its receive buffers from it:
  * {@code maxRecvWr} and {@code maxRecvSge} are then not used, and posting a receive to the QP is
  * refused. The SRQ must be of the same protection domain, else QP creation fails with an
  * {@link RdmaException}.
  *
+ * <p>Immutable, so thread-safe (the objects it names are shared, not copied).
+ *
+ * @param pd            the protection domain of the QP; its regions are the ones the QP's work
+ *                      requests and the peer's tagged accesses may name
+ * @param sendCq        the CQ of send-queue completions
+ * @param recvCq        the CQ of receive completions (may be {@code sendCq})
+ * @param maxSendWr     send-queue depth (≥ 1): slots held from post to completion
+ * @param maxRecvWr     receive-queue depth (≥ 1)
+ * @param maxSendSge    SGEs per send WR (≥ 1)
+ * @param maxRecvSge    SGEs per receive WR (≥ 1)
+ * @param maxInlineData inline bytes per send WR (≥ 0)
  * @param beforeConnect called on the connecting or accepting thread with the new QP; may be null
  * @param srq           the shared receive queue the QP draws its receive buffers from, or null
  * @param context       the application's object for this QP (ibverbs' {@code qp_context}), or null:
@@ -36,6 +42,24 @@ import java.util.Objects;
 public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                               int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData,
                               BeforeConnect beforeConnect, SharedReceiveQueue srq, Object context) {
+    /**
+     * Checks the arguments.
+     *
+     * @param pd            the protection domain of the QP
+     * @param sendCq        the CQ of send-queue completions
+     * @param recvCq        the CQ of receive completions
+     * @param maxSendWr     send-queue depth (≥ 1)
+     * @param maxRecvWr     receive-queue depth (≥ 1)
+     * @param maxSendSge    SGEs per send WR (≥ 1)
+     * @param maxRecvSge    SGEs per receive WR (≥ 1)
+     * @param maxInlineData inline bytes per send WR (≥ 0)
+     * @param beforeConnect called with the new QP before connection setup; may be null
+     * @param srq           the shared receive queue, or null
+     * @param context       the application's object for the QP, or null
+     * @throws NullPointerException     when {@code pd}, {@code sendCq} or {@code recvCq} is null
+     * @throws IllegalArgumentException when a depth is below 1, an SGE count outside
+     *                                  1..{@link ScatterGatherList#CAPACITY} or the inline size negative
+     */
     public QueuePairConfig {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(sendCq, "sendCq");
@@ -73,19 +97,48 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
         this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, beforeConnect, srq, null);
     }
 
-    /** Without a shared receive queue. */
+    /**
+     * Without a shared receive queue or a user context object.
+     *
+     * @param pd            the protection domain of the QP
+     * @param sendCq        the CQ of send-queue completions
+     * @param recvCq        the CQ of receive completions
+     * @param maxSendWr     send-queue depth (≥ 1)
+     * @param maxRecvWr     receive-queue depth (≥ 1)
+     * @param maxSendSge    SGEs per send WR (≥ 1)
+     * @param maxRecvSge    SGEs per receive WR (≥ 1)
+     * @param maxInlineData inline bytes per send WR (≥ 0)
+     * @param beforeConnect called with the new QP before connection setup; may be null
+     */
     public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                            int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData, BeforeConnect beforeConnect) {
         this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, beforeConnect, null);
     }
 
-    /** One SGE per WR, no inline data. */
+    /**
+     * One SGE per WR, no inline data.
+     *
+     * @param pd            the protection domain of the QP
+     * @param sendCq        the CQ of send-queue completions
+     * @param recvCq        the CQ of receive completions
+     * @param maxSendWr     send-queue depth (≥ 1)
+     * @param maxRecvWr     receive-queue depth (≥ 1)
+     * @param beforeConnect called with the new QP before connection setup; may be null
+     */
     public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                            int maxRecvWr, BeforeConnect beforeConnect) {
         this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, 1, 1, 0, beforeConnect);
     }
 
-    /** A configuration without a hook, one SGE per WR, no inline data. */
+    /**
+     * A configuration without a hook, one SGE per WR, no inline data.
+     *
+     * @param pd        the protection domain of the QP
+     * @param sendCq    the CQ of send-queue completions
+     * @param recvCq    the CQ of receive completions
+     * @param maxSendWr send-queue depth (≥ 1)
+     * @param maxRecvWr receive-queue depth (≥ 1)
+     */
     public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                            int maxRecvWr) {
         this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, null);
@@ -94,32 +147,72 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
     /** Work done on a new QP before connection setup, typically posting receives. */
     @FunctionalInterface
     public interface BeforeConnect {
+        /**
+         * Runs once on the connecting or accepting thread, after the QP exists and before this
+         * side's MPA frame is sent; only receives may be posted (the QP is in INIT).
+         *
+         * @param qp the new queue pair
+         * @throws RdmaException to abandon the connection setup: {@code connect} or {@code accept}
+         *                       then throws an {@link RdmaException} (the soft provider wraps any
+         *                       failure of the hook in a {@link WorkRequestException})
+         */
         void prepare(QueuePair qp) throws RdmaException;
     }
 
+    /**
+     * The common configuration: one CQ for sends and receives, both queues {@code depth} deep, one
+     * SGE per WR, no inline data, no hook, no SRQ, no context.
+     *
+     * @param pd    the protection domain of the QP
+     * @param cq    the CQ of all completions; size it for {@code 2 * depth} (overrun is fatal)
+     * @param depth send- and receive-queue depth (≥ 1)
+     * @return the configuration
+     */
     public static QueuePairConfig of(ProtectionDomain pd, CompletionQueue cq, int depth) {
         return new QueuePairConfig(pd, cq, cq, depth, depth);
     }
 
-    /** The same configuration with {@code hook} run before this side's MPA frame is sent. */
+    /**
+     * The same configuration with {@code hook} run before this side's MPA frame is sent.
+     *
+     * @param hook the hook, or null for none
+     * @return the new configuration
+     */
     public QueuePairConfig withBeforeConnect(BeforeConnect hook) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, hook, srq,
                 context);
     }
 
-    /** The same configuration asking for {@code send} SGEs per send WR and {@code recv} per receive. */
+    /**
+     * The same configuration asking for {@code send} SGEs per send WR and {@code recv} per receive.
+     *
+     * @param send SGEs per send WR (1..{@link ScatterGatherList#CAPACITY})
+     * @param recv SGEs per receive WR (1..{@link ScatterGatherList#CAPACITY})
+     * @return the new configuration
+     */
     public QueuePairConfig withSge(int send, int recv) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, send, recv, maxInlineData, beforeConnect, srq,
                 context);
     }
 
-    /** The same configuration asking for {@code bytes} of inline data per send WR. */
+    /**
+     * The same configuration asking for {@code bytes} of inline data per send WR.
+     *
+     * @param bytes inline bytes per send WR (≥ 0)
+     * @return the new configuration
+     */
     public QueuePairConfig withInline(int bytes) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, beforeConnect, srq,
                 context);
     }
 
-    /** The same configuration drawing receive buffers from {@code shared} (null: the QP's own receive queue). */
+    /**
+     * The same configuration drawing receive buffers from {@code shared} (null: the QP's own
+     * receive queue).
+     *
+     * @param shared a shared receive queue of the same protection domain, or null
+     * @return the new configuration
+     */
     public QueuePairConfig withSrq(SharedReceiveQueue shared) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData,
                 beforeConnect, shared, context);

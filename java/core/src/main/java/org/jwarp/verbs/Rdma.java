@@ -38,8 +38,11 @@ public final class Rdma {
     }
 
     /**
-     * All factories visible to this class's loader, in ServiceLoader order, without those that
-     * fail to load ({@link #skippedFactories()}).
+     * All factories visible to this class's loader, in ServiceLoader order, available or not
+     * ({@link RdmaProviderFactory#unavailableReason()} tells), without those that fail to load
+     * ({@link #skippedFactories()}).
+     *
+     * @return the factories, an unmodifiable list
      */
     public static List<RdmaProviderFactory> factories() {
         return factories(Rdma.class.getClassLoader());
@@ -50,6 +53,8 @@ public final class Rdma {
      * "{@code class name: why}" (e.g. a factory compiled for a newer Java than the running one, one
      * whose static initializer threw, one listed but absent). {@link #factories()} leaves them out
      * and logs each once at WARN.
+     *
+     * @return one line per factory skipped, an unmodifiable list (empty when all loaded)
      */
     public static List<String> skippedFactories() {
         return skippedFactories(Rdma.class.getClassLoader());
@@ -124,7 +129,14 @@ public final class Rdma {
         return line;
     }
 
-    /** Opens the provider named by {@value #PROVIDER_PROPERTY}, or the soft provider. */
+    /**
+     * Opens the provider named by the system property {@value #PROVIDER_PROPERTY}, or the soft
+     * provider.
+     *
+     * @return the open provider; close it when done
+     * @throws ProviderUnavailableException as {@link #open(String)}
+     * @throws RdmaException                when the provider fails to open
+     */
     public static RdmaProvider openDefault() throws RdmaException {
         return open(System.getProperty(PROVIDER_PROPERTY, DEFAULT_PROVIDER));
     }
@@ -132,8 +144,11 @@ public final class Rdma {
     /**
      * Opens a provider by name.
      *
+     * @param name the provider's name, case-insensitive: {@code soft} or {@code disni}
+     * @return the open provider; close it when done
      * @throws ProviderUnavailableException if no such provider exists or it cannot run here
      *                                      (the message says why, e.g. no rdma-core, no device)
+     * @throws RdmaException                when the provider fails to open
      */
     public static RdmaProvider open(String name) throws RdmaException {
         return open(name, null);
@@ -144,8 +159,12 @@ public final class Rdma {
      * the names of the system properties the provider reads, winning over them (README lists the
      * soft provider's). Names of other providers are ignored.
      *
+     * @param name     the provider's name, case-insensitive
+     * @param settings the provider's settings by property name, or null for none
+     * @return the open provider; close it when done
      * @throws ProviderUnavailableException as {@link #open(String)}
      * @throws IllegalArgumentException     for an unknown name with the provider's prefix or a bad value
+     * @throws RdmaException                when the provider fails to open
      */
     public static RdmaProvider open(String name, Map<String, String> settings) throws RdmaException {
         return open(name, settings, Rdma.class.getClassLoader());

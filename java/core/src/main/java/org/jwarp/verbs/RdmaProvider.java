@@ -11,17 +11,30 @@ import java.util.List;
  * both providers; {@code close()} comes once, after the threads using the provider have stopped.
  */
 public interface RdmaProvider extends AutoCloseable {
+    /** {@return the provider's name, as {@link Rdma#open(String)} takes it} */
     String name();
 
-    /** The devices this provider can open, with their limits. */
+    /**
+     * The devices this provider can open, with their limits ({@code ibv_get_device_list} and
+     * {@code ibv_query_device}).
+     *
+     * @return the devices, one entry each
+     * @throws RdmaException when the devices cannot be listed
+     */
     List<DeviceInfo> devices() throws RdmaException;
 
     /**
      * Opens the device that serves {@code localAddress} (rdma_cm address-to-device binding). The
      * soft provider serves every local address.
+     *
+     * @param localAddress a local address of the device: connections are made and listened for
+     *                     from it
+     * @return the open device; close it when done
+     * @throws RdmaException when no device serves the address or it cannot be opened
      */
     Device open(InetAddress localAddress) throws RdmaException;
 
+    /** Closes every device, connection and registration the provider created; call it once. */
     @Override
     void close();
 }

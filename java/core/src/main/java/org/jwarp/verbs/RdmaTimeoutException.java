@@ -4,6 +4,11 @@ package org.jwarp.verbs;
 public class RdmaTimeoutException extends RdmaException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * A timeout.
+     *
+     * @param message the step and the time it was given
+     */
     public RdmaTimeoutException(String message) {
         super(message);
     }

@@ -10,18 +10,25 @@ public class RegionSizeException extends RdmaException {
     private final long requested;
     private final long limit;
 
+    /**
+     * A refused size.
+     *
+     * @param requested bytes asked for
+     * @param limit     the largest region the provider registers
+     * @param why       where the limit comes from
+     */
     public RegionSizeException(long requested, long limit, String why) {
         super("region of " + requested + " bytes refused: the limit is " + limit + " bytes (max_mr_size; " + why + ")");
         this.requested = requested;
         this.limit = limit;
     }
 
-    /** Bytes asked for. */
+    /** {@return the bytes asked for} */
     public long requested() {
         return requested;
     }
 
-    /** The largest region the provider registers ({@link DeviceInfo#maxMrSize()}). */
+    /** {@return the largest region the provider registers ({@link DeviceInfo#maxMrSize()})} */
     public long limit() {
         return limit;
     }

@@ -27,7 +27,11 @@ public final class ScatterGatherList {
     private final int[] lengths = new int[CAPACITY];
     private int count;
 
-    /** Removes every entry. */
+    /**
+     * Removes every entry.
+     *
+     * @return this list
+     */
     public ScatterGatherList clear() {
         for (int i = 0; i < count; i++) {
             regions[i] = null;
@@ -40,6 +44,10 @@ public final class ScatterGatherList {
      * Appends {@code length} bytes of {@code region} at {@code offset}. Bounds and access are
      * checked at post time, against the region and the QP's limits.
      *
+     * @param region the registered region (null only with {@code length} 0)
+     * @param offset the entry's offset in {@code region}
+     * @param length the entry's length in bytes
+     * @return this list
      * @throws IllegalStateException when the list already holds {@link #CAPACITY} entries
      */
     public ScatterGatherList add(MemoryRegion region, long offset, int length) {
@@ -53,7 +61,15 @@ public final class ScatterGatherList {
         return this;
     }
 
-    /** One entry, or none when {@code length} is 0 and {@code region} null (a zero-length message). */
+    /**
+     * Replaces the entries by one, or by none when {@code length} is 0 and {@code region} null (a
+     * zero-length message).
+     *
+     * @param region the registered region, or null with {@code length} 0
+     * @param offset the entry's offset in {@code region}
+     * @param length the entry's length in bytes
+     * @return this list
+     */
     public ScatterGatherList set(MemoryRegion region, long offset, int length) {
         clear();
         if (region != null || length != 0) {
@@ -62,27 +78,48 @@ public final class ScatterGatherList {
         return this;
     }
 
-    /** Entries in the list ({@code num_sge}). */
+    /** {@return the number of entries in the list ({@code num_sge})} */
     public int count() {
         return count;
     }
 
+    /**
+     * The region of entry {@code i}.
+     *
+     * @param i the entry, {@code 0 <= i < count()}
+     * @return its region (null for an empty entry)
+     * @throws IndexOutOfBoundsException when {@code i} is not an entry
+     */
     public MemoryRegion region(int i) {
         check(i);
         return regions[i];
     }
 
+    /**
+     * The offset of entry {@code i} in its region.
+     *
+     * @param i the entry, {@code 0 <= i < count()}
+     * @return its offset
+     * @throws IndexOutOfBoundsException when {@code i} is not an entry
+     */
     public long offset(int i) {
         check(i);
         return offsets[i];
     }
 
+    /**
+     * The length of entry {@code i}.
+     *
+     * @param i the entry, {@code 0 <= i < count()}
+     * @return its length in bytes
+     * @throws IndexOutOfBoundsException when {@code i} is not an entry
+     */
     public int length(int i) {
         check(i);
         return lengths[i];
     }
 
-    /** Sum of the entries' lengths (negative lengths count as written; the post refuses them). */
+    /** {@return the sum of the entries' lengths (negative lengths count as written; the post refuses them)} */
     public long totalLength() {
         long t = 0;
         for (int i = 0; i < count; i++) {
@@ -97,6 +134,7 @@ public final class ScatterGatherList {
         }
     }
 
+    /** {@return the entries as lkey+offset/length, for logs; allocates} */
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("sgl[");

@@ -11,6 +11,7 @@ public enum SendOpcode {
     /** Send with Invalidate (IBV_WR_SEND_WITH_INV = 9). */
     SEND_WITH_INVALIDATE(9);
 
+    /** The ibv_wr_opcode number. */
     public final int ibvCode;
 
     SendOpcode(int ibvCode) {

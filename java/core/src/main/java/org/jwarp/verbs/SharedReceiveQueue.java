@@ -19,7 +19,8 @@ package org.jwarp.verbs;
  * queue (RFC 5041 §7.2, untagged error 2/2 on iWARP).
  *
  * <p>Posting follows {@link QueuePair#postRecv(RecvRequest)}: chains, the bad_wr partial-post
- * contract, no allocation per post, the request objects free when the call returns.
+ * contract, no allocation per post, the request objects free when the call returns, the buffers
+ * the provider's until the completion that consumed them (or flushed them) is polled.
  *
  * <p>Thread-safety: every method may be called from any thread, on both providers; posts are
  * serialized by the provider and a chain keeps its order. {@link #close()} comes after every
@@ -27,10 +28,10 @@ package org.jwarp.verbs;
  * close does nothing). Posting to a closed queue is refused with a {@link WorkRequestException}.
  */
 public interface SharedReceiveQueue extends AutoCloseable {
-    /** Buffers the queue holds at most ({@code max_wr} as granted). */
+    /** {@return the buffers the queue holds at most ({@code max_wr} as granted)} */
     int capacity();
 
-    /** SGEs per receive request ({@code max_sge} as granted). */
+    /** {@return the SGEs per receive request ({@code max_sge} as granted)} */
     int maxSge();
 
     /**
@@ -42,32 +43,48 @@ public interface SharedReceiveQueue extends AutoCloseable {
      * polled both give the buffers still held by the queue, and posting fails as full only when
      * {@code posted() == capacity()}. The limit event ({@link #armLimit}) follows the device's own
      * count.
+     *
+     * @return the buffers posted and not yet known to be consumed
      */
     int posted();
 
     /**
      * Posts a chain of receive buffers.
      *
+     * @param wr the first request of the chain
      * @throws WorkRequestException the queue is full, a request has more SGEs than {@link #maxSge()},
      *                              an SGE is outside its region, of another protection domain or
      *                              without LOCAL_WRITE; the requests before it were posted
      */
     void postRecv(RecvRequest wr) throws WorkRequestException;
 
-    /** Posts one buffer of a single SGE. */
+    /**
+     * Posts one buffer of a single SGE; allocates nothing.
+     *
+     * @param wrId   the request's id, returned in {@link WorkCompletion#wrId}
+     * @param mr     the region of the buffer, with {@link Access#LOCAL_WRITE}
+     * @param offset the buffer's offset in {@code mr}
+     * @param length the buffer's length in bytes
+     * @throws WorkRequestException as {@link #postRecv(RecvRequest)}
+     */
     void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException;
 
     /**
      * Arms the limit: once fewer than {@code limit} buffers are posted an
      * {@link AsyncEvent.Type#SRQ_LIMIT_REACHED} event is raised and the limit disarms. 0 disarms.
      *
+     * @param limit the low-water mark, 0 to disarm
      * @throws RdmaException when {@code limit} is negative or not below {@link #capacity()}
      */
     void armLimit(int limit) throws RdmaException;
 
-    /** The armed limit, 0 when disarmed (after the event, or never armed). */
+    /** {@return the armed limit, 0 when disarmed (after the event, or never armed)} */
     int limit();
 
+    /**
+     * Destroys the queue ({@code ibv_destroy_srq}) after the queue pairs attached to it were closed;
+     * a second close does nothing.
+     */
     @Override
     void close();
 }

@@ -1,15 +1,28 @@
 package org.jwarp.verbs;
 
 /**
- * One work completion (ibv_wc). Mutable and reused: a consumer preallocates an array and
- * {@link CompletionQueue#poll(WorkCompletion[], int)} fills it, so reaping allocates nothing.
+ * One work completion (ibv_wc; RFC 5040 §8 completion of a work request). Mutable and reused: a
+ * consumer preallocates an array and {@link CompletionQueue#poll(WorkCompletion[], int)} fills it,
+ * so reaping allocates nothing.
+ *
+ * <p>A completion hands the buffers its work request named back to the application: once it is
+ * polled, successful or not, the provider no longer reads or writes them (see {@link QueuePair}).
+ * On an error status only {@link #wrId}, {@link #status}, {@link #qpNum}, {@link #qpContext} and
+ * {@link #vendorError} are meaningful, as with ibverbs; the first error of a queue pair is followed
+ * by {@link WcStatus#WR_FLUSH_ERR} for every request still outstanding on it.
+ *
+ * <p>Not thread-safe: one thread fills and reads an instance at a time.
  */
 public final class WorkCompletion {
+    /** The {@code wrId} of the completed request ({@link SendRequest#wrId}, {@link RecvRequest#wrId}). */
     public long wrId;
+    /** The outcome; {@link WcStatus#SUCCESS} or the error that ended the request. */
     public WcStatus status = WcStatus.SUCCESS;
+    /** What completed: the send-queue operation, or {@link WcOpcode#RECV} for a receive. */
     public WcOpcode opcode = WcOpcode.SEND;
     /** Bytes received (RECV) or transferred. */
     public int byteLength;
+    /** The number of the queue pair the request was posted to ({@link QueuePair#qpNum()}). */
     public int qpNum;
     /** Raw vendor error, 0 if none. */
     public int vendorError;
@@ -26,6 +39,11 @@ public final class WorkCompletion {
      */
     public Object qpContext;
 
+    /**
+     * Copies every field of {@code o} into this completion (no allocation).
+     *
+     * @param o the completion to copy
+     */
     public void copyFrom(WorkCompletion o) {
         wrId = o.wrId;
         status = o.status;
@@ -39,10 +57,12 @@ public final class WorkCompletion {
         qpContext = o.qpContext;
     }
 
+    /** {@return whether {@link #status} is {@link WcStatus#SUCCESS}} */
     public boolean isSuccess() {
         return status == WcStatus.SUCCESS;
     }
 
+    /** {@return the id, status, opcode, length and QP number, for logs; allocates} */
     @Override
     public String toString() {
         return "WC{wrId=" + wrId + ", " + status + ", " + opcode + ", len=" + byteLength + ", qp=" + qpNum

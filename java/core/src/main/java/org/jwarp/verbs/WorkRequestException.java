@@ -16,11 +16,18 @@ public class WorkRequestException extends RdmaException {
     private final int index;
     private final String field;
 
+    /**
+     * A refusal of the first (or only) request, naming no field.
+     *
+     * @param message why, naming the limit
+     */
     public WorkRequestException(String message) {
         this(message, 0, null);
     }
 
     /**
+     * A refusal of request {@code index} of a chain.
+     *
      * @param message why, naming the field and the limit
      * @param index   position of the refused request in its chain (0 for the first), or {@link #INDEX_UNKNOWN}
      * @param field   the refused field ({@code num_sge}, {@code sg_list[2]}, {@code inline}, ...), or null
@@ -34,12 +41,14 @@ public class WorkRequestException extends RdmaException {
     /**
      * Position of the refused request in the posted chain; 0 for a single request;
      * {@link #INDEX_UNKNOWN} when the device did not name it (the queue pair is then in ERR).
+     *
+     * @return the index of the refused request
      */
     public int index() {
         return index;
     }
 
-    /** The field that was refused, or null when the queue pair as a whole refused (state, depth). */
+    /** {@return the field that was refused, or null when the queue pair as a whole refused (state, depth)} */
     public String field() {
         return field;
     }

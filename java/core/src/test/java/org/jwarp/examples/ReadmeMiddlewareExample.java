@@ -1,5 +1,9 @@
 package org.jwarp.examples;
 
+// README.md shows this file from README-BEGIN to README-END as a java block, character for
+// character (ReadmeMiddlewareExampleTest compares them and runs example() on the soft provider;
+// scripts/readme-check compiles the README block as pasted).
+// README-BEGIN
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -26,22 +30,18 @@ import org.jwarp.verbs.SharedReceiveQueue;
 import org.jwarp.verbs.WorkCompletion;
 
 /**
- * The README's middleware example (section "Shared receive queues, completion channels, async
- * connect"), compiled with the tests and run by {@link ReadmeMiddlewareExampleTest} on the soft
- * provider: a server whose receive buffers (two SGEs each, RFC 5041 §5.3) wait in a shared receive
- * queue (RFC 5041 §5.1) and whose CQ signals a completion channel; a client that connects
+ * A server whose receive buffers (two SGEs each, RFC 5041 §5.3) wait in a shared receive queue
+ * (RFC 5041 §5.1) and whose CQ signals a completion channel; a client that connects
  * asynchronously, learns the server's buffer address and STag from the Reply's private data
  * (RFC 5044 §7.1, RFC 6581 §9), and posts an RDMA Write and a gathered Send with Solicited Event
- * as one chain (RFC 5040 §5.1, §5.3, §6.9). The lines between the README markers are the README
- * block, character for character (the test compares them).
+ * as one chain (RFC 5040 §5.1, §5.3, §6.9).
  */
 public final class ReadmeMiddlewareExample {
     private ReadmeMiddlewareExample() {
     }
 
-    /** The README block's body; {@code host}/{@code port} are where the server listens. */
+    /** Runs server and client in this JVM; {@code host}/{@code port} are where the server listens. */
     public static void example(String host, int port) throws Exception {
-        // README-BEGIN
         try (RdmaProvider provider = Rdma.openDefault();
              Device server = provider.open(InetAddress.getByName(host));
              Device client = provider.open(InetAddress.getByName(host))) {
@@ -103,6 +103,6 @@ public final class ReadmeMiddlewareExample {
             conn.close();
             sconn.close();
         }
-        // README-END
     }
 }
+// README-END

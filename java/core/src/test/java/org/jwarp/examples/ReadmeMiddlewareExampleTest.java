@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Runs the README's middleware example on the soft provider over loopback, and checks that the
- * README shows exactly the example's code (RFC 5041 §5.1 shared buffers, RFC 5040 §6.9 solicited
- * events, RFC 5041 §5.3 scatter-gather).
+ * README shows exactly the example's source, imports included, so the block compiles as pasted
+ * (RFC 5041 §5.1 shared buffers, RFC 5040 §6.9 solicited events, RFC 5041 §5.3 scatter-gather).
  */
 class ReadmeMiddlewareExampleTest {
     @Test
@@ -43,12 +43,12 @@ class ReadmeMiddlewareExampleTest {
         assertTrue(root != null, "README.md not found above " + Path.of("").toAbsolutePath());
         List<String> src = Files.readAllLines(root.resolve(
                 "java/core/src/test/java/org/jwarp/examples/ReadmeMiddlewareExample.java"), StandardCharsets.UTF_8);
-        int b = src.indexOf("        // README-BEGIN");
-        int e = src.indexOf("        // README-END");
+        int b = src.indexOf("// README-BEGIN");
+        int e = src.indexOf("// README-END");
         assertTrue(b >= 0 && e > b, "markers missing");
         StringBuilder block = new StringBuilder();
         for (String line : src.subList(b + 1, e)) {
-            block.append(line.length() >= 8 ? line.substring(8) : line.strip()).append('\n');
+            block.append(line).append('\n');
         }
         String readme = Files.readString(root.resolve("README.md"), StandardCharsets.UTF_8);
         assertTrue(readme.contains("```java run-quick\n" + block + "```"),
