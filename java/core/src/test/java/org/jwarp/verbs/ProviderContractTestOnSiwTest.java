@@ -11,4 +11,14 @@ class ProviderContractTestOnSiwTest extends ProviderContractTest {
     ProviderContractTestOnSiwTest() {
         super(DeviceUnderTest.siw());
     }
+
+    /**
+     * siw completes a Send when it has been transmitted and a Read when its response arrives: the
+     * Send after a Read pipeline may complete before the last (at most ORD) Reads; seen in 2 of 4
+     * guest runs of readsBeyondOrdQueueAndCompleteInOrder.
+     */
+    @Override
+    protected boolean sendCompletesAfterEarlierReads() {
+        return false;
+    }
 }
