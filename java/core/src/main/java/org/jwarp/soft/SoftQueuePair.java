@@ -30,8 +30,9 @@ import org.jwarp.verbs.WorkRequestException;
  * while the responder waits for the RTR are queued, RFC 6581 §9.2), at most maxSendSge /
  * maxRecvSge / maxSgeRd SGEs, each inside a live region of this PD, LOCAL_WRITE for a Read sink or
  * a receive, inline data within maxInlineData, a free slot (unsignalled WRs hold theirs until a
- * later signalled one completes), and no RDMA Read beyond the negotiated ORD (RFC 6581 §9.1,
- * RFC 5040 §6.5). A fenced WR is not handed to the engine while an earlier Read is outstanding.
+ * later signalled one completes), and no RDMA Read at all with an ORD of 0 (RFC 6581 §9.1,
+ * RFC 5040 §6.5); Reads beyond a non-zero ORD wait in the send queue, and the WRs after them
+ * wait behind them, until an outstanding Read completes (as siw's fenced send queue). A fenced WR is not handed to the engine while an earlier Read is outstanding.
  *
  * <p>Thread-safe: posts from any thread are serialized by the QP lock; the reactor takes the
  * same lock to move WRs into the engine and to complete them.

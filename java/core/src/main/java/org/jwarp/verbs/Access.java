@@ -4,7 +4,8 @@ package org.jwarp.verbs;
 public enum Access {
     /**
      * The local device may write into the region: needed by every region that is the sink of a
-     * receive or of an RDMA Read (IBV_ACCESS_LOCAL_WRITE), and by any region given a remote right.
+     * receive or of an RDMA Read (IBV_ACCESS_LOCAL_WRITE), and by a region given
+     * {@link #REMOTE_WRITE} (as ibv_reg_mr requires; {@link #REMOTE_READ} alone does not need it).
      * Local reads (the source of a Send or RDMA Write) need no right.
      */
     LOCAL_WRITE(1),
