@@ -1,0 +1,54 @@
+package org.jwarp.verbs;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link Listener} is set up ({@link ConnectionManager#listen(java.net.InetSocketAddress,
+ * ListenerConfig)}): its backlog and the idle timeout of the connections it accepts.
+ *
+ * <p><b>Idle timeout</b> (off by default: RDMA connections that legitimately stay quiet for hours
+ * exist). When set, an established connection accepted through this listener that does nothing for
+ * that long, no inbound segment from the peer and no work completion progressing on its queue pair,
+ * is ended as after a local error (RFC 5040 §7): TERM 0/0/0 (RDMAP local catastrophic error, RFC
+ * 5040 §4.8) to the peer, the QP to ERR, every outstanding work request flushed
+ * ({@link WcStatus#WR_FLUSH_ERR}), the {@link AsyncEvent.Type#QP_FATAL} and
+ * {@link AsyncEvent.Type#CLOSED} events, and {@link Connection#failure()} a
+ * {@link ConnectionTerminatedException} naming the idle time. Send completions only count while
+ * they progress: sends stuck behind a peer that stopped reading do not keep a connection alive. It
+ * is checked four times per timeout, so a connection ends between one and one and a half
+ * timeouts after its last activity. Meant for servers facing untrusted peers, which can otherwise
+ * hold connections (and their memory) without using them (issue 31); providers that cannot see
+ * inbound segments refuse it.
+ *
+ * @param backlog     the most undecided requests held at once (at least 1), as in
+ *                    {@link ConnectionManager#listen(java.net.InetSocketAddress, int)}
+ * @param idleTimeout how long an accepted connection may do nothing before it is ended;
+ *                    {@link Duration#ZERO} = never (the default), else at least 1 ms
+ */
+public record ListenerConfig(int backlog, Duration idleTimeout) {
+    public ListenerConfig {
+        if (backlog < 1) {
+            throw new IllegalArgumentException("backlog: " + backlog + " must be >= 1");
+        }
+        Objects.requireNonNull(idleTimeout, "idleTimeout");
+        if (idleTimeout.isNegative() || (!idleTimeout.isZero() && idleTimeout.toMillis() < 1)) {
+            throw new IllegalArgumentException("idleTimeout: " + idleTimeout + " must be zero (off) or at least 1 ms");
+        }
+    }
+
+    /** A listener with {@code backlog} and no idle timeout. */
+    public static ListenerConfig of(int backlog) {
+        return new ListenerConfig(backlog, Duration.ZERO);
+    }
+
+    /** This configuration with idle timeout {@code timeout} ({@link Duration#ZERO}: off). */
+    public ListenerConfig withIdleTimeout(Duration timeout) {
+        return new ListenerConfig(backlog, timeout);
+    }
+
+    /** Whether accepted connections are ended after {@link #idleTimeout()} of inactivity. */
+    public boolean idleCheck() {
+        return !idleTimeout.isZero();
+    }
+}
