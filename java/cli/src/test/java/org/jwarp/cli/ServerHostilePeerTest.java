@@ -55,6 +55,55 @@ class ServerHostilePeerTest {
         return ServerCommandTest.Server.start(args.toArray(String[]::new)).listening().exit();
     }
 
+    /**
+     * A {@code jwarp server} on a thread of its own that the test stops by interrupting it (its
+     * accept loop's wait is interruptible; closing the device then ends its connections), for tests
+     * where a {@code --count} cannot be known in advance.
+     */
+    record Running(Thread thread, CompletableFuture<Integer> exit, java.io.StringWriter out, java.io.StringWriter err)
+            implements AutoCloseable {
+        static Running start(int port, String... extra) throws Exception {
+            List<String> args = new ArrayList<>(List.of("server", "--bind", "127.0.0.1", "--port", String.valueOf(port)));
+            args.addAll(List.of(extra));
+            java.io.StringWriter o = new java.io.StringWriter();
+            java.io.StringWriter e = new java.io.StringWriter();
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    f.complete(JwarpCli.run(new java.io.PrintWriter(o, true), new java.io.PrintWriter(e, true),
+                            args.toArray(String[]::new)));
+                } catch (Throwable x) {
+                    f.completeExceptionally(x);
+                }
+            }, "jwarp-server-test");
+            t.setDaemon(true);
+            t.start();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(ServerCommandTest.LISTEN_SECONDS);
+            while (!o.toString().contains("listening on")) {
+                if (f.isDone() || System.nanoTime() > end) {
+                    throw new AssertionError("server did not listen: " + o + e);
+                }
+                Thread.sleep(10);
+            }
+            return new Running(t, f, o, e);
+        }
+
+        @Override
+        public void close() throws Exception {
+            thread.interrupt();
+            try {
+                exit.get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException ignored) {
+                // stopped by the interrupt: how it ended does not matter here
+            }
+        }
+    }
+
+    /** A soft device whose connections leave from {@code source} (a loopback address: 127.0.0.x). */
+    static Device deviceAt(RdmaProvider prov, String source) throws Exception {
+        return prov.open(InetAddress.getByName(source));
+    }
+
     /** Runs {@code task} on its own thread (these tasks block; a shared pool could starve them). */
     private static <T> CompletableFuture<T> async(java.util.function.Supplier<T> task) {
         CompletableFuture<T> f = new CompletableFuture<>();
@@ -419,6 +468,96 @@ class ServerHostilePeerTest {
             }
         }
         srv.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): one source's share of --max-memory is full: its own oldest idle connection is evicted, not an older one of another source (RFC 5044 §7.1.5)")
+    void perSourceBudgetEvictsOwnIdleFirst_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        // hello 32 KiB x 16 counts 1,618,816 bytes: three fit a 5 MiB share, a fourth does not; 20 MiB in all
+        try (Running srv = Running.start(port, "--max-memory", String.valueOf(20 << 20), "--max-memory-per-source",
+                String.valueOf(5 << 20), "--evict-idle", "300", "--idle-timeout", "0"); // eviction alone closes
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
+             Device one = deviceAt(prov, "127.0.0.1");
+             Device three = deviceAt(prov, "127.0.0.3")) {
+            byte[] hello = new ClientCommand.Hello(32 << 10, 16).encode();
+            List<Connection> held = new ArrayList<>();
+            try {
+                Connection other = rawConnect(three, port, hello, false, PEER_TIMEOUT); // the oldest of all
+                held.add(other);
+                List<Connection> mine = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    mine.add(rawConnect(one, port, hello, false, PEER_TIMEOUT));
+                }
+                held.addAll(mine);
+                sleep(800); // all idle for longer than --evict-idle
+                Connection fourth = rawConnect(one, port, hello, false, PEER_TIMEOUT);
+                held.add(fourth);
+                assertTrue(fourth.isOpen());
+                awaitClosed(mine.get(0));
+                assertFalse(mine.get(0).isOpen(), "the source's oldest idle connection is evicted for its share: "
+                        + srv.err());
+                assertInstanceOf(ConnectionTerminatedException.class, mine.get(0).failure());
+                assertTrue(other.isOpen(), "another source's (older) idle connection is left alone");
+                assertTrue(mine.get(1).isOpen() && mine.get(2).isOpen(), "one eviction is enough");
+            } finally {
+                held.forEach(Connection::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): a source at its share with nothing idle is refused naming --max-memory-per-source; another source still gets in (RFC 5044 §7.1.5)")
+    void perSourceBudgetRefusesThatSourceOnly_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        try (Running srv = Running.start(port, "--max-memory", String.valueOf(20 << 20), "--max-memory-per-source",
+                String.valueOf(5 << 20), "--evict-idle", "600000"); // nothing is idle enough to evict
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
+             Device one = deviceAt(prov, "127.0.0.1");
+             Device three = deviceAt(prov, "127.0.0.3")) {
+            byte[] hello = new ClientCommand.Hello(32 << 10, 16).encode();
+            List<Connection> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    held.add(rawConnect(one, port, hello, false, PEER_TIMEOUT));
+                }
+                assertRejectedAtOnce(one, port, hello, "--max-memory-per-source");
+                Connection other = rawConnect(three, port, hello, false, PEER_TIMEOUT);
+                held.add(other);
+                assertTrue(other.isOpen());
+            } finally {
+                held.forEach(Connection::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): the per-source default share is a quarter of --max-memory but at least one connection's cap")
+    void perSourceDefaultShare() {
+        assertEquals(256L << 20, ServerCommand.defaultPerSource(1L << 30, 16L << 20));
+        assertEquals(10L << 20, ServerCommand.defaultPerSource(10L << 20, 16L << 20));
+        assertEquals(16L << 20, ServerCommand.defaultPerSource(40L << 20, 16L << 20));
+        ServerCommand.MemoryBudget b = new ServerCommand.MemoryBudget(100, 40);
+        InetAddress a = InetAddress.getLoopbackAddress();
+        assertTrue(b.reserve(a, 40));
+        assertFalse(b.reserve(a, 1));
+        assertTrue(b.refusal(a, 1).contains("--max-memory-per-source"), b.refusal(a, 1));
+        b.release(a, 40);
+        assertEquals(0, b.usedBy(a));
+        assertTrue(b.reserve(a, 1));
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): the budget counts at least what an idle connection was measured to pin (CQ and QP rings, polling buffer, thread), and inline room")
+    void budgetCountsMeasuredPinnedMemory() {
+        ServerCommand.Limits limits = new ServerCommand.Limits(1 << 20, 64L << 20, null, false);
+        // measured 2026-12-06 on the soft provider, 20 idle connections: 367 KiB at window 16, 941 KiB at 1,024
+        assertTrue(ServerCommand.Sizing.pinnedBesidesBuffers(16) >= 367 << 10,
+                ServerCommand.Sizing.pinnedBesidesBuffers(16) + " bytes counted at window 16");
+        assertTrue(ServerCommand.Sizing.pinnedBesidesBuffers(1024) >= 941 << 10,
+                ServerCommand.Sizing.pinnedBesidesBuffers(1024) + " bytes counted at window 1,024");
+        assertEquals(20L * 256, ServerCommand.Sizing.of(256, 16, limits, 256).totalBytes()
+                - ServerCommand.Sizing.of(256, 16, limits).totalBytes(), "inline room of 16 + 4 send entries");
     }
 
     @Test
