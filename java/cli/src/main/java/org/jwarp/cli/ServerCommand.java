@@ -376,8 +376,9 @@ public final class ServerCommand implements Callable<Integer> {
                 if (r == null) {
                     return false;
                 }
-                InetAddress whose = sourceRoom(source) < bytes ? source : null;
-                if (!r.evict(whose, () -> (whose == null ? room() : sourceRoom(whose)) >= bytes)) {
+                // the source's share is the limit: its own idle connections go; else anyone's
+                InetAddress whose = shareRoom(source) < bytes ? source : null;
+                if (!r.evict(whose, () -> (whose == null ? room() : shareRoom(whose)) >= bytes)) {
                     return false;
                 }
             }
@@ -428,8 +429,8 @@ public final class ServerCommand implements Callable<Integer> {
             return cap - used;
         }
 
-        private synchronized long sourceRoom(InetAddress source) {
-            return Math.min(cap - used, perSource - bySource.getOrDefault(source, 0L));
+        private synchronized long shareRoom(InetAddress source) {
+            return perSource - bySource.getOrDefault(source, 0L);
         }
 
         long cap() {

@@ -569,4 +569,155 @@ class ServerHostilePeerTest {
         assertTrue(sz.totalBytes() > buffers + 1024L * 64, sz.totalBytes() + " bytes counted for " + buffers
                 + " bytes of buffers and 1,024-deep rings");
     }
+
+    // ---------------------------------------------------------------- issue 31's Done-when
+
+    /** The Done-when bound: a legit client's first completion within 1 s of its connect call. */
+    private static final long FIRST_COMPLETION_BOUND_MS = 1000;
+
+    /**
+     * A legitimate client from {@code source}: connects with a hello (256 B x 16), sends one 64-byte
+     * Send and waits for the server's echo; returns the milliseconds from the connect call to that
+     * receive completion. A reject or a failed completion is thrown (the test then says why).
+     */
+    private static long firstCompletionMillis(RdmaProvider prov, String source, int port) throws Exception {
+        try (Device dev = deviceAt(prov, source)) {
+            ProtectionDomain pd = dev.allocateProtectionDomain();
+            MemoryRegion buf = pd.register(java.nio.ByteBuffer.allocateDirect(512),
+                    java.util.EnumSet.of(Access.LOCAL_WRITE));
+            CompletionQueue cq = dev.createCompletionQueue(16);
+            ConnectionParameters p = ConnectionParameters.builder().peerToPeer(false).rtrTypes(Set.of())
+                    .privateData(new ClientCommand.Hello(256, 16).encode()).build();
+            QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, 4, 4).withBeforeConnect(qp -> qp.postRecv(1, buf, 256, 256));
+            org.jwarp.verbs.WorkCompletion[] wcs = {new org.jwarp.verbs.WorkCompletion()};
+            long t0 = System.nanoTime();
+            try (Connection c = dev.connectionManager().connect(new InetSocketAddress("127.0.0.1", port), qpc, p,
+                    PEER_TIMEOUT)) {
+                c.queuePair().postSend(new SendRequest().send(2, buf, 0, 64));
+                long end = t0 + PEER_TIMEOUT.toNanos();
+                while (System.nanoTime() - end < 0) {
+                    if (cq.await(wcs, 1, 100, TimeUnit.MILLISECONDS) == 1) {
+                        assertTrue(wcs[0].isSuccess(), "legit client: " + wcs[0]);
+                        if (wcs[0].opcode == org.jwarp.verbs.WcOpcode.RECV) {
+                            return (System.nanoTime() - t0) / 1_000_000;
+                        }
+                    }
+                }
+                throw new AssertionError("legit client: no echo within " + PEER_TIMEOUT.toSeconds() + " s");
+            } catch (ConnectionRejectedException e) {
+                throw new AssertionError("legit client from " + source + " rejected after "
+                        + (System.nanoTime() - t0) / 1_000_000 + " ms: '"
+                        + new String(e.privateData(), StandardCharsets.US_ASCII) + "'", e);
+            }
+        }
+    }
+
+    /** A peer that sends one 'W' Send (the write-latency phase starts) and then nothing: the issue's spinner. */
+    private static Connection spinner(Device dev, int port) throws Exception {
+        ProtectionDomain pd = dev.allocateProtectionDomain();
+        MemoryRegion area = pd.register(java.nio.ByteBuffer.allocateDirect(4096),
+                java.util.EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        byte[] hello = new ClientCommand.Hello(256, 16, area.address(), area.rkey()).encode();
+        Connection c = rawConnect(dev, port, hello, false, PEER_TIMEOUT, pd);
+        MemoryRegion src = pd.register(java.nio.ByteBuffer.allocateDirect(64), java.util.EnumSet.of(Access.LOCAL_WRITE));
+        src.buffer().put(0, ClientCommand.WRITE_TAG).putInt(4, 64).putInt(8, 1000);
+        c.queuePair().postRecv(1, src, 16, 16);
+        c.queuePair().postSend(new SendRequest().send(2, src, 0, ClientCommand.WRITE_START_LENGTH));
+        return c;
+    }
+
+    @Test
+    @DisplayName("Issue 31 Done-when (a): 64 idle peers from 4 sources hold every slot; a client from 127.0.0.2 has its first completion within 1 s (RFC 5044 §7.1.5)")
+    void legitClientFirstCompletionWith64IdlePeers_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        List<Connection> idle = new ArrayList<>();
+        // the defaults: --max-connections 64, --max-connections-per-source 16, --evict-idle 1000
+        try (Running srv = Running.start(port);
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER)) {
+            List<Device> devs = new ArrayList<>();
+            try {
+                for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4", "127.0.0.5")) {
+                    Device d = deviceAt(prov, src);
+                    devs.add(d);
+                    for (int i = 0; i < 16; i++) {
+                        idle.add(rawConnect(d, port, new ClientCommand.Hello(256, 16).encode(), false, PEER_TIMEOUT));
+                    }
+                }
+                sleep(1200); // idle for longer than --evict-idle
+                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
+                System.out.println("issue 31 (a): first completion of a 127.0.0.2 client with 64 idle peers: " + ms
+                        + " ms");
+                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
+                assertEquals(63, idle.stream().filter(Connection::isOpen).count(), "one idle peer evicted");
+            } finally {
+                idle.forEach(Connection::close);
+                devs.forEach(Device::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 Done-when (b): 26 budget-fillers from 3 sources fill --max-memory; a client from 127.0.0.2 has its first completion within 1 s (RFC 5044 §7.1.5)")
+    void legitClientFirstCompletionWith26BudgetFillers_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        byte[] hello = new ClientCommand.Hello(32 << 10, 16).encode();
+        long each = ServerCommand.Sizing.of(32 << 10, 16, new ServerCommand.Limits(16 << 20, 16L << 20, null, false))
+                .totalBytes();
+        List<Connection> fillers = new ArrayList<>();
+        // the budget is exactly 26 fillers (the issue's 26 x 40 MiB = 1 GiB, scaled down to ~42 MiB); the
+        // sources' default shares (a quarter, at least 16 MiB) let 9 + 9 + 8 of them in
+        try (Running srv = Running.start(port, "--max-memory", String.valueOf(26 * each));
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER)) {
+            List<Device> devs = new ArrayList<>();
+            try {
+                for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4")) {
+                    devs.add(deviceAt(prov, src));
+                }
+                for (int i = 0; i < 26; i++) {
+                    try {
+                        fillers.add(rawConnect(devs.get(i % 3), port, hello, false, PEER_TIMEOUT));
+                    } catch (ConnectionRejectedException e) {
+                        throw new AssertionError("filler " + i + " rejected: '"
+                                + new String(e.privateData(), StandardCharsets.US_ASCII) + "'", e);
+                    }
+                }
+                sleep(1200); // idle for longer than --evict-idle
+                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
+                System.out.println("issue 31 (b): first completion of a 127.0.0.2 client with 26 budget fillers: " + ms
+                        + " ms");
+                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
+                assertEquals(25, fillers.stream().filter(Connection::isOpen).count(), "one filler evicted");
+            } finally {
+                fillers.forEach(Connection::close);
+                devs.forEach(Device::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 Done-when (c): 2 peers left in the write-latency phase; a client from 127.0.0.2 has its first completion within 1 s (RFC 5040 §7)")
+    void legitClientFirstCompletionWith2Spinners_5040_7() throws Exception {
+        int port = ServerCommandTest.freePort();
+        List<Connection> spinners = new ArrayList<>();
+        try (Running srv = Running.start(port);
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
+             Device one = deviceAt(prov, "127.0.0.1")) {
+            try {
+                for (int i = 0; i < 2; i++) {
+                    spinners.add(spinner(one, port));
+                }
+                sleep(500); // both in the phase, past the bounded spin
+                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
+                System.out.println("issue 31 (c): first completion of a 127.0.0.2 client with 2 write-phase spinners: "
+                        + ms + " ms");
+                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
+                int runnable = runnableSamples(10); // 2 threads x 10 samples
+                assertTrue(runnable < 10, "the spinners' server threads were runnable in " + runnable
+                        + " of 20 samples: spinning");
+                assertTrue(spinners.stream().allMatch(Connection::isOpen), "the spinners are still in their phase");
+            } finally {
+                spinners.forEach(Connection::close);
+            }
+        }
+    }
 }
