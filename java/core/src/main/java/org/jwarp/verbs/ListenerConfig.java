@@ -17,7 +17,8 @@ import java.util.Objects;
  * {@link ConnectionTerminatedException} naming the idle time. Send completions only count while
  * they progress: sends stuck behind a peer that stopped reading do not keep a connection alive. It
  * is checked four times per timeout, so a connection ends between one and one and a half
- * timeouts after its last activity. Meant for servers facing untrusted peers, which can otherwise
+ * timeouts after its last activity, while the listener is open (closing it ends the checks, not
+ * the connections). Meant for servers facing untrusted peers, which can otherwise
  * hold connections (and their memory) without using them (issue 31); providers that cannot see
  * inbound segments refuse it.
  *

@@ -117,4 +117,64 @@ class ListenerIdleTimeoutTest {
             }
         }
     }
+
+    @Test
+    @DisplayName("RFC 5040 §7: sends stuck behind a peer that stopped reading do not keep a connection alive; they flush")
+    void stuckSendsDoNotCountAsActivity_5040_7() throws Exception {
+        try (SoftFixture f = new SoftFixture()) {
+            SoftListener l = listen(f, ListenerConfig.of(4).withIdleTimeout(IDLE));
+            java.util.concurrent.CompletableFuture<org.jwarp.verbs.Connection> acc = RawPeer.acceptClientServer(f);
+            try (RawInitiator raw = RawInitiator.connect(f.address(), false, false, false, 8, 8)) { // never reads
+                org.jwarp.verbs.Connection c = acc.get(SoftFixture.SETUP_SECONDS, TimeUnit.SECONDS);
+                // the peer's first FPDU opens the responder's sending (RFC 5044 §7.1.2); then it reads nothing
+                SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
+                c.queuePair().postRecv(999, rb, 0, 64);
+                raw.send(new byte[8]).flush();
+                assertEquals(999, SoftFixture.one(f.cq2).wrId);
+                SoftMemoryRegion src = f.region(f.pd2, 1 << 20, Access.LOCAL_WRITE);
+                SendRequest wr = new SendRequest();
+                WorkCompletion[] wcs = SoftFixture.wcs(32);
+                int outstanding = 0;
+                long posted = 0;
+                long completed = 0;
+                long flushed = 0;
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(SoftFixture.SETUP_SECONDS);
+                // keep the send queue full of 1 MiB Sends until the connection ends
+                while (c.isOpen() && System.nanoTime() - end < 0) {
+                    try {
+                        while (outstanding < 32) {
+                            c.queuePair().postSend(wr.send(posted, src, 0, 1 << 20));
+                            posted++;
+                            outstanding++;
+                        }
+                    } catch (org.jwarp.verbs.RdmaException e) {
+                        break; // the QP went to ERR meanwhile
+                    }
+                    int n = f.cq2.await(wcs, wcs.length, 50, TimeUnit.MILLISECONDS);
+                    for (int i = 0; i < n; i++) {
+                        outstanding--;
+                        if (wcs[i].status == WcStatus.WR_FLUSH_ERR) {
+                            flushed++;
+                        } else {
+                            completed++;
+                        }
+                    }
+                }
+                assertFalse(c.isOpen(), "the connection with stuck sends is still open");
+                while (outstanding > 0) {
+                    WorkCompletion wc = SoftFixture.one(f.cq2);
+                    outstanding--;
+                    if (wc.status == WcStatus.WR_FLUSH_ERR) {
+                        flushed++;
+                    }
+                }
+                assertTrue(flushed > 0, "no send was stuck: " + completed + " completed");
+                ConnectionTerminatedException t = assertInstanceOf(ConnectionTerminatedException.class, c.failure());
+                assertTrue(t.getMessage().contains("idle"), t.getMessage());
+                assertEquals(1, l.idleClosedCount());
+                System.out.println("stuck sends: " + completed + " MiB taken by the socket, then " + flushed
+                        + " flushed at the idle timeout");
+            }
+        }
+    }
 }
