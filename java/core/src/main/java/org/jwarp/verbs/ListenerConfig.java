@@ -28,6 +28,15 @@ import java.util.Objects;
  *                    {@link Duration#ZERO} = never (the default), else at least 1 ms
  */
 public record ListenerConfig(int backlog, Duration idleTimeout) {
+    /**
+     * Checks the values.
+     *
+     * @param backlog     the most undecided requests held at once (at least 1)
+     * @param idleTimeout how long an accepted connection may do nothing; {@link Duration#ZERO} = never
+     * @throws IllegalArgumentException when {@code backlog} is below 1, or {@code idleTimeout} is
+     *                                  negative or between zero and 1 ms
+     * @throws NullPointerException     when {@code idleTimeout} is null
+     */
     public ListenerConfig {
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog: " + backlog + " must be >= 1");
@@ -38,17 +47,31 @@ public record ListenerConfig(int backlog, Duration idleTimeout) {
         }
     }
 
-    /** A listener with {@code backlog} and no idle timeout. */
+    /**
+     * A listener with {@code backlog} and no idle timeout.
+     *
+     * @param backlog the most undecided requests held at once (at least 1)
+     * @return the configuration
+     */
     public static ListenerConfig of(int backlog) {
         return new ListenerConfig(backlog, Duration.ZERO);
     }
 
-    /** This configuration with idle timeout {@code timeout} ({@link Duration#ZERO}: off). */
+    /**
+     * This configuration with another idle timeout.
+     *
+     * @param timeout how long an accepted connection may do nothing; {@link Duration#ZERO} = never
+     * @return a new configuration with the same backlog
+     */
     public ListenerConfig withIdleTimeout(Duration timeout) {
         return new ListenerConfig(backlog, timeout);
     }
 
-    /** Whether accepted connections are ended after {@link #idleTimeout()} of inactivity. */
+    /**
+     * Whether accepted connections are ended after {@link #idleTimeout()} of inactivity.
+     *
+     * @return true when the idle timeout is not zero
+     */
     public boolean idleCheck() {
         return !idleTimeout.isZero();
     }
