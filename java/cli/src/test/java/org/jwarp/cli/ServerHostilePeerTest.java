@@ -439,8 +439,10 @@ class ServerHostilePeerTest {
     @DisplayName("Issue 31 (2): idle peers filling --max-memory: the oldest idle one is evicted before a client is refused (RFC 5044 §7.1.5)")
     void budgetFillersAreEvicted_5044_7_1_5() throws Exception {
         int port = ServerCommandTest.freePort();
-        CompletableFuture<Integer> srv = server(port, "--count", "5", "--max-memory", String.valueOf(8 << 20),
-                "--evict-idle", "300");
+        ServerCommandTest.Server server = ServerCommandTest.Server.start("server", "--bind", "127.0.0.1", "--port",
+                String.valueOf(port), "--count", "5", "--max-memory", String.valueOf(8 << 20), "--evict-idle", "300")
+                .listening();
+        CompletableFuture<Integer> srv = server.exit();
         List<Connection> fillers = new ArrayList<>();
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             try {
@@ -459,7 +461,7 @@ class ServerHostilePeerTest {
                 CliCapture c = CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "send",
                         "--iters", "100", "--size", "65536", "--json", "--timeout", String.valueOf(PEER_TIMEOUT.toMillis()));
                 long ms = (System.nanoTime() - t0) / 1_000_000;
-                assertEquals(0, c.exit(), c.out() + c.err());
+                assertEquals(0, c.exit(), c.out() + c.err() + "\nserver: " + server.err());
                 System.out.println("legit client with " + fillers.size() + " budget fillers: " + ms + " ms");
                 assertFalse(fillers.get(0).isOpen(), "the oldest filler is evicted");
                 assertInstanceOf(ConnectionTerminatedException.class, fillers.get(0).failure());
