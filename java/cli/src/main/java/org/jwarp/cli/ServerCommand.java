@@ -14,7 +14,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -100,6 +99,10 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--max-memory", description = "Buffer memory of all connections together, bytes "
             + "(default: ${DEFAULT-VALUE} = 1 GiB).")
     long maxMemory = 1L << 30;
+    @Option(names = "--max-memory-per-source", description = "Memory of all connections from one source address "
+            + "together, bytes, counted as --max-memory is (default: a quarter of --max-memory, at least "
+            + "--max-connection-memory).")
+    Long maxMemoryPerSource;
     @Option(names = "--idle-timeout", description = "Close an established connection that shows no activity "
             + "(no message, no completion, no inbound segment) for this many seconds, with a TERM; 0 = never "
             + "(default: ${DEFAULT-VALUE}).")
@@ -138,10 +141,15 @@ public final class ServerCommand implements Callable<Integer> {
         }
         out = spec.commandLine().getOut();
         err = spec.commandLine().getErr();
+        if (maxMemoryPerSource != null && maxMemoryPerSource < 1) {
+            throw new IllegalArgumentException("--max-memory-per-source must be >= 1");
+        }
         ConnectionParameters params = setup.builder().rtrTypes(ClientCommand.parseRtr(setup.rtr)).build();
-        MemoryBudget budget = new MemoryBudget(maxMemory);
-        // a request the budget cannot take first evicts the connection idle longest, if one is idle enough
-        budget.reclaim = bytes -> evictIdle(null, () -> budget.cap() - budget.used() >= bytes);
+        MemoryBudget budget = new MemoryBudget(maxMemory, maxMemoryPerSource != null ? maxMemoryPerSource
+                : defaultPerSource(maxMemory, maxConnectionMemory));
+        // a request the budget (or its source's share) cannot take first evicts the connection idle
+        // longest (of that source when its share is the limit), if one is idle enough
+        budget.reclaim = this::evictForMemory;
         Limits limits = new Limits(sizeLimit, maxConnectionMemory, budget, setup.p2p);
         Semaphore slots = new Semaphore(maxConnections);
         ExecutorService workers = Executors.newCachedThreadPool(r -> {
@@ -200,35 +208,73 @@ public final class ServerCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** The default share of one source: a quarter of the budget, but at least one connection's cap (within it). */
+    static long defaultPerSource(long maxMemory, long maxConnectionMemory) {
+        return Math.max(maxMemory / 4, Math.min(maxConnectionMemory, maxMemory));
+    }
+
     /**
      * Ends the connection idle longest (at least {@code --evict-idle}), of {@code source} or of any
      * source when null, with a TERM, and waits up to 2 s until {@code freed} holds; false when no
-     * connection was idle enough or nothing was freed in time. The accept thread and (for the memory
-     * budget) connection threads call it; one eviction at a time.
+     * connection was idle enough or nothing was freed in time. For the connection caps, on the
+     * accept thread.
      */
-    private synchronized boolean evictIdle(InetAddress source, java.util.function.BooleanSupplier freed) {
+    private boolean evictIdle(InetAddress source, java.util.function.BooleanSupplier freed) {
+        Responder victim = evictOne(source, "the server was at its connection cap");
+        if (victim == null) {
+            return false;
+        }
+        awaitUntil(freed);
+        return freed.getAsBoolean();
+    }
+
+    /**
+     * For the memory budget, on a connection thread: ends the connection idle longest (of
+     * {@code source}, or of any source when null) and waits up to 2 s until its memory is back or
+     * {@code room} holds; true when either happened (the caller tries its reservation again, and
+     * evicts again if one connection's memory was not enough), false when none was idle enough.
+     */
+    private boolean evictForMemory(InetAddress source, java.util.function.BooleanSupplier room) {
+        Responder victim = evictOne(source, source == null ? "the server's memory budget was full"
+                : "its source's memory share was full");
+        if (victim == null) {
+            return false;
+        }
+        awaitUntil(() -> victim.released() || room.getAsBoolean());
+        return victim.released() || room.getAsBoolean();
+    }
+
+    private static void awaitUntil(java.util.function.BooleanSupplier cond) {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (!cond.getAsBoolean() && System.nanoTime() - until < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+    }
+
+    /**
+     * Picks the connection idle longest (at least {@code --evict-idle}) of {@code source} (any when
+     * null) that is not being evicted already, and ends it with a TERM; null when none qualifies.
+     */
+    private synchronized Responder evictOne(InetAddress source, String why) {
         long now = System.nanoTime();
         Responder oldest = null;
         for (java.util.Map.Entry<Responder, InetAddress> e : live.entrySet()) {
             Responder r = e.getKey();
-            if ((source == null || source.equals(e.getValue()))
+            if (!r.evicted && (source == null || source.equals(e.getValue()))
                     && now - r.idleSince() >= TimeUnit.MILLISECONDS.toNanos(evictIdleMillis)
                     && (oldest == null || r.idleSince() - oldest.idleSince() < 0)) {
                 oldest = r;
             }
         }
         if (oldest == null) {
-            return false;
+            return null;
         }
+        oldest.evicted = true;
         err.println("jwarp server: evicting the connection from " + oldest.connection().info().remote() + ", idle "
-                + TimeUnit.NANOSECONDS.toMillis(now - oldest.idleSince()) + " ms, for a new request");
+                + TimeUnit.NANOSECONDS.toMillis(now - oldest.idleSince()) + " ms, for a new request: " + why);
         err.flush();
-        oldest.connection().terminate("evicted: idle while the server was at its connection cap");
-        long until = now + TimeUnit.SECONDS.toNanos(2);
-        while (!freed.getAsBoolean() && System.nanoTime() - until < 0) {
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-        }
-        return freed.getAsBoolean();
+        oldest.connection().terminate("evicted: idle while " + why);
+        return oldest;
     }
 
     /** Accepts and serves one connection on a worker thread; reports its end and the cause. */
@@ -284,49 +330,115 @@ public final class ServerCommand implements Callable<Integer> {
         }
     }
 
-    /** Buffer memory reserved by the connections being served, against a global cap. */
+    /**
+     * Memory reserved by the connections being served (what {@link Sizing#totalBytes} counts),
+     * against a global cap and a cap per source address, so that one source cannot take more than
+     * its share. Cold path (once per connection): synchronized.
+     */
     static final class MemoryBudget {
+        /** Frees memory by evicting an idle connection: of {@code source}, or of any source when null. */
+        interface Reclaimer {
+            /** True when it evicted one and its memory is back or {@code room} holds; false: none idle enough. */
+            boolean evict(InetAddress source, java.util.function.BooleanSupplier room);
+        }
+
         private final long cap;
-        private final AtomicLong used = new AtomicLong();
-        /** Frees room for the given bytes (evicts an idle connection), true if it did; null: none. */
-        volatile java.util.function.LongPredicate reclaim;
+        private final long perSource;
+        private long used;
+        private final java.util.HashMap<InetAddress, Long> bySource = new java.util.HashMap<>();
+        /** Called when a reservation does not fit; null: refuse at once. */
+        volatile Reclaimer reclaim;
 
+        /** One cap, no separate share per source. */
         MemoryBudget(long cap) {
+            this(cap, cap);
+        }
+
+        MemoryBudget(long cap, long perSource) {
             this.cap = cap;
+            this.perSource = Math.min(cap, perSource);
         }
 
-        /** As {@link #reserve}, first asking {@link #reclaim} for room when the cap would be exceeded. */
-        boolean reserveOrReclaim(long bytes) {
-            if (reserve(bytes)) {
-                return true;
+        /**
+         * As {@link #reserve}; when it does not fit, asks {@link #reclaim} to evict idle connections
+         * first (of {@code source} while its share is the limit, else of any source), one at a time,
+         * and tries again after each; false when nothing idle enough is left to evict.
+         */
+        boolean reserveOrReclaim(InetAddress source, long bytes) {
+            if (bytes > perSource) {
+                return false; // no eviction can make it fit
             }
-            java.util.function.LongPredicate r = reclaim;
-            return r != null && bytes <= cap && r.test(bytes) && reserve(bytes);
-        }
-
-        /** Reserves {@code bytes}; false (nothing reserved) when the cap would be exceeded. */
-        boolean reserve(long bytes) {
-            while (true) {
-                long u = used.get();
-                if (bytes > cap - u) {
-                    return false;
-                }
-                if (used.compareAndSet(u, u + bytes)) {
+            for (int i = 0; i < 4096; i++) { // a bound; each round evicts one connection or ends
+                if (reserve(source, bytes)) {
                     return true;
                 }
+                Reclaimer r = reclaim;
+                if (r == null) {
+                    return false;
+                }
+                // the source's share is the limit: its own idle connections go; else anyone's
+                InetAddress whose = shareRoom(source) < bytes ? source : null;
+                if (!r.evict(whose, () -> (whose == null ? room() : shareRoom(whose)) >= bytes)) {
+                    return false;
+                }
+            }
+            return false;
+        }
+
+        /** Reserves {@code bytes} for {@code source}; false (nothing reserved) when a cap would be exceeded. */
+        synchronized boolean reserve(InetAddress source, long bytes) {
+            long mine = bySource.getOrDefault(source, 0L);
+            if (bytes > cap - used || bytes > perSource - mine) {
+                return false;
+            }
+            used += bytes;
+            bySource.put(source, mine + bytes);
+            return true;
+        }
+
+        synchronized void release(InetAddress source, long bytes) {
+            used -= bytes;
+            long left = bySource.getOrDefault(source, 0L) - bytes;
+            if (left <= 0) {
+                bySource.remove(source);
+            } else {
+                bySource.put(source, left);
             }
         }
 
-        void release(long bytes) {
-            used.addAndGet(-bytes);
+        /** Why {@code bytes} for {@code source} do not fit now, naming the option that caps it. */
+        synchronized String refusal(InetAddress source, long bytes) {
+            long mine = bySource.getOrDefault(source, 0L);
+            if (bytes > perSource - mine) {
+                return "server memory cap for " + source.getHostAddress() + " reached: " + bytes + " bytes asked, "
+                        + mine + " of " + perSource + " in use by that source (--max-memory-per-source)";
+            }
+            return "server memory cap reached: " + bytes + " bytes asked, " + used + " of " + cap
+                    + " in use (--max-memory)";
         }
 
-        long used() {
-            return used.get();
+        synchronized long used() {
+            return used;
+        }
+
+        synchronized long usedBy(InetAddress source) {
+            return bySource.getOrDefault(source, 0L);
+        }
+
+        private synchronized long room() {
+            return cap - used;
+        }
+
+        private synchronized long shareRoom(InetAddress source) {
+            return perSource - bySource.getOrDefault(source, 0L);
         }
 
         long cap() {
             return cap;
+        }
+
+        long perSource() {
+            return perSource;
         }
     }
 
@@ -336,13 +448,18 @@ public final class ServerCommand implements Callable<Integer> {
      */
     record Sizing(int slotSize, int window, int targetSize, long totalBytes, String refusal) {
         static Sizing of(int bufSize, int window, Limits limits) {
+            return of(bufSize, window, limits, 0);
+        }
+
+        /** As above for a server that sends up to {@code inlineBytes} inline (its send ring keeps that much per entry). */
+        static Sizing of(int bufSize, int window, Limits limits, int inlineBytes) {
             if (bufSize < 0 || bufSize > limits.sizeLimit() || window < 1 || window > 1024) {
                 return refused("size " + bufSize + "/window " + window + " not served (size 0.." + limits.sizeLimit()
                         + ", window 1..1024)");
             }
             int slotSize = Math.max(16, bufSize);
             long slotBytes = (long) slotSize * window; // < 2^31 * 2^10: no long overflow
-            long total = 2 * slotBytes + slotSize + pinnedBesidesBuffers(window);
+            long total = 2 * slotBytes + slotSize + pinnedBesidesBuffers(window) + (window + 4L) * Math.max(0, inlineBytes);
             if (slotBytes > Integer.MAX_VALUE || total > limits.perConnection()) {
                 return refused("size " + bufSize + " x window " + window + " needs " + total
                         + " bytes of buffers and rings, above the per-connection cap of "
@@ -351,19 +468,30 @@ public final class ServerCommand implements Callable<Integer> {
             return new Sizing(slotSize, window, slotSize, total, null);
         }
 
-        /** Per connection, besides ring entries: the stream's staging and receive areas (an estimate). */
-        static final long STREAM_BYTES = 256 << 10;
-        /** Per send or receive ring entry: the WR's fields, its SGEs and inline room (an estimate). */
-        static final long WR_BYTES = 512;
-        /** Per completion queue entry. */
-        static final long CQE_BYTES = 64;
+        /**
+         * Per connection whatever its window: the CQ's receive-polling buffer (256 KiB, direct), the
+         * stream's transmit staging area and FPDU gather buffer (64 KiB each, direct, while it has
+         * traffic), the connection's thread (~100 KiB of stack) and the stream's objects (~24 KiB).
+         * Measured on the soft provider (2026-12-06, 20 idle connections at window 16, heap after GC
+         * plus NMT's direct and thread memory): 367 KiB per connection, 495 KiB with the two
+         * traffic-only buffers.
+         */
+        static final long STREAM_BYTES = 512 << 10;
+        /** Per send or receive ring entry: the WR's fields and SGEs (measured: ~60 B send, ~24 B receive, +12 B per SGE). */
+        static final long WR_BYTES = 128;
+        /** Per completion: a WorkCompletion object and its ring slot (~64 B measured). */
+        static final long CQE_BYTES = 72;
 
         /**
          * What a connection pins besides its three buffers (issue 31: these were not counted): the CQ
-         * of 4 x window + 16 entries, send and receive rings of window + 4 each, the stream's staging.
+         * of 4 x window + 16 entries, send and receive rings of window + 4 each, the responder's own
+         * 2 x window completions (its poll batch and the write-latency phase's deferred ones), and
+         * {@link #STREAM_BYTES}. At window 1,024 this is 1,230,976 bytes, against 941 KiB measured
+         * for an idle connection (1,069 KiB with the traffic-only buffers): an upper estimate.
          */
         static long pinnedBesidesBuffers(int window) {
-            return STREAM_BYTES + 2L * (window + 4) * WR_BYTES + (4L * window + 16) * CQE_BYTES;
+            return STREAM_BYTES + 2L * (window + 4) * WR_BYTES + (4L * window + 16) * CQE_BYTES
+                    + 2L * window * CQE_BYTES;
         }
 
         private static Sizing refused(String why) {
@@ -399,7 +527,13 @@ public final class ServerCommand implements Callable<Integer> {
         private final int slots;
         private final int slotSize;
         private final MemoryBudget budget;
+        /** The peer's address, whose share of the budget {@link #reserved} is counted in. */
+        private final InetAddress source;
         private final long reserved;
+        /** Its memory went back to the budget ({@link #close}). */
+        private volatile boolean released;
+        /** Chosen for eviction (the server's eviction lock); not chosen twice. */
+        boolean evicted;
         private final WorkSettings settings;
         private final RecvRequest recv = new RecvRequest();
         /** The client's receive area for write-latency Writes, or null (an old client). */
@@ -426,7 +560,8 @@ public final class ServerCommand implements Callable<Integer> {
         private Responder(ProtectionDomain pd, CompletionQueue cq, CompletionChannel channel, SharedReceiveQueue srq,
                           MemoryRegion slotsMr, MemoryRegion echoMr,
                           MemoryRegion targetMr, Connection conn, int slots, int slotSize, WorkSettings settings,
-                          MemoryBudget budget, long reserved, ClientCommand.Hello hello) {
+                          MemoryBudget budget, InetAddress source, long reserved, ClientCommand.Hello hello) {
+            this.source = source;
             this.channel = channel;
             this.srq = srq;
             this.hello = hello;
@@ -474,15 +609,15 @@ public final class ServerCommand implements Callable<Integer> {
                 refuse(err, req, "peer-to-peer (RFC 6581 §9.2) is not served: start the server with --p2p");
                 throw new RdmaException("rejected a peer-to-peer request from " + req.remote());
             }
-            Sizing sz = Sizing.of(bufSize, window, limits);
+            Sizing sz = Sizing.of(bufSize, window, limits, settings.inlineSize());
             if (sz.refusal() != null) {
                 refuse(err, req, sz.refusal());
                 throw new RdmaException("rejected " + req.remote() + ": " + sz.refusal());
             }
             MemoryBudget budget = limits.budget();
-            if (budget != null && !budget.reserveOrReclaim(sz.totalBytes())) {
-                String why = "server memory cap reached: " + sz.totalBytes() + " bytes asked, " + budget.used() + " of "
-                        + budget.cap() + " in use (--max-memory)";
+            InetAddress source = req.remote().getAddress();
+            if (budget != null && !budget.reserveOrReclaim(source, sz.totalBytes())) {
+                String why = budget.refusal(source, sz.totalBytes());
                 refuse(err, req, why);
                 throw new RdmaException("rejected " + req.remote() + ": " + why);
             }
@@ -536,17 +671,17 @@ public final class ServerCommand implements Callable<Integer> {
                 decided = true;
                 Connection conn = req.accept(qpc, p);
                 return new Responder(pd, cq, ch, srq, slotsMr, echo, target, conn, window, slotSize, settings, budget,
-                        sz.totalBytes(), hello);
+                        source, sz.totalBytes(), hello);
             } catch (OutOfMemoryError e) {
                 // direct memory ran out despite the caps (other users of it, a small -XX:MaxDirectMemorySize)
                 String why = "server out of memory for " + sz.totalBytes() + " bytes of buffers";
-                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes(), srq, ch);
+                release(pd, cq, slotsMr, echo, target, budget, source, sz.totalBytes(), srq, ch);
                 if (!decided) {
                     refuse(err, req, why);
                 }
                 throw new RdmaException("rejected " + req.remote() + ": " + why + " (" + e.getMessage() + ")");
             } catch (RdmaException | RuntimeException e) {
-                release(pd, cq, slotsMr, echo, target, budget, sz.totalBytes(), srq, ch);
+                release(pd, cq, slotsMr, echo, target, budget, source, sz.totalBytes(), srq, ch);
                 if (!decided) {
                     refuse(err, req, "server setup failed: " + e.getMessage());
                 } else {
@@ -566,13 +701,13 @@ public final class ServerCommand implements Callable<Integer> {
         }
 
         private static void release(ProtectionDomain pd, CompletionQueue cq, MemoryRegion a, MemoryRegion b,
-                                    MemoryRegion c, MemoryBudget budget, long bytes, SharedReceiveQueue srq,
-                                    CompletionChannel ch) {
+                                    MemoryRegion c, MemoryBudget budget, InetAddress source, long bytes,
+                                    SharedReceiveQueue srq, CompletionChannel ch) {
             try {
                 Closing.all(a, b, c, srq, cq, ch, pd);
             } finally {
                 if (budget != null) {
-                    budget.release(bytes);
+                    budget.release(source, bytes);
                 }
             }
         }
@@ -622,6 +757,11 @@ public final class ServerCommand implements Callable<Integer> {
 
         long idleSince() {
             return idleSince;
+        }
+
+        /** Whether {@link #close} gave this connection's memory back to the budget. */
+        boolean released() {
+            return released;
         }
 
         /** Sets the idle timeout (0 = never) and the write-latency timeout, both in nanoseconds. */
@@ -816,8 +956,9 @@ public final class ServerCommand implements Callable<Integer> {
                 Closing.all(conn, slotsMr, echoMr, targetMr, srq, cq, channel, pd);
             } finally {
                 if (budget != null) {
-                    budget.release(reserved);
+                    budget.release(source, reserved);
                 }
+                released = true;
             }
         }
     }

@@ -55,6 +55,55 @@ class ServerHostilePeerTest {
         return ServerCommandTest.Server.start(args.toArray(String[]::new)).listening().exit();
     }
 
+    /**
+     * A {@code jwarp server} on a thread of its own that the test stops by interrupting it (its
+     * accept loop's wait is interruptible; closing the device then ends its connections), for tests
+     * where a {@code --count} cannot be known in advance.
+     */
+    record Running(Thread thread, CompletableFuture<Integer> exit, java.io.StringWriter out, java.io.StringWriter err)
+            implements AutoCloseable {
+        static Running start(int port, String... extra) throws Exception {
+            List<String> args = new ArrayList<>(List.of("server", "--bind", "127.0.0.1", "--port", String.valueOf(port)));
+            args.addAll(List.of(extra));
+            java.io.StringWriter o = new java.io.StringWriter();
+            java.io.StringWriter e = new java.io.StringWriter();
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    f.complete(JwarpCli.run(new java.io.PrintWriter(o, true), new java.io.PrintWriter(e, true),
+                            args.toArray(String[]::new)));
+                } catch (Throwable x) {
+                    f.completeExceptionally(x);
+                }
+            }, "jwarp-server-test");
+            t.setDaemon(true);
+            t.start();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(ServerCommandTest.LISTEN_SECONDS);
+            while (!o.toString().contains("listening on")) {
+                if (f.isDone() || System.nanoTime() > end) {
+                    throw new AssertionError("server did not listen: " + o + e);
+                }
+                Thread.sleep(10);
+            }
+            return new Running(t, f, o, e);
+        }
+
+        @Override
+        public void close() throws Exception {
+            thread.interrupt();
+            try {
+                exit.get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException ignored) {
+                // stopped by the interrupt: how it ended does not matter here
+            }
+        }
+    }
+
+    /** A soft device whose connections leave from {@code source} (a loopback address: 127.0.0.x). */
+    static Device deviceAt(RdmaProvider prov, String source) throws Exception {
+        return prov.open(InetAddress.getByName(source));
+    }
+
     /** Runs {@code task} on its own thread (these tasks block; a shared pool could starve them). */
     private static <T> CompletableFuture<T> async(java.util.function.Supplier<T> task) {
         CompletableFuture<T> f = new CompletableFuture<>();
@@ -390,8 +439,10 @@ class ServerHostilePeerTest {
     @DisplayName("Issue 31 (2): idle peers filling --max-memory: the oldest idle one is evicted before a client is refused (RFC 5044 §7.1.5)")
     void budgetFillersAreEvicted_5044_7_1_5() throws Exception {
         int port = ServerCommandTest.freePort();
-        CompletableFuture<Integer> srv = server(port, "--count", "5", "--max-memory", String.valueOf(8 << 20),
-                "--evict-idle", "300");
+        ServerCommandTest.Server server = ServerCommandTest.Server.start("server", "--bind", "127.0.0.1", "--port",
+                String.valueOf(port), "--count", "5", "--max-memory", String.valueOf(8 << 20), "--evict-idle", "300")
+                .listening();
+        CompletableFuture<Integer> srv = server.exit();
         List<Connection> fillers = new ArrayList<>();
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             try {
@@ -410,7 +461,7 @@ class ServerHostilePeerTest {
                 CliCapture c = CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "send",
                         "--iters", "100", "--size", "65536", "--json", "--timeout", String.valueOf(PEER_TIMEOUT.toMillis()));
                 long ms = (System.nanoTime() - t0) / 1_000_000;
-                assertEquals(0, c.exit(), c.out() + c.err());
+                assertEquals(0, c.exit(), c.out() + c.err() + "\nserver: " + server.err());
                 System.out.println("legit client with " + fillers.size() + " budget fillers: " + ms + " ms");
                 assertFalse(fillers.get(0).isOpen(), "the oldest filler is evicted");
                 assertInstanceOf(ConnectionTerminatedException.class, fillers.get(0).failure());
@@ -422,6 +473,96 @@ class ServerHostilePeerTest {
     }
 
     @Test
+    @DisplayName("Issue 31 (2): one source's share of --max-memory is full: its own oldest idle connection is evicted, not an older one of another source (RFC 5044 §7.1.5)")
+    void perSourceBudgetEvictsOwnIdleFirst_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        // hello 32 KiB x 16 counts 1,618,816 bytes: three fit a 5 MiB share, a fourth does not; 20 MiB in all
+        try (Running srv = Running.start(port, "--max-memory", String.valueOf(20 << 20), "--max-memory-per-source",
+                String.valueOf(5 << 20), "--evict-idle", "300", "--idle-timeout", "0"); // eviction alone closes
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
+             Device one = deviceAt(prov, "127.0.0.1");
+             Device three = deviceAt(prov, "127.0.0.3")) {
+            byte[] hello = new ClientCommand.Hello(32 << 10, 16).encode();
+            List<Connection> held = new ArrayList<>();
+            try {
+                Connection other = rawConnect(three, port, hello, false, PEER_TIMEOUT); // the oldest of all
+                held.add(other);
+                List<Connection> mine = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    mine.add(rawConnect(one, port, hello, false, PEER_TIMEOUT));
+                }
+                held.addAll(mine);
+                sleep(800); // all idle for longer than --evict-idle
+                Connection fourth = rawConnect(one, port, hello, false, PEER_TIMEOUT);
+                held.add(fourth);
+                assertTrue(fourth.isOpen());
+                awaitClosed(mine.get(0));
+                assertFalse(mine.get(0).isOpen(), "the source's oldest idle connection is evicted for its share: "
+                        + srv.err());
+                assertInstanceOf(ConnectionTerminatedException.class, mine.get(0).failure());
+                assertTrue(other.isOpen(), "another source's (older) idle connection is left alone");
+                assertTrue(mine.get(1).isOpen() && mine.get(2).isOpen(), "one eviction is enough");
+            } finally {
+                held.forEach(Connection::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): a source at its share with nothing idle is refused naming --max-memory-per-source; another source still gets in (RFC 5044 §7.1.5)")
+    void perSourceBudgetRefusesThatSourceOnly_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        try (Running srv = Running.start(port, "--max-memory", String.valueOf(20 << 20), "--max-memory-per-source",
+                String.valueOf(5 << 20), "--evict-idle", "600000"); // nothing is idle enough to evict
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
+             Device one = deviceAt(prov, "127.0.0.1");
+             Device three = deviceAt(prov, "127.0.0.3")) {
+            byte[] hello = new ClientCommand.Hello(32 << 10, 16).encode();
+            List<Connection> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    held.add(rawConnect(one, port, hello, false, PEER_TIMEOUT));
+                }
+                assertRejectedAtOnce(one, port, hello, "--max-memory-per-source");
+                Connection other = rawConnect(three, port, hello, false, PEER_TIMEOUT);
+                held.add(other);
+                assertTrue(other.isOpen());
+            } finally {
+                held.forEach(Connection::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): the per-source default share is a quarter of --max-memory but at least one connection's cap")
+    void perSourceDefaultShare() {
+        assertEquals(256L << 20, ServerCommand.defaultPerSource(1L << 30, 16L << 20));
+        assertEquals(10L << 20, ServerCommand.defaultPerSource(10L << 20, 16L << 20));
+        assertEquals(16L << 20, ServerCommand.defaultPerSource(40L << 20, 16L << 20));
+        ServerCommand.MemoryBudget b = new ServerCommand.MemoryBudget(100, 40);
+        InetAddress a = InetAddress.getLoopbackAddress();
+        assertTrue(b.reserve(a, 40));
+        assertFalse(b.reserve(a, 1));
+        assertTrue(b.refusal(a, 1).contains("--max-memory-per-source"), b.refusal(a, 1));
+        b.release(a, 40);
+        assertEquals(0, b.usedBy(a));
+        assertTrue(b.reserve(a, 1));
+    }
+
+    @Test
+    @DisplayName("Issue 31 (2): the budget counts at least what an idle connection was measured to pin (CQ and QP rings, polling buffer, thread), and inline room")
+    void budgetCountsMeasuredPinnedMemory() {
+        ServerCommand.Limits limits = new ServerCommand.Limits(1 << 20, 64L << 20, null, false);
+        // measured 2026-12-06 on the soft provider, 20 idle connections: 367 KiB at window 16, 941 KiB at 1,024
+        assertTrue(ServerCommand.Sizing.pinnedBesidesBuffers(16) >= 367 << 10,
+                ServerCommand.Sizing.pinnedBesidesBuffers(16) + " bytes counted at window 16");
+        assertTrue(ServerCommand.Sizing.pinnedBesidesBuffers(1024) >= 941 << 10,
+                ServerCommand.Sizing.pinnedBesidesBuffers(1024) + " bytes counted at window 1,024");
+        assertEquals(20L * 256, ServerCommand.Sizing.of(256, 16, limits, 256).totalBytes()
+                - ServerCommand.Sizing.of(256, 16, limits).totalBytes(), "inline room of 16 + 4 send entries");
+    }
+
+    @Test
     @DisplayName("Issue 31 (2): the budget counts what a connection pins besides its buffers (CQ and QP rings, staging)")
     void budgetCountsPinnedStructures() {
         ServerCommand.Limits limits = new ServerCommand.Limits(1 << 20, 64L << 20, null, false);
@@ -429,5 +570,156 @@ class ServerHostilePeerTest {
         long buffers = 2L * 256 * 1024 + 256;
         assertTrue(sz.totalBytes() > buffers + 1024L * 64, sz.totalBytes() + " bytes counted for " + buffers
                 + " bytes of buffers and 1,024-deep rings");
+    }
+
+    // ---------------------------------------------------------------- issue 31's Done-when
+
+    /** The Done-when bound: a legit client's first completion within 1 s of its connect call. */
+    private static final long FIRST_COMPLETION_BOUND_MS = 1000;
+
+    /**
+     * A legitimate client from {@code source}: connects with a hello (256 B x 16), sends one 64-byte
+     * Send and waits for the server's echo; returns the milliseconds from the connect call to that
+     * receive completion. A reject or a failed completion is thrown (the test then says why).
+     */
+    private static long firstCompletionMillis(RdmaProvider prov, String source, int port) throws Exception {
+        try (Device dev = deviceAt(prov, source)) {
+            ProtectionDomain pd = dev.allocateProtectionDomain();
+            MemoryRegion buf = pd.register(java.nio.ByteBuffer.allocateDirect(512),
+                    java.util.EnumSet.of(Access.LOCAL_WRITE));
+            CompletionQueue cq = dev.createCompletionQueue(16);
+            ConnectionParameters p = ConnectionParameters.builder().peerToPeer(false).rtrTypes(Set.of())
+                    .privateData(new ClientCommand.Hello(256, 16).encode()).build();
+            QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, 4, 4).withBeforeConnect(qp -> qp.postRecv(1, buf, 256, 256));
+            org.jwarp.verbs.WorkCompletion[] wcs = {new org.jwarp.verbs.WorkCompletion()};
+            long t0 = System.nanoTime();
+            try (Connection c = dev.connectionManager().connect(new InetSocketAddress("127.0.0.1", port), qpc, p,
+                    PEER_TIMEOUT)) {
+                c.queuePair().postSend(new SendRequest().send(2, buf, 0, 64));
+                long end = t0 + PEER_TIMEOUT.toNanos();
+                while (System.nanoTime() - end < 0) {
+                    if (cq.await(wcs, 1, 100, TimeUnit.MILLISECONDS) == 1) {
+                        assertTrue(wcs[0].isSuccess(), "legit client: " + wcs[0]);
+                        if (wcs[0].opcode == org.jwarp.verbs.WcOpcode.RECV) {
+                            return (System.nanoTime() - t0) / 1_000_000;
+                        }
+                    }
+                }
+                throw new AssertionError("legit client: no echo within " + PEER_TIMEOUT.toSeconds() + " s");
+            } catch (ConnectionRejectedException e) {
+                throw new AssertionError("legit client from " + source + " rejected after "
+                        + (System.nanoTime() - t0) / 1_000_000 + " ms: '"
+                        + new String(e.privateData(), StandardCharsets.US_ASCII) + "'", e);
+            }
+        }
+    }
+
+    /** A peer that sends one 'W' Send (the write-latency phase starts) and then nothing: the issue's spinner. */
+    private static Connection spinner(Device dev, int port) throws Exception {
+        ProtectionDomain pd = dev.allocateProtectionDomain();
+        MemoryRegion area = pd.register(java.nio.ByteBuffer.allocateDirect(4096),
+                java.util.EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        byte[] hello = new ClientCommand.Hello(256, 16, area.address(), area.rkey()).encode();
+        Connection c = rawConnect(dev, port, hello, false, PEER_TIMEOUT, pd);
+        MemoryRegion src = pd.register(java.nio.ByteBuffer.allocateDirect(64), java.util.EnumSet.of(Access.LOCAL_WRITE));
+        src.buffer().put(0, ClientCommand.WRITE_TAG).putInt(4, 64).putInt(8, 1000);
+        c.queuePair().postRecv(1, src, 16, 16);
+        c.queuePair().postSend(new SendRequest().send(2, src, 0, ClientCommand.WRITE_START_LENGTH));
+        return c;
+    }
+
+    @Test
+    @DisplayName("Issue 31 Done-when (a): 64 idle peers from 4 sources hold every slot; a client from 127.0.0.2 has its first completion within 1 s (RFC 5044 §7.1.5)")
+    void legitClientFirstCompletionWith64IdlePeers_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        List<Connection> idle = new ArrayList<>();
+        // the defaults: --max-connections 64, --max-connections-per-source 16, --evict-idle 1000
+        try (Running srv = Running.start(port);
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER)) {
+            List<Device> devs = new ArrayList<>();
+            try {
+                for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4", "127.0.0.5")) {
+                    Device d = deviceAt(prov, src);
+                    devs.add(d);
+                    for (int i = 0; i < 16; i++) {
+                        idle.add(rawConnect(d, port, new ClientCommand.Hello(256, 16).encode(), false, PEER_TIMEOUT));
+                    }
+                }
+                sleep(1200); // idle for longer than --evict-idle
+                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
+                System.out.println("issue 31 (a): first completion of a 127.0.0.2 client with 64 idle peers: " + ms
+                        + " ms");
+                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
+                assertEquals(63, idle.stream().filter(Connection::isOpen).count(), "one idle peer evicted");
+            } finally {
+                idle.forEach(Connection::close);
+                devs.forEach(Device::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 Done-when (b): 26 budget-fillers from 3 sources fill --max-memory; a client from 127.0.0.2 has its first completion within 1 s (RFC 5044 §7.1.5)")
+    void legitClientFirstCompletionWith26BudgetFillers_5044_7_1_5() throws Exception {
+        int port = ServerCommandTest.freePort();
+        byte[] hello = new ClientCommand.Hello(32 << 10, 16).encode();
+        long each = ServerCommand.Sizing.of(32 << 10, 16, new ServerCommand.Limits(16 << 20, 16L << 20, null, false))
+                .totalBytes();
+        List<Connection> fillers = new ArrayList<>();
+        // the budget is exactly 26 fillers (the issue's 26 x 40 MiB = 1 GiB, scaled down to ~42 MiB); the
+        // sources' default shares (a quarter, at least 16 MiB) let 9 + 9 + 8 of them in
+        try (Running srv = Running.start(port, "--max-memory", String.valueOf(26 * each));
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER)) {
+            List<Device> devs = new ArrayList<>();
+            try {
+                for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4")) {
+                    devs.add(deviceAt(prov, src));
+                }
+                for (int i = 0; i < 26; i++) {
+                    try {
+                        fillers.add(rawConnect(devs.get(i % 3), port, hello, false, PEER_TIMEOUT));
+                    } catch (ConnectionRejectedException e) {
+                        throw new AssertionError("filler " + i + " rejected: '"
+                                + new String(e.privateData(), StandardCharsets.US_ASCII) + "'", e);
+                    }
+                }
+                sleep(1200); // idle for longer than --evict-idle
+                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
+                System.out.println("issue 31 (b): first completion of a 127.0.0.2 client with 26 budget fillers: " + ms
+                        + " ms");
+                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
+                assertEquals(25, fillers.stream().filter(Connection::isOpen).count(), "one filler evicted");
+            } finally {
+                fillers.forEach(Connection::close);
+                devs.forEach(Device::close);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("Issue 31 Done-when (c): 2 peers left in the write-latency phase; a client from 127.0.0.2 has its first completion within 1 s (RFC 5040 §7)")
+    void legitClientFirstCompletionWith2Spinners_5040_7() throws Exception {
+        int port = ServerCommandTest.freePort();
+        List<Connection> spinners = new ArrayList<>();
+        try (Running srv = Running.start(port);
+             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
+             Device one = deviceAt(prov, "127.0.0.1")) {
+            try {
+                for (int i = 0; i < 2; i++) {
+                    spinners.add(spinner(one, port));
+                }
+                sleep(500); // both in the phase, past the bounded spin
+                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
+                System.out.println("issue 31 (c): first completion of a 127.0.0.2 client with 2 write-phase spinners: "
+                        + ms + " ms");
+                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
+                int runnable = runnableSamples(10); // 2 threads x 10 samples
+                assertTrue(runnable < 10, "the spinners' server threads were runnable in " + runnable
+                        + " of 20 samples: spinning");
+                assertTrue(spinners.stream().allMatch(Connection::isOpen), "the spinners are still in their phase");
+            } finally {
+                spinners.forEach(Connection::close);
+            }
+        }
     }
 }

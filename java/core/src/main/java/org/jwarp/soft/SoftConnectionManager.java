@@ -17,6 +17,7 @@ import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Listener;
+import org.jwarp.verbs.ListenerConfig;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
@@ -38,9 +39,16 @@ final class SoftConnectionManager implements ConnectionManager {
 
     @Override
     public Listener listen(InetSocketAddress address, int backlog) throws RdmaException {
+        return listen(address, ListenerConfig.of(backlog));
+    }
+
+    /** Listens with {@code config}; its idle timeout is enforced by the listener ({@link SoftListener}). */
+    @Override
+    public Listener listen(InetSocketAddress address, ListenerConfig config) throws RdmaException {
         device.checkOpen();
         try {
-            SoftListener l = new SoftListener(device, device.provider().nextReactor(), address, backlog);
+            SoftListener l = new SoftListener(device, device.provider().nextReactor(), address, config.backlog(),
+                    config.idleTimeout().toNanos());
             device.track(l);
             return l;
         } catch (IOException e) {

@@ -32,8 +32,15 @@ import org.slf4j.LoggerFactory;
  * connection has sent its Request is the new one closed at once. So silent or slow-loris peers,
  * however many and however fast they reconnect, cannot keep a client that sends its Request
  * promptly from being served: it is never older than the peers that keep arriving after it.
+ *
+ * <p>With an idle timeout ({@link org.jwarp.verbs.ListenerConfig#idleTimeout()}, off by default)
+ * the listener also watches the connections it accepted once they are established: four times per
+ * timeout, on its reactor, it reads each one's progress (whole inbound FPDUs plus send-queue
+ * completions), and one whose progress has not moved for the timeout is ended as after a local
+ * error (RFC 5040 §7): TERM 0/0/0, QP to ERR, flush, QP_FATAL and CLOSED. So established peers
+ * that finish MPA setup and then send nothing cannot hold the server's connections forever.
  */
-final class SoftListener implements Listener, Reactor.Handler {
+final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
     private static final Logger LOG = LoggerFactory.getLogger(SoftListener.class);
 
     /**
@@ -56,8 +63,25 @@ final class SoftListener implements Listener, Reactor.Handler {
     private final AtomicLong evicted = new AtomicLong();
     private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
+    /** Idle timeout of accepted connections, nanoseconds; 0 = none. */
+    private final long idleNanos;
+    /** Established connections this listener accepted, watched for idleness (reactor thread only). */
+    private final java.util.ArrayList<SoftStream> watched = new java.util.ArrayList<>();
+    /** When the next idle sweep is due (reactor thread only). */
+    private long nextSweep;
+    private final AtomicLong idleClosed = new AtomicLong();
 
     SoftListener(SoftDevice device, Reactor reactor, InetSocketAddress address, int backlog) throws IOException {
+        this(device, reactor, address, backlog, 0);
+    }
+
+    /** As above; {@code idleNanos} > 0 ends accepted connections idle that long (see the class comment). */
+    SoftListener(SoftDevice device, Reactor reactor, InetSocketAddress address, int backlog, long idleNanos)
+            throws IOException {
+        if (idleNanos < 0) {
+            throw new IllegalArgumentException("idle timeout: " + idleNanos + " ns must be >= 0");
+        }
+        this.idleNanos = idleNanos;
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog: " + backlog + " must be >= 1");
         }
@@ -72,6 +96,10 @@ final class SoftListener implements Listener, Reactor.Handler {
             local = (InetSocketAddress) server.getLocalAddress();
             reactor.call(() -> {
                 try {
+                    if (idleNanos > 0) {
+                        nextSweep = System.nanoTime() + sweepPeriod();
+                        reactor.addDeadline(this);
+                    }
                     return reactor.register(server, SelectionKey.OP_ACCEPT, this);
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
@@ -96,6 +124,79 @@ final class SoftListener implements Listener, Reactor.Handler {
     /** Pending connections evicted (no complete MPA Request yet) to make room for a new one. */
     long evictedCount() {
         return evicted.get();
+    }
+
+    /** Accepted connections ended by the idle timeout so far. */
+    long idleClosedCount() {
+        return idleClosed.get();
+    }
+
+    /** Time between idle sweeps: a quarter of the timeout (at least 1 ms). */
+    private long sweepPeriod() {
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(1), idleNanos / 4);
+    }
+
+    /** Reactor thread, I/O lock held: {@code s} is established; with an idle timeout it is watched from now. */
+    void established(SoftStream s) {
+        pendingDone(s);
+        if (idleNanos > 0 && !closed) {
+            s.idleMark = -1; // the first sweep records its progress
+            watched.add(s);
+        }
+    }
+
+    @Override
+    public long deadlineNanos() {
+        return nextSweep;
+    }
+
+    /**
+     * Reactor thread: the idle sweep. A stream whose I/O lock is busy is being driven right now and
+     * is skipped this time; one that left the established phase is dropped from the watch.
+     */
+    @Override
+    public void onDeadline(long now) {
+        if (closed) {
+            watched.clear();
+            return;
+        }
+        for (int i = watched.size() - 1; i >= 0; i--) {
+            SoftStream s = watched.get(i);
+            if (s.phase() != SoftStream.Phase.ESTABLISHED) {
+                watched.remove(i);
+                continue;
+            }
+            if (!s.io.tryLock()) {
+                continue;
+            }
+            try {
+                if (s.phase() != SoftStream.Phase.ESTABLISHED || s.data == null) {
+                    watched.remove(i);
+                    continue;
+                }
+                long mark = s.progress();
+                if (mark != s.idleMark) {
+                    s.idleMark = mark;
+                    s.idleSince = now;
+                } else if (now - s.idleSince >= idleNanos) {
+                    watched.remove(i);
+                    idleClosed.incrementAndGet();
+                    String why = "idle for " + TimeUnit.NANOSECONDS.toMillis(now - s.idleSince) + " ms: no segment from "
+                            + s.remoteAddress() + " and no completion progressing (ListenerConfig idle timeout "
+                            + TimeUnit.NANOSECONDS.toMillis(idleNanos) + " ms); sent TERM 0/0/0";
+                    LOG.debug("listener {}: {}", local, why);
+                    s.closer.localError(org.jwarp.ground.TermCode.RDMAP_LOCAL_CATASTROPHIC,
+                            new org.jwarp.verbs.ConnectionTerminatedException(why,
+                                    org.jwarp.ground.TermCode.RDMAP_LOCAL_CATASTROPHIC, false));
+                }
+            } catch (RuntimeException e) {
+                s.closer.fault(e);
+            } finally {
+                s.io.unlock();
+            }
+        }
+        nextSweep = now + sweepPeriod();
+        reactor.addDeadline(this); // the reactor removed it before calling
     }
 
     /** Reactor thread: evicts the oldest pending stream still waiting for its MPA Request; false if none. */
@@ -228,6 +329,10 @@ final class SoftListener implements Listener, Reactor.Handler {
 
     private void closeOnReactor() {
         closed = true;
+        if (idleNanos > 0) {
+            reactor.cancelDeadline(this);
+            watched.clear();
+        }
         try {
             server.close();
         } catch (IOException e) {

@@ -85,6 +85,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     final StreamTransmit sender = new StreamTransmit(this);
     final StreamReceive receiver = new StreamReceive(this);
     final StreamClose closer = new StreamClose(this);
+    /** The listener's idle sweep: progress last seen and since when (reactor thread, I/O lock). */
+    long idleMark;
+    long idleSince;
     /** Test hook, null in production; set under {@link #io}. */
     FaultHook faults;
 
@@ -409,6 +412,18 @@ void clearDeadline() {
         } finally {
             io.unlock();
         }
+    }
+
+    /**
+     * Progress of an established stream for the listener's idle check: whole inbound FPDUs plus
+     * send-queue completions (I/O lock held; cold path).
+     */
+    long progress() {
+        long sent;
+        synchronized (qp.lock) {
+            sent = qp.sq.done;
+        }
+        return data.fpdusReceived() + sent;
     }
 
     /** Inbound FPDUs decoded so far (racy read: tests, diagnostics). */

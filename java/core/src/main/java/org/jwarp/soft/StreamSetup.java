@@ -340,7 +340,7 @@ void establish() {
         s.device.track(s.connection);
         s.qp.attach(s, s.data.ord());
         if (!s.initiator && s.listener != null) {
-            s.listener.pendingDone(s);
+            s.listener.established(s);
         }
         s.data.start();
         s.sender.flushQuietly();

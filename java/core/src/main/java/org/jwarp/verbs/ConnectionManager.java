@@ -25,6 +25,24 @@ public interface ConnectionManager {
     Listener listen(InetSocketAddress address, int backlog) throws RdmaException;
 
     /**
+     * Listens on {@code address} as {@link #listen(InetSocketAddress, int)} does, with
+     * {@code config}'s backlog and, if set, its idle timeout for the connections accepted
+     * (see {@link ListenerConfig}: off by default).
+     *
+     * @param address the local address and TCP port to listen on (port 0: any free port)
+     * @param config  backlog and idle timeout
+     * @return the listener; close it to stop listening
+     * @throws RdmaException when the address is in use or not served by this device, or an idle
+     *                       timeout is asked of a provider that cannot enforce it (DiSNI)
+     */
+    default Listener listen(InetSocketAddress address, ListenerConfig config) throws RdmaException {
+        if (config.idleCheck()) {
+            throw new RdmaException("this provider has no idle timeout for accepted connections (ListenerConfig)");
+        }
+        return listen(address, config.backlog());
+    }
+
+    /**
      * Connects, negotiating per RFC 6581: creates the QP from {@code qp}, runs its
      * {@link QueuePairConfig.BeforeConnect} hook, exchanges the MPA frames and, in the peer-to-peer
      * model, the RTR. Blocks up to {@code timeout}.
