@@ -91,7 +91,10 @@ class SoftInlineTransmitTest {
             WorkCompletion[] out = SoftFixture.wcs(16);
             while (recvCount < POSTERS * MESSAGES || sendCount < POSTERS * MESSAGES) {
                 int n = cq.await(out, out.length, 10, TimeUnit.SECONDS);
-                assertTrue(n > 0, "no completion within 10 s: " + qp);
+                if (n == 0) {
+                    throw new AssertionError("no completion within 10 s (recv " + recvCount + ", send " + sendCount
+                            + ")\n" + stallReport(this));
+                }
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = out[k];
                     assertEquals(WcStatus.SUCCESS, wc.status, wc.toString());
@@ -127,7 +130,7 @@ class SoftInlineTransmitTest {
         }
     }
 
-    @Test
+    @org.junit.jupiter.api.Test
     @DisplayName("RFC 5040 §5.5: concurrent posters transmitting inline keep per-QP order and payload integrity")
     void concurrentInlinePostersKeepOrderAndIntegrity_5040_5_5() throws Exception {
         try (SoftFixture f = new SoftFixture();
@@ -163,6 +166,23 @@ class SoftInlineTransmitTest {
             assertEquals(0, f.cq2.overruns());
             assertTrue(p.initiator().isOpen() && p.responder().isOpen());
         }
+    }
+
+    /** Both ends, their CQs and every thread's stack: what a stall left behind. */
+    private static String stallReport(Side s) {
+        StringBuilder b = new StringBuilder();
+        for (Side x : new Side[] {s, s.peer}) {
+            b.append(x == s ? "this side: " : "peer side: ").append(x.qp).append('\n').append("  ")
+                    .append(x.cq.debugState()).append("\n  recv ").append(x.recvCount).append(" send ")
+                    .append(x.sendCount).append(" credits ").append(x.peerCredits.availablePermits()).append('\n');
+        }
+        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            b.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
+            for (StackTraceElement f : e.getValue()) {
+                b.append("    at ").append(f).append('\n');
+            }
+        }
+        return b.toString();
     }
 
     private interface Body {
