@@ -300,6 +300,13 @@ final class CqPoller {
         return none;
     }
 
+    /** Racy snapshot for stall reports. */
+    String debugState() {
+        return "poller held=" + held.get() + (leader.isLocked() ? " led" : "") + (blocked ? " blocked" : "")
+                + (present ? " present" : "") + " away " + (System.nanoTime() - leftAt) / 1_000_000 + " ms"
+                + (claimedAll ? " claimedAll" : "") + (claimBusy ? " claimBusy" : "") + " emptyPolls=" + emptyPolls;
+    }
+
     /** The CQ closed: wakes and stops a blocked leader, hands the streams back, frees the buffer. */
     void close() {
         Selector sel;

@@ -279,6 +279,12 @@ public final class SoftCompletionQueue implements CompletionQueue {
         return waiters > 0;
     }
 
+    /** Ring, waiters and poller state (stall reports in tests; racy reads). */
+    String debugState() {
+        return "CQ[" + (tail - head) + " queued, " + overruns + " overruns, " + waiters + " parked, streams "
+                + streams.length + ", " + poller.debugState() + "]";
+    }
+
     /** Test hook: runs on an awaiting thread right after it led (null in production). */
     Runnable afterLead;
 

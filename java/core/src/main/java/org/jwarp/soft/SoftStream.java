@@ -437,7 +437,19 @@ void clearDeadline() {
         SoftDataPath d = data;
         Thread holder = io.owner();
         ByteBuffer t = tx; // read once: the I/O-lock holder may give the staging area back meanwhile
+        SelectionKey k = key;
+        String ops;
+        try {
+            ops = k == null ? "none" : k.isValid() ? "interest=" + k.interestOps() : "cancelled";
+        } catch (RuntimeException e) {
+            ops = "cancelled";
+        }
+        StreamTransmit st = sender;
         return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (t == null ? 0 : t.position())
+                + ", key " + ops + (receiver.isPolled() ? ", polled" : "") + (st.starved ? ", starved" : "")
+                + (st.waiting ? ", waiting for staging" : "") + (st.granted != null ? ", granted" : "")
+                + ", staging lent " + device.buffers().stagingInUse() + " waiters " + device.buffers().stagingWaiters()
+                + ", reactor " + reactor.thread().getName() + " " + reactor.thread().getState()
                 + (holder == null ? "" : ", I/O lock held by \"" + holder.getName() + "\" #" + holder.getId() + " "
                         + holder.getState());
     }

