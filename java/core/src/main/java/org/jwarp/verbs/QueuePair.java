@@ -21,7 +21,9 @@ package org.jwarp.verbs;
  * the send queue, and the requests posted after it wait behind it, in order (RFC 5040 §5.5): the
  * soft provider fences its send queue, the DiSNI provider leaves the queueing to the device (siw's
  * ORQ fence, rxe's wait for a free read slot). Only when the negotiated ORD is 0 is a Read refused
- * at post time.
+ * at post time. The Reads complete in posting order; soft and rxe also complete a later Send or
+ * Write after them, while siw completes a Send once it is transmitted, so there a Send posted
+ * behind a Read pipeline may complete before the last (at most ORD) Reads do.
  *
  * <p><b>Memory ownership</b> (as with ibverbs): from the post until the request's completion (its
  * own, or for an unsignalled request the completion of a later signalled one of the queue) the
