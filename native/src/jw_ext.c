@@ -6,7 +6,8 @@
  *  - the data of the last CM event of an id (status, IRD/ORD, private data), recorded by
  *    _getCmEvent before it acknowledged the event;
  *  - device and port limits (max_qp_rd_atom, max_qp_init_rd_atom, transport, link layer);
- *  - allocation-free post/poll entry points that return the verbs error code;
+ *  - allocation-free post/poll entry points that return the verbs error code, and a spin poll
+ *    that waits for a completion in one crossing;
  *  - regions of any length (ibv_reg_mr takes a size_t; DiSNI's regMr an int): anonymous memory
  *    mapped here, registered by address and 64-bit length, and Java windows onto it.
  *
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include "jw_common.h"
 
 #define JN(name) Java_org_jwarp_disni_natives_JwarpNative_##name
@@ -640,6 +642,53 @@ JNIEXPORT jint JNICALL JN(pollCq)(JNIEnv *env, jclass cls, jlong cq, jint n, jlo
 	if (cq == 0 || wcs == 0 || n < 0)
 		return -EINVAL;
 	return ibv_poll_cq(JW_PTR(struct ibv_cq, cq), n, JW_PTR(struct ibv_wc, wcs));
+}
+
+/* Empty polls between two clock reads of pollCqSpin's time bound (a clock read costs more than a poll). */
+#define JW_SPIN_CLOCK_EVERY 64
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	/* CLOCK_MONOTONIC cannot fail with a valid pointer (vDSO); a failure reads as time 0 */
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * Hot path, the spin wait in one crossing: ibv_poll_cq until it returns at least one completion,
+ * fails, or a bound is reached: maxPolls polls (> 0), or, when maxNanos > 0, maxNanos of
+ * CLOCK_MONOTONIC time (read every JW_SPIN_CLOCK_EVERY polls, so the time bound may overshoot by
+ * that many polls). No pause between polls (perftest's loops have none); allocates nothing.
+ * Returns the count (0: bound reached, CQ empty), -EINVAL for bad arguments, or ibv_poll_cq's
+ * negative failure value (as pollCq does).
+ */
+JNIEXPORT jint JNICALL JN(pollCqSpin)(JNIEnv *env, jclass cls, jlong cq, jint n, jlong wcs, jlong maxPolls,
+				      jlong maxNanos)
+{
+	struct ibv_cq *c = JW_PTR(struct ibv_cq, cq);
+	struct ibv_wc *w = JW_PTR(struct ibv_wc, wcs);
+	int64_t deadline = 0;
+	jlong polls = 0;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (cq == 0 || wcs == 0 || n <= 0 || maxPolls <= 0 || maxNanos < 0)
+		return -EINVAL;
+	if (maxNanos > 0)
+		deadline = mono_ns() + maxNanos;
+	for (;;) {
+		rc = ibv_poll_cq(c, n, w);
+		if (rc != 0)
+			return rc; /* the count, or ibv_poll_cq's negative failure value */
+		if (++polls >= maxPolls)
+			return 0;
+		if (deadline != 0 && polls % JW_SPIN_CLOCK_EVERY == 0 && mono_ns() - deadline >= 0)
+			return 0;
+	}
 }
 
 /* Region memory: anonymous private pages, zeroed by the kernel, owned by the Java region object. */

@@ -105,16 +105,7 @@ final class PeerSide implements AutoCloseable {
         if (!spin) {
             return cq.await(out, out.length, 100, TimeUnit.MILLISECONDS);
         }
-        for (int spins = 0; spins < 65536; spins++) {
-            int n = cq.poll(out, out.length);
-            if (n > 0) {
-                return n;
-            }
-            if (ProviderPingPong.SPIN_PAUSE) {
-                Thread.onSpinWait();
-            }
-        }
-        return 0;
+        return ProviderPingPong.spinFor(cq, out);
     }
 
     /** False when the loop should end quietly: closed, or its connections are gone. */
@@ -190,10 +181,8 @@ final class PeerSide implements AutoCloseable {
                 reply.signaled = true;
                 qp.postSend(reply); // signaled, its completion polled: perftest's loop
                 int n;
-                while ((n = side.cq.poll(out, out.length)) == 0 && running) {
-                    if (ProviderPingPong.SPIN_PAUSE) {
-                        Thread.onSpinWait();
-                    }
+                while ((n = ProviderPingPong.spinFor(side.cq, out)) == 0 && running) {
+                    // bounded spins; the loop re-checks running between them
                 }
                 if (n > 0 && !out[0].isSuccess()) {
                     if (failedQuietly(out[0])) {

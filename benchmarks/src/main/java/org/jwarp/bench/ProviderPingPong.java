@@ -347,14 +347,24 @@ final class ProviderPingPong implements AutoCloseable {
         if (wait == Wait.AWAIT) {
             return cq.await(out, out.length, 100, TimeUnit.MILLISECONDS);
         }
+        return spinFor(cq, out);
+    }
+
+    /**
+     * Up to 65,536 polls until a completion: without {@link #SPIN_PAUSE}, one
+     * {@link CompletionQueue#spin} (on DiSNI a single native call that loops over ibv_poll_cq, as
+     * perftest's loop does); with it, polls with a PAUSE between them.
+     */
+    static int spinFor(CompletionQueue cq, WorkCompletion[] out) {
+        if (!SPIN_PAUSE) {
+            return cq.spin(out, out.length, 65536, 0);
+        }
         for (int spins = 0; spins < 65536; spins++) {
             int n = cq.poll(out, out.length);
             if (n > 0) {
                 return n;
             }
-            if (SPIN_PAUSE) {
-                Thread.onSpinWait();
-            }
+            Thread.onSpinWait();
         }
         return 0;
     }

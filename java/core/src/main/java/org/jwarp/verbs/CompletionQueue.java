@@ -54,6 +54,43 @@ public interface CompletionQueue extends AutoCloseable {
     int poll(WorkCompletion[] out, int max);
 
     /**
+     * Busy-polls ({@link #poll} without blocking or pausing, perftest's spin) until at least one
+     * completion is taken or a bound is reached: {@code maxPolls} empty polls, or, when
+     * {@code maxNanos > 0}, about {@code maxNanos} nanoseconds (the clock is read only every few
+     * dozen polls, so this bound may be overshot by that many polls). Allocates nothing. The
+     * calling thread burns its CPU for the whole wait and does not see an interrupt before the
+     * bound: keep the bounds short and call again.
+     *
+     * <p>Provider difference: DiSNI spins in one native call ({@code ibv_poll_cq} in a loop), holding
+     * the CQ's lock, so a concurrent {@link #poll}, {@link #await} or {@link #close} on the same CQ
+     * waits until the spin ends (at most the bound). The default (and the soft provider) loops over
+     * {@link #poll}, which other threads may enter between two polls.
+     *
+     * @param out      the caller's preallocated completions, overwritten in place
+     * @param max      the most completions to take, at most {@code out.length}
+     * @param maxPolls the most polls before giving up, at least 1
+     * @param maxNanos the longest spin in nanoseconds, 0 for no time bound (then {@code maxPolls} ends it)
+     * @return the number of completions taken, 0 when a bound was reached with the CQ empty
+     * @throws IllegalArgumentException when {@code maxPolls < 1} or {@code maxNanos < 0}
+     */
+    default int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
+        if (maxPolls < 1 || maxNanos < 0) {
+            throw new IllegalArgumentException("spin: maxPolls must be >= 1 and maxNanos >= 0, got " + maxPolls
+                    + ", " + maxNanos);
+        }
+        long start = maxNanos > 0 ? System.nanoTime() : 0;
+        for (long polls = 1; ; polls++) {
+            int n = poll(out, max);
+            if (n > 0 || polls >= maxPolls) {
+                return n;
+            }
+            if (maxNanos > 0 && (polls & 63) == 0 && System.nanoTime() - start >= maxNanos) {
+                return 0;
+            }
+        }
+    }
+
+    /**
      * Like {@link #poll} but waits up to {@code timeout} for at least one completion.
      *
      * @param out     the caller's preallocated completions, overwritten in place

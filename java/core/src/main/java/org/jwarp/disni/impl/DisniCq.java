@@ -158,6 +158,36 @@ final class DisniCq implements CompletionQueue {
         return n;
     }
 
+    /**
+     * The spin wait in one JNI crossing ({@link JwarpNative#pollCqSpin}): native polls into the
+     * CQ's WC buffer until a completion or the bound, under this CQ's monitor like {@link #poll}
+     * (the buffer and the QPs' rings are shared by every poller, and close() must not destroy the
+     * CQ under the spin), so a concurrent poll, await or close waits for the spin's end, which the
+     * caller's bound limits.
+     */
+    @Override
+    public synchronized int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
+        if (maxPolls < 1 || maxNanos < 0) {
+            throw new IllegalArgumentException("spin: maxPolls must be >= 1 and maxNanos >= 0, got " + maxPolls
+                    + ", " + maxNanos);
+        }
+        if (!open) {
+            throw new IllegalStateException("completion queue is closed");
+        }
+        int want = Math.min(Math.min(max, out.length), BATCH);
+        if (want <= 0) {
+            return 0;
+        }
+        int n = JwarpNative.pollCqSpin(cqPtr, want, wcsAddr, maxPolls, maxNanos);
+        if (n < 0) {
+            throw new IllegalStateException("ibv_poll_cq failed: " + n);
+        }
+        for (int i = 0; i < n; i++) {
+            decode(i * WC_SIZE, out[i]);
+        }
+        return n;
+    }
+
     private void decode(int base, WorkCompletion wc) {
         wc.wrId = wcs.getLong(base);
         int status = wcs.getInt(base + WC_STATUS);

@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 6;
+    public static final int VERSION = 8;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -188,6 +188,15 @@ public final class JwarpNative {
 
     /** {@code ibv_poll_cq} into {@code struct ibv_wc[n]} at wcs; count or negative errno. */
     public static native int pollCq(long cq, int n, long wcs);
+
+    /**
+     * Version 8: {@code ibv_poll_cq} into {@code struct ibv_wc[n]} at wcs in a loop, in this one
+     * call, until it returns a completion or fails, or until maxPolls polls or (maxNanos &gt; 0)
+     * about maxNanos of monotonic time passed; no pause between polls, no allocation. Returns the
+     * count (0 when a bound was reached), {@code -EINVAL} for bad arguments, or ibv_poll_cq's
+     * negative failure value.
+     */
+    public static native int pollCqSpin(long cq, int n, long wcs, long maxPolls, long maxNanos);
 
     /**
      * Maps {@code length} bytes of zeroed anonymous memory (mmap) for a region of any length;
