@@ -21,4 +21,10 @@ class ProviderContractTestOnSiwTest extends ProviderContractTest {
     protected boolean sendCompletesAfterEarlierReads() {
         return false;
     }
+
+    /** Kernel siw 6.1's page-crossing copy of Read Responses of at most 32 bytes (see the base method). */
+    @Override
+    protected boolean shortReadAcrossPageIntact() {
+        return false;
+    }
 }

@@ -615,6 +615,7 @@ final class DisniDevice implements Device, ConnectionManager {
             q = qpFactory.create(qp, caps);
             q.useSrq(srq);
             q.useContext(c.context());
+            q.inlineShortPageCrossing(info.name().startsWith("siw"));
             scq.attach(q);
             if (rcq != scq) {
                 rcq.attach(q);

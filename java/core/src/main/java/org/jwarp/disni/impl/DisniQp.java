@@ -83,6 +83,13 @@ final class DisniQp implements QueuePair {
     private volatile int ord;
     private volatile QpState state = QpState.INIT;
     private long postCalls;
+    /**
+     * Kernel siw's short-payload defect (see {@link #SIW_SHORT_PAYLOAD}): when set, a Send or
+     * Write of at most that many bytes in one SGE that crosses a 4 KiB page boundary is posted
+     * inline, so siw copies it at post time instead of through its page-crossing copy. Set once,
+     * before any post.
+     */
+    private volatile boolean inlineShortPageCrossing;
     /** This QP as the shared post-time checks see it (RFC 5040 §7); read under this object's lock. */
     private final WorkRequestChecks.Target checks = new Checks();
 
@@ -122,6 +129,28 @@ final class DisniQp implements QueuePair {
 
     private int recvSge(int wr, int j) {
         return caps.maxRecvWr() * RECV_WR_SIZE + (wr * recvSges + j) * SGE_SIZE;
+    }
+
+    /**
+     * Payloads up to this many bytes in one SGE are copied by kernel siw (6.1, siw_try_1seg) into the
+     * frame header. When the source crosses a 4 KiB page boundary and the copy runs outside the
+     * posting system call (Read Responses always; Sends and Writes queued behind earlier work), its
+     * page-crossing branch copies the wrong bytes (it splits the payload at {@code len - (4096 -
+     * offset)} instead of {@code 4096 - offset}); the peer sees no error, siw computes the CRC over
+     * what it sent. Seen in the key-value stress on siw0 (every wrong Read had its source at page
+     * offset 4080 and 18-29 bytes; the bytes at rest were right) and asserted by
+     * ProviderContractTest#shortPayloadsAcrossPageBoundary_5040_5. 32 is siw's MAX_HDR_INLINE.
+     */
+    static final int SIW_SHORT_PAYLOAD = 32;
+
+    /** Turns on {@link #inlineShortPageCrossing} (siw devices; before the QP is handed out). */
+    void inlineShortPageCrossing(boolean on) {
+        this.inlineShortPageCrossing = on;
+    }
+
+    /** Whether {@code len} bytes at {@code address} reach into the next 4 KiB page. */
+    static boolean crossesPage(long address, int len) {
+        return (address & 4095) + len > 4096;
     }
 
     /** Attaches the shared receive queue the QP was created with (before it is handed out). */
@@ -216,6 +245,9 @@ final class DisniQp implements QueuePair {
         int n = sgl.count();
         int w = k * SEND_WR_SIZE;
         int written = 0;
+        long firstAddress = 0;
+        int firstLength = 0;
+        boolean firstOpen = false;
         for (int j = 0; j < n; j++) {
             int len = sgl.length(j);
             if (len == 0) {
@@ -223,15 +255,20 @@ final class DisniQp implements QueuePair {
             }
             MemoryRegion mr = sgl.region(j);
             int at = sendSge(k, written++);
-            sendWr.putLong(at + SGE_ADDR, mr.address() + sgl.offset(j));
+            firstAddress = mr.address() + sgl.offset(j);
+            firstLength = len;
+            firstOpen = mr instanceof DisniPd.DisniMr m && m.isOpen(); // a closed region completes LOC_PROT_ERR
+            sendWr.putLong(at + SGE_ADDR, firstAddress);
             sendWr.putInt(at + SGE_LENGTH, len);
             sendWr.putInt(at + SGE_LKEY, mr.lkey());
         }
         sendWr.putLong(w, sq.tokenAhead(k)); // the caller's wrId stays in the ring slot
         sendWr.putInt(w + WR_NUM_SGE, written);
         sendWr.putInt(w + WR_OPCODE, op.ibvCode);
+        boolean inline = wr.inline || inlineShortPageCrossing && written == 1 && op != SendOpcode.RDMA_READ
+                && firstOpen && firstLength <= SIW_SHORT_PAYLOAD && crossesPage(firstAddress, firstLength);
         sendWr.putInt(w + WR_FLAGS, (wr.signaled ? IBV_SEND_SIGNALED : 0) | (wr.solicited ? IBV_SEND_SOLICITED : 0)
-                | (wr.fence ? IBV_SEND_FENCE : 0) | (wr.inline ? IBV_SEND_INLINE : 0));
+                | (wr.fence ? IBV_SEND_FENCE : 0) | (inline ? IBV_SEND_INLINE : 0));
         sendWr.putInt(w + WR_IMM, op == SendOpcode.SEND_WITH_INVALIDATE ? wr.invalidateRkey : 0);
         sendWr.putLong(w + WR_REMOTE_ADDR, wr.remoteAddress);
         sendWr.putInt(w + WR_RKEY, wr.rkey);

@@ -204,7 +204,8 @@ public final class KvClient implements AutoCloseable {
         await(ID_READ, "the RDMA Read");
         String bad = KvProtocol.checkValue(sinkBuf, 0, key, version, bodyLength);
         if (bad != null) {
-            throw new KvException(doing() + ": wrong bytes: " + bad);
+            throw new KvException(doing() + ": wrong bytes: " + bad + wrongBytesEvidence(key, version, bodyLength,
+                    address, length, rkey));
         }
         seenVersion[(int) key] = version;
         readBytes += length;
@@ -247,6 +248,49 @@ public final class KvClient implements AutoCloseable {
         seenVersion[(int) key] = version;
         finish();
         return version;
+    }
+
+    /** Where the server's values can be seen at rest (diagnostics of a wrong Read; set by the stress runner). */
+    interface Inspector {
+        String describe(long address, int length);
+    }
+
+    volatile Inspector inspector;
+
+    /**
+     * Failure path only: what a wrong Read tells, so that a report separates a value wrong at rest
+     * (the server's own view) from one wrong in flight (a second Read of the same bytes), with the
+     * page offsets of both ends.
+     */
+    private String wrongBytesEvidence(long key, long version, int bodyLength, long address, int length, int rkey)
+            throws InterruptedException {
+        StringBuilder b = new StringBuilder();
+        b.append(" [source page offset ").append(address & 4095).append(", sink 0x")
+                .append(Long.toHexString(sink.address())).append(" page offset ").append(sink.address() & 4095);
+        b.append("; first 24 bytes read:");
+        for (int i = 0; i < Math.min(24, length); i += 8) {
+            b.append(" 0x").append(Long.toHexString(sinkBuf.getLong(i)));
+        }
+        Inspector in = inspector;
+        if (in != null) {
+            b.append("; at rest on the server: ").append(in.describe(address, length));
+        }
+        for (int i = 0; i < length; i++) {
+            sinkBuf.put(i, (byte) 0x5A);
+        }
+        try {
+            read.read(ID_READ, sink, 0, length, address, rkey);
+            post(read, "second RDMA Read");
+            await(ID_READ, "the second RDMA Read");
+            String again = KvProtocol.checkValue(sinkBuf, 0, key, version, bodyLength);
+            b.append("; a second Read of the same bytes: ").append(again == null ? "right" : again);
+        } catch (KvException e) {
+            b.append("; a second Read failed: ").append(e.getMessage());
+        }
+        if (in != null) {
+            b.append("; at rest after it: ").append(in.describe(address, length));
+        }
+        return b.append(']').toString();
     }
 
     private void finish() {

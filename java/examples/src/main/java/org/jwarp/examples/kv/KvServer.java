@@ -131,7 +131,13 @@ public final class KvServer implements AutoCloseable {
         dev = provider.open(at.getAddress());
         try {
             pd = dev.allocateProtectionDomain();
-            values = pd.register(ByteBuffer.allocateDirect(config.slots() * config.slotBytes()),
+            // Page-aligned, so that no slot's first 32 bytes cross a 4 KiB page boundary (slots are
+            // 64-byte multiples): kernel siw returns a Read of at most 32 bytes whose source crosses
+            // a page boundary with wrong bytes (siw_try_1seg; see the README's device notes), and a
+            // GET of a short value is such a Read.
+            // (alignedSlice rounds both ends to the page: ask for whole pages and one more)
+            int pages = (config.slots() * config.slotBytes() + 4095) / 4096 + 1;
+            values = pd.register(ByteBuffer.allocateDirect(pages * 4096).alignedSlice(4096),
                     EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ, Access.REMOTE_WRITE));
             valuesView = values.buffer();
             table = new SlotTable(config.keys(), config.slots());
@@ -185,6 +191,25 @@ public final class KvServer implements AutoCloseable {
     /** Value slots not accounted for once every connection is gone (0 when nothing leaked). */
     public int leakedSlots() {
         return config.slots() - config.keys() - table.freeSlots();
+    }
+
+    /**
+     * Diagnostics: the value header at {@code address} of the shared region as the server sees it,
+     * and what the slot table says that slot holds.
+     */
+    public String describeAt(long address, int length) {
+        long off = address - values.address();
+        if (off < 0 || off + length > (long) config.slots() * config.slotBytes()) {
+            return "0x" + Long.toHexString(address) + " is outside the value region";
+        }
+        int slot = (int) (off / config.slotBytes());
+        int at = (int) off;
+        StringBuilder b = new StringBuilder("slot ").append(slot).append(" (offset ").append(off % config.slotBytes())
+                .append(") bytes:");
+        for (int i = 0; i < Math.min(24, length); i += 8) {
+            b.append(" 0x").append(Long.toHexString(valuesView.getLong(at + i)));
+        }
+        return b.append(", table: ").append(table.describe(slot)).toString();
     }
 
     private static Thread daemon(Runnable r, String name) {

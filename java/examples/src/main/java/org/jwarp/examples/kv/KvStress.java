@@ -136,7 +136,9 @@ public final class KvStress {
         KvException connectFailure = null;
         for (CompletableFuture<KvClient> f : connecting) {
             try {
-                clients.add(f.get(setup.toSeconds() + 10, TimeUnit.SECONDS));
+                KvClient c = f.get(setup.toSeconds() + 10, TimeUnit.SECONDS);
+                c.inspector = server::describeAt;
+                clients.add(c);
             } catch (ExecutionException | TimeoutException e) {
                 f.cancel(true);
                 KvException k = new KvException("connecting client " + connecting.indexOf(f) + " to "

@@ -119,6 +119,22 @@ final class SlotTable {
         }
     }
 
+    /** Diagnostics: what slot {@code s} is now. */
+    synchronized String describe(int s) {
+        StringBuilder b = new StringBuilder();
+        for (int k = 0; k < keySlot.length; k++) {
+            if (keySlot[k] == s) {
+                b.append("live for key ").append(k).append(" version ").append(keyVersion[k]).append(' ');
+            }
+        }
+        for (int i = 0; i < freeCount; i++) {
+            if (free[i] == s) {
+                b.append("free ");
+            }
+        }
+        return b.append("pins ").append(pins[s]).append(retired[s] ? " retired" : "").toString();
+    }
+
     synchronized int freeSlots() {
         return freeCount;
     }
