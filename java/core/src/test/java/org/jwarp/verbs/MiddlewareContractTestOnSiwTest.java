@@ -28,9 +28,4 @@ class MiddlewareContractTestOnSiwTest extends MiddlewareContractTest {
     protected int contentionMessages() {
         return 300; // the guest runs under emulation
     }
-
-    @Override
-    protected boolean shortReceiveRaisesQpFatal() {
-        return false; // as ProviderContractTestOnSiwTest: siw drops the connection, raises no QP event
-    }
 }

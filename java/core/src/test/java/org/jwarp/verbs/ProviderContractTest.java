@@ -462,8 +462,9 @@ public abstract class ProviderContractTest extends DeviceSuite {
 
     /**
      * Whether the device raises {@link AsyncEvent.Type#QP_FATAL} for the receiver's QP when a receive
-     * is too short for its Send (RFC 5041 §7.2: the error is fatal to the stream). Soft does; a
-     * kernel device raises what its driver raises, and the DiSNI provider reports only that.
+     * is too short for its Send (RFC 5041 §7.2: the error is fatal to the stream). Soft does, and so
+     * does kernel siw (IBV_EVENT_QP_FATAL, seen in the guest); rxe 6.1 raises nothing. The DiSNI
+     * provider reports only what the device raises.
      */
     protected boolean shortReceiveRaisesQpFatal() {
         return true;

@@ -21,14 +21,4 @@ class ProviderContractTestOnSiwTest extends ProviderContractTest {
     protected boolean sendCompletesAfterEarlierReads() {
         return false;
     }
-
-    /**
-     * siw raises no QP event for a receive too short (its receive path initiates the TERM and drops
-     * the connection, siw_tcp_rx_data -> siw_qp_cm_drop, with no siw_qp_event): the receiver hears
-     * the end of its connection (PEER_DISCONNECTED, CLOSED), and its QP is in ERR from there.
-     */
-    @Override
-    protected boolean shortReceiveRaisesQpFatal() {
-        return false;
-    }
 }
