@@ -439,23 +439,31 @@ class ServerHostilePeerTest {
     @DisplayName("Issue 31 (2): idle peers filling --max-memory: the oldest idle one is evicted before a client is refused (RFC 5044 §7.1.5)")
     void budgetFillersAreEvicted_5044_7_1_5() throws Exception {
         int port = ServerCommandTest.freePort();
+        byte[] hello = new ClientCommand.Hello(65536, 16).encode(); // what the client below asks for
+        long each = ServerCommand.Sizing.of(65536, 16, new ServerCommand.Limits(16 << 20, 16L << 20, null, false))
+                .totalBytes();
+        // room for exactly three fillers (half a connection spare): they fill the budget without any
+        // eviction, however slowly they connect. Filling until a refusal instead needed every connect
+        // within --evict-idle of the last: on a loaded machine a later filler evicted an earlier one,
+        // --count ran out on fillers and the next filler's MPA Request was never answered.
+        int fit = 3;
         ServerCommandTest.Server server = ServerCommandTest.Server.start("server", "--bind", "127.0.0.1", "--port",
-                String.valueOf(port), "--count", "5", "--max-memory", String.valueOf(8 << 20), "--evict-idle", "300")
-                .listening();
+                String.valueOf(port), "--count", String.valueOf(fit + 1), "--max-memory",
+                String.valueOf(fit * each + each / 2), "--evict-idle", "300").listening();
         CompletableFuture<Integer> srv = server.exit();
         List<Connection> fillers = new ArrayList<>();
         try (RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER); Device dev = prov.open(InetAddress.getLoopbackAddress())) {
             try {
-                byte[] hello = new ClientCommand.Hello(65536, 16).encode(); // what the client below asks for
-                for (int i = 0; i < 20; i++) {
+                for (int i = 0; i < fit; i++) {
                     try {
                         fillers.add(rawConnect(dev, port, hello, false, PEER_TIMEOUT));
                     } catch (ConnectionRejectedException e) {
-                        assertTrue(new String(e.privateData(), StandardCharsets.US_ASCII).contains("--max-memory"));
-                        break;
+                        throw new AssertionError("filler " + i + " rejected: '"
+                                + new String(e.privateData(), StandardCharsets.US_ASCII) + "'", e);
                     }
                 }
-                assertTrue(fillers.size() >= 1 && fillers.size() < 20, fillers.size() + " fillers");
+                assertTrue(fillers.stream().allMatch(Connection::isOpen), "a filler was evicted while the budget had room: "
+                        + server.err());
                 sleep(800); // idle for longer than --evict-idle
                 long t0 = System.nanoTime();
                 CliCapture c = CliCapture.run("client", "127.0.0.1", "--port", String.valueOf(port), "--op", "send",
@@ -628,98 +636,103 @@ class ServerHostilePeerTest {
         return c;
     }
 
-    @Test
-    @DisplayName("Issue 31 Done-when (a): 64 idle peers from 4 sources hold every slot; a client from 127.0.0.2 has its first completion within 1 s (RFC 5044 §7.1.5)")
-    void legitClientFirstCompletionWith64IdlePeers_5044_7_1_5() throws Exception {
+    /** Opens a Done-when case's hostile peers: devices into {@code devs}, connections into {@code peers}. */
+    @FunctionalInterface
+    private interface HostilePeers {
+        void open(RdmaProvider prov, int port, List<Device> devs, List<Connection> peers) throws Exception;
+    }
+
+    /**
+     * One Done-when case of issue 31: a {@code jwarp server} with {@code serverArgs}, the hostile
+     * peers {@code open} sets up, {@code settleMs} for them to settle (idle past --evict-idle, or in
+     * their phase), then a client from 127.0.0.2 whose first completion must come within
+     * {@link #FIRST_COMPLETION_BOUND_MS}; {@code after} checks the peers. Peers and devices are
+     * closed in every case.
+     *
+     * @param label      the case, for the report line ("(a)")
+     * @param peersLabel what the peers are, for the report line ("64 idle peers")
+     */
+    private static void assertLegitFirstCompletionDespite(String label, String peersLabel, String[] serverArgs,
+            long settleMs, HostilePeers open, java.util.function.Consumer<List<Connection>> after) throws Exception {
         int port = ServerCommandTest.freePort();
-        List<Connection> idle = new ArrayList<>();
-        // the defaults: --max-connections 64, --max-connections-per-source 16, --evict-idle 1000
-        try (Running srv = Running.start(port);
+        List<Connection> peers = new ArrayList<>();
+        try (Running srv = Running.start(port, serverArgs);
              RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER)) {
             List<Device> devs = new ArrayList<>();
             try {
-                for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4", "127.0.0.5")) {
-                    Device d = deviceAt(prov, src);
-                    devs.add(d);
-                    for (int i = 0; i < 16; i++) {
-                        idle.add(rawConnect(d, port, new ClientCommand.Hello(256, 16).encode(), false, PEER_TIMEOUT));
-                    }
-                }
-                sleep(1200); // idle for longer than --evict-idle
+                open.open(prov, port, devs, peers);
+                sleep(settleMs);
                 long ms = firstCompletionMillis(prov, "127.0.0.2", port);
-                System.out.println("issue 31 (a): first completion of a 127.0.0.2 client with 64 idle peers: " + ms
-                        + " ms");
+                System.out.println("issue 31 " + label + ": first completion of a 127.0.0.2 client with " + peersLabel
+                        + ": " + ms + " ms");
                 assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
-                assertEquals(63, idle.stream().filter(Connection::isOpen).count(), "one idle peer evicted");
+                after.accept(peers);
             } finally {
-                idle.forEach(Connection::close);
+                peers.forEach(Connection::close);
                 devs.forEach(Device::close);
             }
         }
+    }
+
+    @Test
+    @DisplayName("Issue 31 Done-when (a): 64 idle peers from 4 sources hold every slot; a client from 127.0.0.2 has its first completion within 1 s (RFC 5044 §7.1.5)")
+    void legitClientFirstCompletionWith64IdlePeers_5044_7_1_5() throws Exception {
+        // the defaults: --max-connections 64, --max-connections-per-source 16, --evict-idle 1000
+        assertLegitFirstCompletionDespite("(a)", "64 idle peers", new String[0], 1200, // idle past --evict-idle
+                (prov, port, devs, idle) -> {
+                    for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4", "127.0.0.5")) {
+                        Device d = deviceAt(prov, src);
+                        devs.add(d);
+                        for (int i = 0; i < 16; i++) {
+                            idle.add(rawConnect(d, port, new ClientCommand.Hello(256, 16).encode(), false, PEER_TIMEOUT));
+                        }
+                    }
+                },
+                idle -> assertEquals(63, idle.stream().filter(Connection::isOpen).count(), "one idle peer evicted"));
     }
 
     @Test
     @DisplayName("Issue 31 Done-when (b): 26 budget-fillers from 3 sources fill --max-memory; a client from 127.0.0.2 has its first completion within 1 s (RFC 5044 §7.1.5)")
     void legitClientFirstCompletionWith26BudgetFillers_5044_7_1_5() throws Exception {
-        int port = ServerCommandTest.freePort();
         byte[] hello = new ClientCommand.Hello(32 << 10, 16).encode();
         long each = ServerCommand.Sizing.of(32 << 10, 16, new ServerCommand.Limits(16 << 20, 16L << 20, null, false))
                 .totalBytes();
-        List<Connection> fillers = new ArrayList<>();
         // the budget is exactly 26 fillers (the issue's 26 x 40 MiB = 1 GiB, scaled down to ~42 MiB); the
         // sources' default shares (a quarter, at least 16 MiB) let 9 + 9 + 8 of them in
-        try (Running srv = Running.start(port, "--max-memory", String.valueOf(26 * each));
-             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER)) {
-            List<Device> devs = new ArrayList<>();
-            try {
-                for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4")) {
-                    devs.add(deviceAt(prov, src));
-                }
-                for (int i = 0; i < 26; i++) {
-                    try {
-                        fillers.add(rawConnect(devs.get(i % 3), port, hello, false, PEER_TIMEOUT));
-                    } catch (ConnectionRejectedException e) {
-                        throw new AssertionError("filler " + i + " rejected: '"
-                                + new String(e.privateData(), StandardCharsets.US_ASCII) + "'", e);
+        assertLegitFirstCompletionDespite("(b)", "26 budget fillers",
+                new String[] {"--max-memory", String.valueOf(26 * each)}, 1200, // idle past --evict-idle
+                (prov, port, devs, fillers) -> {
+                    for (String src : List.of("127.0.0.1", "127.0.0.3", "127.0.0.4")) {
+                        devs.add(deviceAt(prov, src));
                     }
-                }
-                sleep(1200); // idle for longer than --evict-idle
-                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
-                System.out.println("issue 31 (b): first completion of a 127.0.0.2 client with 26 budget fillers: " + ms
-                        + " ms");
-                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
-                assertEquals(25, fillers.stream().filter(Connection::isOpen).count(), "one filler evicted");
-            } finally {
-                fillers.forEach(Connection::close);
-                devs.forEach(Device::close);
-            }
-        }
+                    for (int i = 0; i < 26; i++) {
+                        try {
+                            fillers.add(rawConnect(devs.get(i % 3), port, hello, false, PEER_TIMEOUT));
+                        } catch (ConnectionRejectedException e) {
+                            throw new AssertionError("filler " + i + " rejected: '"
+                                    + new String(e.privateData(), StandardCharsets.US_ASCII) + "'", e);
+                        }
+                    }
+                },
+                fillers -> assertEquals(25, fillers.stream().filter(Connection::isOpen).count(), "one filler evicted"));
     }
 
     @Test
     @DisplayName("Issue 31 Done-when (c): 2 peers left in the write-latency phase; a client from 127.0.0.2 has its first completion within 1 s (RFC 5040 §7)")
     void legitClientFirstCompletionWith2Spinners_5040_7() throws Exception {
-        int port = ServerCommandTest.freePort();
-        List<Connection> spinners = new ArrayList<>();
-        try (Running srv = Running.start(port);
-             RdmaProvider prov = Rdma.open(Rdma.DEFAULT_PROVIDER);
-             Device one = deviceAt(prov, "127.0.0.1")) {
-            try {
-                for (int i = 0; i < 2; i++) {
-                    spinners.add(spinner(one, port));
-                }
-                sleep(500); // both in the phase, past the bounded spin
-                long ms = firstCompletionMillis(prov, "127.0.0.2", port);
-                System.out.println("issue 31 (c): first completion of a 127.0.0.2 client with 2 write-phase spinners: "
-                        + ms + " ms");
-                assertTrue(ms < FIRST_COMPLETION_BOUND_MS, "first completion after " + ms + " ms: " + srv.err());
-                int runnable = runnableSamples(10); // 2 threads x 10 samples
-                assertTrue(runnable < 10, "the spinners' server threads were runnable in " + runnable
-                        + " of 20 samples: spinning");
-                assertTrue(spinners.stream().allMatch(Connection::isOpen), "the spinners are still in their phase");
-            } finally {
-                spinners.forEach(Connection::close);
-            }
-        }
+        assertLegitFirstCompletionDespite("(c)", "2 write-phase spinners", new String[0], 500, // in the phase, past the bounded spin
+                (prov, port, devs, spinners) -> {
+                    Device one = deviceAt(prov, "127.0.0.1");
+                    devs.add(one);
+                    for (int i = 0; i < 2; i++) {
+                        spinners.add(spinner(one, port));
+                    }
+                },
+                spinners -> {
+                    int runnable = runnableSamples(10); // 2 threads x 10 samples
+                    assertTrue(runnable < 10, "the spinners' server threads were runnable in " + runnable
+                            + " of 20 samples: spinning");
+                    assertTrue(spinners.stream().allMatch(Connection::isOpen), "the spinners are still in their phase");
+                });
     }
 }

@@ -34,6 +34,17 @@ import java.util.concurrent.TimeUnit;
  *       end).</li>
  * </ul>
  * A CQ that overran is not reusable in a defined way: close the connections that use it, then the CQ.
+ *
+ * <p>Failures. A failure on a queue pair's data path (a TERM received or sent, RFC 5040 §7 and
+ * RFC 5041 §7.2; a lost stream) is never thrown out of {@link #poll}, {@link #spin} or
+ * {@link #await}, whichever thread meets it: it surfaces the same way through all three, as the
+ * error completion of the WR concerned, the QP's other outstanding WRs flushed
+ * ({@link WcStatus#WR_FLUSH_ERR}), the QP in {@link QueuePair.QpState#ERR}, the TERM at the peer,
+ * and the QP event the device raises ({@link AsyncEvent.Type#QP_FATAL} on the soft provider; on
+ * DiSNI what the kernel device raises), while the other QPs on the CQ go on. The only exception
+ * {@link #poll} and {@link #spin} throw for a CQ that cannot be polled is
+ * {@link IllegalStateException}: DiSNI, a closed CQ or {@code ibv_poll_cq} failing (the device
+ * failed); soft, never (a closed soft CQ returns the completions still queued, then 0).
  */
 public interface CompletionQueue extends AutoCloseable {
     /**
@@ -50,6 +61,8 @@ public interface CompletionQueue extends AutoCloseable {
      * @param out the caller's preallocated completions, overwritten in place
      * @param max the most completions to take, at most {@code out.length}
      * @return the number of completions taken, 0 when the CQ is empty
+     * @throws IllegalStateException DiSNI: the CQ is closed or the device failed the poll (see
+     *                               Failures above; a QP's failure is never thrown here)
      */
     int poll(WorkCompletion[] out, int max);
 
@@ -66,12 +79,17 @@ public interface CompletionQueue extends AutoCloseable {
      * waits until the spin ends (at most the bound). The default (and the soft provider) loops over
      * {@link #poll}, which other threads may enter between two polls.
      *
+     * <p>A failure of a QP's data path met during the spin surfaces as through {@link #poll} and
+     * {@link #await} (error and flushed completions, QP in ERR, the QP event; see Failures above),
+     * never as an exception.
+     *
      * @param out      the caller's preallocated completions, overwritten in place
      * @param max      the most completions to take, at most {@code out.length}
      * @param maxPolls the most polls before giving up, at least 1
      * @param maxNanos the longest spin in nanoseconds, 0 for no time bound (then {@code maxPolls} ends it)
      * @return the number of completions taken, 0 when a bound was reached with the CQ empty
      * @throws IllegalArgumentException when {@code maxPolls < 1} or {@code maxNanos < 0}
+     * @throws IllegalStateException    as {@link #poll} (DiSNI: the CQ is closed or the device failed the poll)
      */
     default int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
         if (maxPolls < 1 || maxNanos < 0) {

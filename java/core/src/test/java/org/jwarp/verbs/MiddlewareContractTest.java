@@ -915,4 +915,275 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
             assertThrows(IllegalStateException.class, () -> cq.requestNotify(false));
         }
     }
+
+    // ---- 5. spinning pollers ------------------------------------------------------------------
+
+    /** Sends per QP of the spin test (fewer under emulation). */
+    protected int spinMessages() {
+        return contentionMessages() / 4;
+    }
+
+    /**
+     * Whether the device raises QP_FATAL for the receiver's QP when a receive is too short for its
+     * Send (RFC 5041 §7.2). Soft does; see {@link ProviderContractTest#shortReceiveRaisesQpFatal()}.
+     */
+    protected boolean shortReceiveRaisesQpFatal() {
+        return true;
+    }
+
+    /** The receiver's QP state after a short receive; see {@link ProviderContractTest#shortReceiveQpState()}. */
+    protected QueuePair.QpState shortReceiveQpState() {
+        return QueuePair.QpState.ERR;
+    }
+
+    /**
+     * Middleware's busy-poll loop: four threads post Sends from slices of one shared region over
+     * four QPs, one thread spins on the server's CQ ({@link CompletionQueue#spin}, bounded, called
+     * again) and reposts each buffer of the shared server region, one spins on the client's CQ and
+     * frees send slots. Every message arrives intact, in order per QP, every WR succeeds.
+     */
+    @Test
+    void spinningPollerServesConcurrentPostersOnSharedRegions_5040_5_5() throws Exception {
+        final int qps = 4;
+        final int depth = 8;
+        final int perQp = spinMessages();
+        try (End server = new End(qps * depth * MSG); End client = new End(qps * depth * MSG)) {
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(qps * depth * 2));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(qps * depth * 2));
+            Connection[] c = connectWithReceives(server, client, qps, i -> scq, ccq, depth);
+            java.util.concurrent.Semaphore[] credits = new java.util.concurrent.Semaphore[qps];
+            java.util.concurrent.Semaphore[] slots = new java.util.concurrent.Semaphore[qps];
+            java.util.Map<Integer, Integer> serverIndex = new java.util.HashMap<>();
+            java.util.Map<Integer, Integer> clientIndex = new java.util.HashMap<>();
+            for (int i = 0; i < qps; i++) {
+                credits[i] = new java.util.concurrent.Semaphore(depth); // receives posted at the server
+                slots[i] = new java.util.concurrent.Semaphore(depth); // send queue entries free
+                clientIndex.put(c[i].queuePair().qpNum(), i);
+                serverIndex.put(c[qps + i].queuePair().qpNum(), i);
+            }
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            AtomicBoolean stop = new AtomicBoolean();
+            int[] received = new int[qps];
+            int[] sendsDone = new int[qps];
+            List<Thread> threads = new ArrayList<>();
+            threads.add(new Thread(() -> {
+                WorkCompletion[] w = wcs(16);
+                try {
+                    int total = 0;
+                    while (total < qps * perQp && !stop.get()) {
+                        int n = scq.spin(w, w.length, 100_000, TimeUnit.MILLISECONDS.toNanos(1));
+                        for (int k = 0; k < n; k++) {
+                            WorkCompletion wc = w[k];
+                            Integer q = serverIndex.get(wc.qpNum);
+                            if (q == null || !wc.isSuccess() || wc.opcode != WcOpcode.RECV || wc.byteLength != MSG) {
+                                throw new AssertionError("server completion " + wc);
+                            }
+                            long at = (long) (q * depth + wc.wrId) * MSG;
+                            int from = server.buf.getInt((int) at);
+                            int seq = server.buf.getInt((int) at + 4);
+                            if (from != q || seq != received[q]) {
+                                throw new AssertionError("QP " + q + " expected message " + received[q] + ", got " + from
+                                        + "/" + seq + " in " + wc);
+                            }
+                            received[q]++;
+                            c[qps + q].queuePair().postRecv(wc.wrId, server.mr, at, MSG);
+                            credits[q].release();
+                            total++;
+                        }
+                    }
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                }
+            }, "spin-server"));
+            threads.add(new Thread(() -> {
+                WorkCompletion[] w = wcs(16);
+                try {
+                    int total = 0;
+                    while (total < qps * perQp && !stop.get()) {
+                        int n = ccq.spin(w, w.length, 100_000, TimeUnit.MILLISECONDS.toNanos(1));
+                        for (int k = 0; k < n; k++) {
+                            WorkCompletion wc = w[k];
+                            Integer q = clientIndex.get(wc.qpNum);
+                            if (q == null || !wc.isSuccess() || wc.opcode != WcOpcode.SEND) {
+                                throw new AssertionError("client completion " + wc);
+                            }
+                            if (wc.wrId != sendsDone[q]) {
+                                throw new AssertionError("QP " + q + " expected Send " + sendsDone[q] + " to complete, got " + wc);
+                            }
+                            sendsDone[q]++;
+                            slots[q].release();
+                            total++;
+                        }
+                    }
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                }
+            }, "spin-client"));
+            for (int i = 0; i < qps; i++) {
+                final int q = i;
+                threads.add(new Thread(() -> {
+                    SendRequest s = new SendRequest();
+                    try {
+                        for (int seq = 0; seq < perQp && !stop.get(); seq++) {
+                            while (!credits[q].tryAcquire(100, TimeUnit.MILLISECONDS) || !acquire(slots[q], credits[q])) {
+                                if (stop.get()) {
+                                    return;
+                                }
+                            }
+                            // this poster's slot of the shared client region: the slot's last Send completed
+                            int at = (q * depth + seq % depth) * MSG;
+                            client.buf.putInt(at, q);
+                            client.buf.putInt(at + 4, seq);
+                            c[q].queuePair().postSend(s.send(seq, client.mr, at, MSG));
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                    }
+                }, "poster-" + i));
+            }
+            for (Thread t : threads) {
+                t.setDaemon(true);
+                t.start();
+            }
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            for (Thread t : threads) {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
+                if (failure.get() != null) {
+                    break;
+                }
+            }
+            stop.set(true);
+            for (Thread t : threads) {
+                t.join(5_000);
+            }
+            if (failure.get() != null) {
+                throw new AssertionError("spinning middleware failed", failure.get());
+            }
+            for (int i = 0; i < qps; i++) {
+                assertEquals(perQp, received[i], "messages received on QP " + i);
+                assertEquals(perQp, sendsDone[i], "Sends completed on QP " + i);
+            }
+        }
+    }
+
+    /** Takes a send slot after a credit was taken; gives the credit back when no slot frees within 100 ms. */
+    private static boolean acquire(java.util.concurrent.Semaphore slot, java.util.concurrent.Semaphore credit)
+            throws InterruptedException {
+        if (slot.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+            return true;
+        }
+        credit.release();
+        return false;
+    }
+
+    /** What the application sees of a short receive (RFC 5041 §7.2) on both ends and on a healthy neighbour QP. */
+    record ShortReceiveOutcome(WcStatus shortRecv, WcStatus laterRecv, WcStatus send, WcStatus peerRecv,
+                               QueuePair.QpState receiverQp, QueuePair.QpState senderQp, boolean qpFatal,
+                               WcStatus neighbourRecv, WcStatus neighbourSend) {
+    }
+
+    /** Completions taken from one CQ by spinning or by awaiting; those not asked for yet are kept. */
+    static final class Reaper {
+        final CompletionQueue cq;
+        final boolean spin;
+        final List<WorkCompletion> kept = new ArrayList<>();
+        final WorkCompletion[] w = wcs(8);
+
+        Reaper(CompletionQueue cq, boolean spin) {
+            this.cq = cq;
+            this.spin = spin;
+        }
+
+        /** The completion of {@code wrId} on QP {@code qpNum}, or null when none comes within {@code ms}. */
+        WorkCompletion take(int qpNum, long wrId, long ms) throws InterruptedException {
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+            while (true) {
+                for (int i = 0; i < kept.size(); i++) {
+                    WorkCompletion k = kept.get(i);
+                    if (k.qpNum == qpNum && k.wrId == wrId) {
+                        return kept.remove(i);
+                    }
+                }
+                long left = until - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                int n = spin ? cq.spin(w, w.length, Long.MAX_VALUE, Math.min(left, TimeUnit.MILLISECONDS.toNanos(5)))
+                        : cq.await(w, w.length, Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)), TimeUnit.NANOSECONDS);
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion k = new WorkCompletion();
+                    k.copyFrom(w[i]);
+                    kept.add(k);
+                }
+            }
+        }
+    }
+
+    /**
+     * A receive too short for its Send on QP 0 of two sharing the CQs, every completion taken by
+     * {@code spin} or by {@code await}: what the receiver, the sender and the neighbour see.
+     */
+    ShortReceiveOutcome shortReceiveSeenBy(boolean spin) throws Exception {
+        try (End server = new End(8 * MSG); End client = new End(8 * MSG)) {
+            LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            server.dev.setEventListener(events::add, Runnable::run);
+            CompletionQueue scq = server.own(server.dev.createCompletionQueue(32));
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(32));
+            Connection[] c = connectWithReceives(server, client, 2, i -> scq, ccq, 2); // server QP i: wrId 0, 1
+            Reaper sr = new Reaper(scq, spin);
+            Reaper cr = new Reaper(ccq, spin);
+            QueuePair bad = c[2].queuePair();
+            QueuePair sender = c[0].queuePair();
+            sender.postRecv(77, client.mr, 4 * MSG, MSG);
+            sender.postSend(new SendRequest().send(5, client.mr, 0, 2 * MSG)); // longer than receive 0
+            WorkCompletion shortRecv = sr.take(bad.qpNum(), 0, 30_000);
+            assertNotNull(shortRecv, "no completion of the short receive within 30 s (spin " + spin + ")");
+            WorkCompletion later = sr.take(bad.qpNum(), 1, 30_000);
+            assertNotNull(later, "the later receive never completed (spin " + spin + ")");
+            WorkCompletion send = cr.take(sender.qpNum(), 5, 30_000);
+            assertNotNull(send, "the sender's Send never completed (spin " + spin + ")");
+            WorkCompletion peerRecv = cr.take(sender.qpNum(), 77, 5_000);
+            AsyncEvent fatal = poll(events, AsyncEvent.Type.QP_FATAL, 5_000);
+            if (fatal != null) {
+                assertEquals(bad.qpNum(), fatal.qpNum(), fatal.toString());
+            }
+            c[1].queuePair().postSend(new SendRequest().send(6, client.mr, 0, MSG));
+            WorkCompletion nRecv = sr.take(c[3].queuePair().qpNum(), 0, 30_000);
+            WorkCompletion nSend = cr.take(c[1].queuePair().qpNum(), 6, 30_000);
+            QueuePair.QpState senderState = settle(sender, 5_000);
+            ShortReceiveOutcome o = new ShortReceiveOutcome(shortRecv.status, later.status, send.status,
+                    peerRecv == null ? null : peerRecv.status, settle(bad, 5_000), senderState, fatal != null,
+                    nRecv == null ? null : nRecv.status, nSend == null ? null : nSend.status);
+            System.out.println(providerName() + (spin ? " spin" : " await") + " -> " + o);
+            return o;
+        }
+    }
+
+    /** The QP's state once it reached ERR, or after {@code ms} without. */
+    static QueuePair.QpState settle(QueuePair qp, long ms) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        while (qp.state() != QueuePair.QpState.ERR && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        return qp.state();
+    }
+
+    /**
+     * A data-path failure seen through {@link CompletionQueue#spin} surfaces as through
+     * {@link CompletionQueue#await} (RFC 5041 §7.2, RFC 5040 §7): never thrown out of the poll, but
+     * the error completion, the later WRs flushed, the receiver's QP in ERR with QP_FATAL, the TERM
+     * at the peer, and the neighbour QP on the same CQs unharmed.
+     */
+    @Test
+    void spinSeesDataPathFailureAsAwaitDoes_5041_7_2() throws Exception {
+        ShortReceiveOutcome awaited = shortReceiveSeenBy(false);
+        ShortReceiveOutcome spun = shortReceiveSeenBy(true);
+        assertEquals(awaited, spun, "spin and await disagree");
+        assertFalse(awaited.shortRecv() == WcStatus.SUCCESS, awaited.toString());
+        assertEquals(WcStatus.WR_FLUSH_ERR, awaited.laterRecv(), awaited.toString());
+        assertEquals(shortReceiveQpState(), awaited.receiverQp(), awaited.toString());
+        assertEquals(shortReceiveRaisesQpFatal(), awaited.qpFatal(), awaited.toString());
+        assertEquals(WcStatus.SUCCESS, awaited.neighbourRecv(), awaited.toString());
+        assertEquals(WcStatus.SUCCESS, awaited.neighbourSend(), awaited.toString());
+    }
 }

@@ -23,4 +23,14 @@ class MiddlewareContractTestOnRxeTest extends MiddlewareContractTest {
     protected int contentionMessages() {
         return 300; // the guest runs under emulation
     }
+
+    @Override
+    protected boolean shortReceiveRaisesQpFatal() {
+        return false; // as ProviderContractTestOnRxeTest: rxe raises no QP event
+    }
+
+    @Override
+    protected QueuePair.QpState shortReceiveQpState() {
+        return QueuePair.QpState.RTS; // as ProviderContractTestOnRxeTest: nothing tells the provider
+    }
 }

@@ -3,6 +3,9 @@ package org.jwarp.verbs;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.DisplayName;
@@ -456,10 +460,32 @@ public abstract class ProviderContractTest extends DeviceSuite {
         return WcStatus.LOC_LEN_ERR;
     }
 
+    /**
+     * Whether the device raises {@link AsyncEvent.Type#QP_FATAL} for the receiver's QP when a receive
+     * is too short for its Send (RFC 5041 §7.2: the error is fatal to the stream). Soft does, and so
+     * does kernel siw (IBV_EVENT_QP_FATAL, seen in the guest); rxe 6.1 raises nothing. The DiSNI
+     * provider reports only what the device raises.
+     */
+    protected boolean shortReceiveRaisesQpFatal() {
+        return true;
+    }
+
+    /**
+     * The state the receiver's QP reports once the short receive and the later one completed: ERR
+     * wherever the provider learns of the error (soft by itself; DiSNI from a QP event or the
+     * end of the connection).
+     */
+    protected QueuePair.QpState shortReceiveQpState() {
+        return QueuePair.QpState.ERR;
+    }
+
     @Test
-    @DisplayName("A receive too short for the Send completes with a length error, later receives flush (RFC 5041 §7.1, §7.2)")
+    @DisplayName("A receive too short for the Send completes with a length error, the QP goes to ERR with QP_FATAL, "
+            + "later receives flush (RFC 5041 §7.1, §7.2)")
     void shortReceiveCompletesWithLengthError_5041_7_2() throws Exception {
         try (Pair p = connect()) {
+            LinkedBlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            p.server.dev.setEventListener(events::add, Runnable::run);
             p.sc.queuePair().postRecv(61, p.server.mr, 0, 16);
             p.sc.queuePair().postRecv(62, p.server.mr, 64, 64);
             p.cc.queuePair().postSend(new SendRequest().send(63, p.client.mr, 0, 32));
@@ -474,6 +500,22 @@ public abstract class ProviderContractTest extends DeviceSuite {
             WorkCompletion s = p.client.next(); // whatever the sender learns, its Send completes
             System.out.println(providerName() + " sender's Send -> " + s);
             assertEquals(63, s.wrId, s.toString());
+            int qpn = p.sc.queuePair().qpNum();
+            AsyncEvent fatal = MiddlewareContractTest.poll(events, AsyncEvent.Type.QP_FATAL,
+                    shortReceiveRaisesQpFatal() ? 20_000 : 3_000);
+            System.out.println(providerName() + " receiver's events -> " + fatal + " then " + events);
+            if (shortReceiveRaisesQpFatal()) {
+                assertNotNull(fatal, "no QP_FATAL for the receiver's QP within 20 s");
+                assertEquals(qpn, fatal.qpNum(), fatal.toString());
+                assertSame(p.sc, fatal.connection(), fatal.toString());
+            } else {
+                assertNull(fatal, "QP_FATAL where the device was recorded to raise none");
+            }
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (p.sc.queuePair().state() != shortReceiveQpState() && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertEquals(shortReceiveQpState(), p.sc.queuePair().state(), "the receiver's QP after the short receive");
         }
     }
 

@@ -19,4 +19,24 @@ class ProviderContractTestOnRxeTest extends ProviderContractTest {
     protected WcStatus shortReceiveStatus() {
         return WcStatus.LOC_QP_OP_ERR;
     }
+
+    /**
+     * rxe (6.1) moves its QP to ERR on the short receive without an async event and without ending
+     * the connection (seen in the guest: no event within 3 s, the later receive flushed, the sender's
+     * Send REM_OP_ERR), so the DiSNI provider learns of nothing: no QP_FATAL.
+     */
+    @Override
+    protected boolean shortReceiveRaisesQpFatal() {
+        return false;
+    }
+
+    /**
+     * The state the DiSNI provider tracks (from QP events and connection events) stays RTS on rxe:
+     * the device's own QP is in ERR (the later receive flushes), but no event tells the provider
+     * (seen in the guest; the sender's QP reads RTS too though its receive flushed).
+     */
+    @Override
+    protected QueuePair.QpState shortReceiveQpState() {
+        return QueuePair.QpState.RTS;
+    }
 }
