@@ -126,25 +126,37 @@ final class DisniCq implements CompletionQueue {
         return shared;
     }
 
-    synchronized void attach(DisniQp qp) {
-        qps = qps.with(qp);
+    /**
+     * Serializes {@link #attach} and {@link #detach}, not the CQ's monitor: a thread in a native
+     * {@link #await} step holds that for up to 100 ms, and connection setup must not wait for it.
+     * Decoders read {@link #qps} then {@link #draining} without a lock, so detach publishes the
+     * closed QP into draining before it leaves qps: a decoder always finds it in one of them.
+     */
+    private final Object qpLock = new Object();
+
+    void attach(DisniQp qp) {
+        synchronized (qpLock) {
+            qps = qps.with(qp);
+        }
     }
 
-    synchronized void detach(DisniQp qp) {
-        QpTable<DisniQp> cur = qps;
-        QpTable<DisniQp> n = cur.without(qp);
-        if (n != cur) {
-            qps = n;
-            java.util.List<DisniQp> d = new java.util.ArrayList<>(DRAINING_MAX);
-            if (qp.hasOutstanding()) {
-                d.add(qp);
-            }
-            for (DisniQp q : draining) {
-                if (d.size() < DRAINING_MAX && q.hasOutstanding()) {
-                    d.add(q);
+    void detach(DisniQp qp) {
+        synchronized (qpLock) {
+            QpTable<DisniQp> cur = qps;
+            QpTable<DisniQp> n = cur.without(qp);
+            if (n != cur) {
+                java.util.List<DisniQp> d = new java.util.ArrayList<>(DRAINING_MAX);
+                if (qp.hasOutstanding()) {
+                    d.add(qp);
                 }
+                for (DisniQp q : draining) {
+                    if (d.size() < DRAINING_MAX && q.hasOutstanding()) {
+                        d.add(q);
+                    }
+                }
+                draining = d.toArray(new DisniQp[0]);
+                qps = n;
             }
-            draining = d.toArray(new DisniQp[0]);
         }
     }
 
