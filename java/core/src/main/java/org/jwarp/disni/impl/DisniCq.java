@@ -361,8 +361,16 @@ final class DisniCq implements CompletionQueue {
     public void close() {
         if (!closeStarted.compareAndSet(false, true)) {
             synchronized (this) {
-                return; // the first close has finished once the monitor is free
+                while (open) { // the first close has not taken the monitor yet
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
             }
+            return;
         }
         closing = true;
         if (wakeFd >= 0) {
@@ -401,6 +409,7 @@ final class DisniCq implements CompletionQueue {
                         LOG.warn("closing the CQ's wake fd failed (errno {})", rc);
                     }
                 }
+                notifyAll(); // a second close() waits for this one
             }
         }
     }
