@@ -226,6 +226,9 @@ def guest_rows(perf, ours):
         ea = [ours.get((op + "/await", dev, size, run)) for run, _ in ev]
         row = {"device": dev, "op": op, "tool": tool, "size": size, "half_rtt": half, "runs": len(pr),
                "perftest_inline": (pr or ev)[0][1]["inline"], "event_runs": len(ev),
+               "event_warmup_ops": min((x.get("warmup_ops", 0) for x in ea if x), default=None),
+               "event_jit_quiet": all(x.get("warmup_jit_quiet", False) for x in ea if x) if any(ea) else None,
+               "event_jit_ms_while_measuring": sum(x.get("jit_ms_while_measuring", 0) for x in ea if x),
                "perftest_event_p50_us": spread([p["p50"] for _, p in ev if p["p50"]]),
                "disni_event_p50_us": spread([x["rtt_p50_us"] / div for x in ea if x]),
                "ratio_event_p50": spread([x["rtt_p50_us"] / div / p["p50"] for x, (_, p) in zip(ea, ev) if x and p["p50"]]),
@@ -378,7 +381,9 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs):
                   + (f"{r['warmup_ops']}, {'yes' if r['warmup_jit_quiet'] else 'NO'} | "
                      f"{r['jit_ms_while_measuring']} / {r['peer_compiles_while_measuring']} / {r['gc_while_measuring']} | "
                      if r["runs"] else "- | - | ") + f"{inl} | "
-                  + (f"{r['event_runs']} | {f(med(r['disni_event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | "
+                  + (f"{r['event_runs']} (warm-up {r['event_warmup_ops']}, JIT "
+                     f"{'quiet' if r['event_jit_quiet'] else 'NOT quiet'}, {r['event_jit_ms_while_measuring']} ms "
+                     f"while measuring) | {f(med(r['disni_event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | "
                      f"{sp(r['ratio_event_p50'])} |" if r["event_runs"] else
                      ("- (no event mode) | | | |" if r["tool"] == "ib_write_lat" else "| | | |")))
         p("")
