@@ -6,7 +6,9 @@
  *    the SRQ a QP created on this thread is attached to (around DiSNI's _createQP);
  *  - ibv_req_notify_cq, and ibv_get_cq_event + ibv_ack_cq_events on a channel many CQs share,
  *    returning which CQ raised the event;
- *  - ibv_get_async_event + ibv_ack_async_event with a timeout, copying out what the event names.
+ *  - ibv_get_async_event + ibv_ack_async_event with a timeout, copying out what the event names;
+ *  - (version 9) the blocking wait of a CQ on its own channel in one call (poll, arm, poll, wait,
+ *    take the event, poll), its events acknowledged in batches, and an eventfd that ends the wait.
  *
  * Every verbs return code is checked; nothing here allocates memory that outlives a call.
  */
@@ -14,6 +16,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 #include "jw_common.h"
 
 #define JN(name) Java_org_jwarp_disni_natives_JwarpNative_##name
@@ -292,4 +297,156 @@ JNIEXPORT jint JNICALL JN(asyncEventCode)(JNIEnv *env, jclass cls, jint key)
 	case 7: return IBV_EVENT_DEVICE_FATAL;
 	default: return -1;
 	}
+}
+
+/* ---- version 9: the blocking wait of a CQ on its own channel in one crossing ---- */
+
+/*
+ * Completion events taken by cqAwait before one ibv_ack_cq_events acknowledges them together
+ * (the call takes the CQ's lock and signals its condition variable, so once per event costs more
+ * than the wait's fast path). The rest is acknowledged by cqAckEvents before the CQ is destroyed:
+ * ibv_destroy_cq waits until every event it reported was acknowledged.
+ */
+#define JW_CQ_ACK_BATCH 64
+
+/* ibv_req_notify_cq and ibv_poll_cq failures as one negative errno (providers return either sign). */
+static int neg_errno(int rc)
+{
+	if (rc == 0)
+		return -EIO;
+	return rc < 0 ? rc : -rc;
+}
+
+/*
+ * The whole blocking wait of a CQ on its own (O_NONBLOCK or blocking) completion channel:
+ *   poll -> arm (ibv_req_notify_cq, every completion) -> poll -> wait on the channel fd and the
+ *   wake fd (ppoll, up to timeoutNanos) -> ibv_get_cq_event -> poll.
+ * The arm comes after a first empty poll and is followed by a second poll, so a completion that
+ * arrives between the two is found by the poll, one that arrives after the arm raises the event:
+ * none is slept through. Events taken are counted in the uint32 at ackState and acknowledged
+ * JW_CQ_ACK_BATCH at a time. A readable wake fd (the CQ is being closed) ends the wait at once
+ * and is left readable. The caller serializes every call on one CQ (and with its destruction).
+ *
+ * Returns the completions polled into wcs (n at most), 0 when the time passed, the wake fd fired,
+ * a signal interrupted the wait or the event found the CQ empty (then call again), -EINVAL for bad
+ * arguments, or the failing call's negative errno.
+ */
+JNIEXPORT jint JNICALL JN(cqAwait)(JNIEnv *env, jclass cls, jlong cq, jlong channel, jint wakeFd, jint n,
+				   jlong wcs, jlong timeoutNanos, jlong ackState)
+{
+	struct ibv_cq *c = JW_PTR(struct ibv_cq, cq);
+	struct ibv_comp_channel *ch = JW_PTR(struct ibv_comp_channel, channel);
+	struct ibv_wc *w = JW_PTR(struct ibv_wc, wcs);
+	uint32_t *unacked = JW_PTR(uint32_t, ackState);
+	struct ibv_cq *ev_cq = NULL;
+	void *ev_ctx = NULL;
+	struct pollfd pfd[2];
+	struct timespec ts;
+	int rc;
+
+	(void)env;
+	(void)cls;
+	if (c == NULL || ch == NULL || w == NULL || unacked == NULL || wakeFd < 0 || n <= 0 || timeoutNanos < 0)
+		return -EINVAL;
+	rc = ibv_poll_cq(c, n, w);
+	if (rc != 0)
+		return rc;
+	rc = ibv_req_notify_cq(c, 0);
+	if (rc != 0)
+		return neg_errno(rc);
+	rc = ibv_poll_cq(c, n, w);
+	if (rc != 0)
+		return rc;
+	pfd[0].fd = ch->fd;
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
+	pfd[1].fd = wakeFd;
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
+	ts.tv_sec = (time_t)(timeoutNanos / 1000000000LL);
+	ts.tv_nsec = (long)(timeoutNanos % 1000000000LL);
+	rc = ppoll(pfd, 2, &ts, NULL);
+	if (rc < 0)
+		return errno == EINTR ? 0 : neg_errno(errno);
+	if (rc == 0 || (pfd[1].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) != 0)
+		return 0;
+	if ((pfd[0].revents & POLLNVAL) != 0)
+		return -EBADF;
+	if ((pfd[0].revents & POLLIN) == 0)
+		return (pfd[0].revents & (POLLERR | POLLHUP)) != 0 ? -EIO : 0;
+	errno = 0;
+	if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx) != 0)
+		return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : neg_errno(errno);
+	if (ev_cq != c) {
+		/* not this CQ's event (a channel shared behind the caller's back): never keep it unacked */
+		ibv_ack_cq_events(ev_cq, 1);
+	} else if (++*unacked >= JW_CQ_ACK_BATCH) {
+		ibv_ack_cq_events(c, *unacked);
+		*unacked = 0;
+	}
+	return ibv_poll_cq(c, n, w);
+}
+
+/*
+ * Acknowledges the events cqAwait counted at ackState and not yet acknowledged; call it before
+ * ibv_destroy_cq, with no cqAwait running on the CQ. Returns how many were acknowledged, or
+ * -EINVAL.
+ */
+JNIEXPORT jint JNICALL JN(cqAckEvents)(JNIEnv *env, jclass cls, jlong cq, jlong ackState)
+{
+	uint32_t *unacked = JW_PTR(uint32_t, ackState);
+	uint32_t k;
+
+	(void)env;
+	(void)cls;
+	if (cq == 0 || unacked == NULL)
+		return -EINVAL;
+	k = *unacked;
+	if (k > 0)
+		ibv_ack_cq_events(JW_PTR(struct ibv_cq, cq), k);
+	*unacked = 0;
+	return (jint)k;
+}
+
+/* An eventfd (non-blocking, close-on-exec) that ends a cqAwait when written; its fd or -1 with an exception. */
+JNIEXPORT jint JNICALL JN(wakeCreate)(JNIEnv *env, jclass cls)
+{
+	int fd;
+
+	(void)cls;
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0) {
+		jw_throw_io(env, "eventfd", errno);
+		return -1;
+	}
+	return fd;
+}
+
+/* Makes the wake fd readable (for good: nothing reads it); 0 or an errno value. */
+JNIEXPORT jint JNICALL JN(wakeSignal)(JNIEnv *env, jclass cls, jint fd)
+{
+	uint64_t one = 1;
+	ssize_t w;
+
+	(void)env;
+	(void)cls;
+	if (fd < 0)
+		return EINVAL;
+	do {
+		w = write(fd, &one, sizeof(one));
+	} while (w < 0 && errno == EINTR);
+	if (w == (ssize_t)sizeof(one))
+		return 0;
+	/* EAGAIN: the counter is at its maximum, so the fd is readable already */
+	return w < 0 ? (errno == EAGAIN ? 0 : errno) : EIO;
+}
+
+/* Closes the wake fd; 0 or the errno of close. */
+JNIEXPORT jint JNICALL JN(wakeClose)(JNIEnv *env, jclass cls, jint fd)
+{
+	(void)env;
+	(void)cls;
+	if (fd < 0)
+		return EINVAL;
+	return close(fd) == 0 ? 0 : errno;
 }

@@ -10,10 +10,11 @@ import java.util.concurrent.TimeUnit;
  * providers; every completion is returned to exactly one caller, and completions of one work queue
  * come out in their order. Soft: one awaiting thread at a time reads the streams' sockets (the
  * leader), the others park on the CQ and are woken per completion; a close wakes them all. DiSNI:
- * polls of one CQ are serialized; awaiting threads share its completion channel, so a thread whose
- * wake-up another thread consumed finds the completion by its next poll, within 100 ms. Close a
- * DiSNI CQ only once no thread awaits on it (close destroys the channel it waits on); the soft CQ
- * may be closed under a waiter, which then returns 0 or the completions still queued.
+ * polls of one CQ are serialized, and an awaiting thread waits in one native call (poll, arm, poll,
+ * block on the CQ's completion channel, poll) holding that serialization for at most 100 ms at a
+ * time, so a concurrent poll, spin or second await on the same CQ may wait up to 100 ms (or until
+ * a completion ends the wait); an interrupt is seen within 100 ms. Either provider's CQ may be
+ * closed under a waiter, which then returns at once: 0, or (soft) the completions still queued.
  * {@link #requestNotify} may be called from any thread. On a CQ created on a
  * {@link CompletionChannel}, DiSNI's {@link #await} polls with short sleeps (the channel's events
  * belong to the channel's consumer); soft's is unchanged.
@@ -160,8 +161,8 @@ public interface CompletionQueue extends AutoCloseable {
     CompletionChannel channel();
 
     /**
-     * Destroys the CQ. Close the connections completing into it first. Soft: a thread awaiting on it
-     * returns 0 or the completions still queued; DiSNI: close only once no thread awaits on it.
+     * Destroys the CQ. Close the connections completing into it first. A thread awaiting on it
+     * returns at once: 0, or (soft) the completions still queued.
      */
     @Override
     void close();

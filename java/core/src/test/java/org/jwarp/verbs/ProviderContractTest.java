@@ -176,6 +176,54 @@ public abstract class ProviderContractTest extends DeviceSuite {
         return ByteBuffer.wrap(c.info().peerPrivateData()).getInt(8);
     }
 
+    /**
+     * Waiting and closing (RFC 5040 §5.5 completions): receives taken by a thread that blocked in
+     * await before the Send arrived (on DiSNI through the completion channel's events), then the
+     * connection and both CQs close without hanging (DiSNI acknowledges the events it took before
+     * ibv_destroy_cq, which waits for every unacknowledged one); and a thread blocked in await on
+     * an idle CQ returns 0, without an exception, once another thread closes that CQ.
+     */
+    @Test
+    @DisplayName("await blocks for a Send, a closed CQ wakes its waiter with 0, close never hangs (RFC 5040 §5.5)")
+    void awaitBlocksThenCloseWakesAndNeverHangs_5040_5_5() throws Exception {
+        Pair p = connect();
+        try {
+            for (int i = 0; i < 3; i++) {
+                p.sc.queuePair().postRecv(40 + i, p.server.mr, 1024, 64);
+                CompletableFuture<WorkCompletion> got = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return p.server.next();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                Thread.sleep(200); // the waiter is blocked by now (else it polls the receive at once)
+                p.cc.queuePair().postSend(new SendRequest().send(30 + i, p.client.mr, 0, 8));
+                WorkCompletion r = got.get(60, TimeUnit.SECONDS);
+                assertEquals(WcOpcode.RECV, r.opcode, r.toString());
+                assertEquals(40 + i, r.wrId);
+                assertEquals(30 + i, p.client.next().wrId);
+            }
+            CompletionQueue idle = p.server.dev.createCompletionQueue(4);
+            WorkCompletion[] w = {new WorkCompletion()};
+            CompletableFuture<Integer> waiter = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return idle.await(w, 1, 60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(300);
+            assertFalse(waiter.isDone(), "await on an idle CQ returned early: " + waiter);
+            org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(10), idle::close,
+                    "close of a CQ a thread awaits on");
+            assertEquals(0, waiter.get(10, TimeUnit.SECONDS), "the waiter of a closed CQ");
+        } finally {
+            org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30), p::close,
+                    "closing the connection and the CQs whose completion events await took");
+        }
+    }
+
     @Test
     @DisplayName("Send lands in the posted receive (RFC 5040 §5.3)")
     void sendLandsInPostedReceive_5040_5_3() throws Exception {

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Timeout;
  * {@link com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes()}. One thread posts and
  * polls both ends (so its counter covers every post, poll, spin and re-post of both queue pairs),
  * waiting for completions by {@link CompletionQueue#spin} and by a {@link CompletionQueue#poll}
- * loop on alternate operations. The guest runs it with C1 only ({@code -XX:TieredStopAtLevel=1}),
+ * loop on alternate operations, or (event mode) by {@link CompletionQueue#await}, which on DiSNI
+ * blocks on the CQ's completion channel when the completion is not there yet. The guest runs it with C1 only ({@code -XX:TieredStopAtLevel=1}),
  * so no escape analysis hides a short-lived object: the bound is exactly 0 bytes.
  *
  * <p>A subclass names the {@link DeviceUnderTest}; a missing device fails the suite.
@@ -59,6 +60,9 @@ public abstract class ZeroAllocationTest extends DeviceSuite {
     private final WorkCompletion[] wcs = new WorkCompletion[8];
     private long seq;
     private boolean bySpin;
+    /** Wait by {@link CompletionQueue#await} instead (event mode). */
+    private boolean byAwait;
+    private boolean receivesPosted;
     /** Target of the instrument's self-check allocation. */
     static volatile Object sink;
 
@@ -116,7 +120,17 @@ public abstract class ZeroAllocationTest extends DeviceSuite {
     private void expect(CompletionQueue cq, WcOpcode op) {
         long start = 0;
         while (true) {
-            int n = bySpin ? cq.spin(wcs, 1, SPIN_POLLS, 0) : cq.poll(wcs, 1);
+            int n;
+            if (byAwait) {
+                try {
+                    n = cq.await(wcs, 1, STALL_NANOS, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while awaiting " + op, e);
+                }
+            } else {
+                n = bySpin ? cq.spin(wcs, 1, SPIN_POLLS, 0) : cq.poll(wcs, 1);
+            }
             if (n == 1) {
                 WorkCompletion wc = wcs[0];
                 if (!wc.isSuccess() || wc.opcode != op) {
@@ -191,11 +205,32 @@ public abstract class ZeroAllocationTest extends DeviceSuite {
     @Test
     @DisplayName("Send round trips allocate nothing once warm (RFC 5040 §5.3)")
     void sendRoundTripsAllocateNothing_5040_5_3() throws Exception {
-        for (int i = 0; i < 8; i++) {
-            sqp.postRecv(1_000_000 + i, smr, 0, SIZE);
-        }
+        postReceives();
         long bytes = allocatedBy(this::sendRoundTrip);
         assertEquals(0, bytes, "bytes allocated by " + MEASURED + " Send round trips (post, spin/poll, re-post)");
+    }
+
+    /** Eight receives for the Send cases, once (each round trip re-posts the one it consumed). */
+    private void postReceives() throws WorkRequestException {
+        if (!receivesPosted) {
+            for (int i = 0; i < 8; i++) {
+                sqp.postRecv(1_000_000 + i, smr, 0, SIZE);
+            }
+            receivesPosted = true;
+        }
+    }
+
+    @Test
+    @DisplayName("Send round trips waited for by await (event mode) allocate nothing once warm (RFC 5040 §5.3)")
+    void sendRoundTripsByAwaitAllocateNothing_5040_5_3() throws Exception {
+        postReceives();
+        byAwait = true;
+        try {
+            long bytes = allocatedBy(this::sendRoundTrip);
+            assertEquals(0, bytes, "bytes allocated by " + MEASURED + " Send round trips (post, await, re-post)");
+        } finally {
+            byAwait = false;
+        }
     }
 
     @Test

@@ -4,7 +4,6 @@ import com.ibm.disni.util.MemoryUtils;
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvCompChannel;
 import com.ibm.disni.verbs.RdmaVerbs;
-import com.ibm.disni.verbs.SVCReqNotify;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -46,7 +45,21 @@ final class DisniCq implements CompletionQueue {
     private final int capacity;
     private final ByteBuffer wcs = ByteBuffer.allocateDirect(WC_SIZE * BATCH).order(ByteOrder.nativeOrder());
     private final long wcsAddr = MemoryUtils.getAddress(wcs);
-    private final SVCReqNotify arm;
+    /** The channel's {@code ibv_comp_channel}. */
+    private final long chPtr;
+    /**
+     * Ends a native {@link #await} wait when written (eventfd): close() writes it before it takes
+     * the monitor the waiter holds. -1 on a CQ of a shared channel (its await never blocks natively).
+     */
+    private final int wakeFd;
+    /** Completion events {@link #await} took and has not acknowledged yet (native uint32, guarded by this). */
+    private final ByteBuffer ackState = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+    private final long ackStateAddr = MemoryUtils.getAddress(ackState);
+    /** Longest native wait of one {@link #await} step: interrupts and other pollers get in at least this often. */
+    static final long AWAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** Set by the first close(), before it wakes a waiter: an await in progress then returns 0. */
+    private volatile boolean closing;
+    private final java.util.concurrent.atomic.AtomicBoolean closeStarted = new java.util.concurrent.atomic.AtomicBoolean();
     /** Attached QPs by qp_num (replaced on attach/detach, read without a lock). */
     private volatile QpTable<DisniQp> qps = new QpTable<>(DisniQp::qpNum);
     /**
@@ -80,7 +93,8 @@ final class DisniCq implements CompletionQueue {
         this.cq = cq;
         this.cqPtr = CmDispatcher.ptr(cq);
         this.capacity = capacity;
-        this.arm = verbs.reqNotifyCQ(cq, false);
+        this.chPtr = CmDispatcher.ptr(channel);
+        this.wakeFd = shared == null ? JwarpNative.wakeCreate() : -1;
     }
 
     long ptr() {
@@ -112,25 +126,37 @@ final class DisniCq implements CompletionQueue {
         return shared;
     }
 
-    synchronized void attach(DisniQp qp) {
-        qps = qps.with(qp);
+    /**
+     * Serializes {@link #attach} and {@link #detach}, not the CQ's monitor: a thread in a native
+     * {@link #await} step holds that for up to 100 ms, and connection setup must not wait for it.
+     * Decoders read {@link #qps} then {@link #draining} without a lock, so detach publishes the
+     * closed QP into draining before it leaves qps: a decoder always finds it in one of them.
+     */
+    private final Object qpLock = new Object();
+
+    void attach(DisniQp qp) {
+        synchronized (qpLock) {
+            qps = qps.with(qp);
+        }
     }
 
-    synchronized void detach(DisniQp qp) {
-        QpTable<DisniQp> cur = qps;
-        QpTable<DisniQp> n = cur.without(qp);
-        if (n != cur) {
-            qps = n;
-            java.util.List<DisniQp> d = new java.util.ArrayList<>(DRAINING_MAX);
-            if (qp.hasOutstanding()) {
-                d.add(qp);
-            }
-            for (DisniQp q : draining) {
-                if (d.size() < DRAINING_MAX && q.hasOutstanding()) {
-                    d.add(q);
+    void detach(DisniQp qp) {
+        synchronized (qpLock) {
+            QpTable<DisniQp> cur = qps;
+            QpTable<DisniQp> n = cur.without(qp);
+            if (n != cur) {
+                java.util.List<DisniQp> d = new java.util.ArrayList<>(DRAINING_MAX);
+                if (qp.hasOutstanding()) {
+                    d.add(qp);
                 }
+                for (DisniQp q : draining) {
+                    if (d.size() < DRAINING_MAX && q.hasOutstanding()) {
+                        d.add(q);
+                    }
+                }
+                draining = d.toArray(new DisniQp[0]);
+                qps = n;
             }
-            draining = d.toArray(new DisniQp[0]);
         }
     }
 
@@ -260,6 +286,15 @@ final class DisniCq implements CompletionQueue {
         return false;
     }
 
+    /**
+     * On a CQ with its own channel the blocking sequence is one native call per step
+     * ({@link JwarpNative#cqAwait}: poll, arm for every completion, poll, wait on the channel's fd,
+     * take the event, poll), made under this CQ's monitor like {@link #poll} (the WC buffer, the
+     * QPs' rings and the unacknowledged-event count are shared), in steps of at most
+     * {@link #AWAIT_SLICE_NANOS}: a concurrent poll, spin or await waits for the step's end, and
+     * an interrupt is seen between steps. Events are acknowledged in batches, the rest at close.
+     * close() ends a step at once through the wake fd; the waiter then returns 0.
+     */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
@@ -279,65 +314,103 @@ final class DisniCq implements CompletionQueue {
                 java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
             }
         }
+        boolean first = true;
         while (true) {
-            int n = poll(out, max);
-            if (n > 0) {
-                return n;
-            }
-            synchronized (this) { // not after close() freed the arm and destroyed the CQ
-                if (!open) {
-                    throw new IllegalStateException("completion queue is closed");
-                }
-                try {
-                    arm.execute();
-                } catch (IOException e) {
-                    throw new IllegalStateException("ibv_req_notify_cq failed: " + e.getMessage(), e);
-                }
-            }
-            n = poll(out, max); // a completion that raced the arming
-            if (n > 0) {
-                return n;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return 0;
-            }
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
-            int ms = (int) Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 100));
-            try {
-                if (verbs.getCqEvent(channel, cq, ms)) {
-                    verbs.ackCqEvents(cq, 1);
+            long left = Math.max(0, Math.min(deadline - System.nanoTime(), AWAIT_SLICE_NANOS));
+            int n;
+            synchronized (this) {
+                if (!open || closing) {
+                    if (first && !open) {
+                        throw new IllegalStateException("completion queue is closed");
+                    }
+                    return 0; // closed while this thread waited
                 }
-            } catch (IOException e) {
-                throw new IllegalStateException("ibv_get_cq_event failed: " + e.getMessage(), e);
+                int want = Math.min(Math.min(max, out.length), BATCH);
+                if (want <= 0) {
+                    return 0;
+                }
+                n = JwarpNative.cqAwait(cqPtr, chPtr, wakeFd, want, wcsAddr, left, ackStateAddr);
+                if (n < 0) {
+                    throw new IllegalStateException("completion wait (ibv_poll_cq, ibv_req_notify_cq, "
+                            + "ibv_get_cq_event) failed: " + n);
+                }
+                for (int i = 0; i < n; i++) {
+                    decode(i * WC_SIZE, out[i]);
+                }
             }
+            if (n > 0) {
+                return n;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return 0;
+            }
+            first = false;
         }
     }
 
+    /**
+     * Wakes a thread waiting in {@link #await} (wake fd), then destroys the CQ under the monitor
+     * once that thread has left the native wait: the events it took and had not acknowledged are
+     * acknowledged first ({@code ibv_destroy_cq} would wait for them for ever). A second close
+     * waits for the first.
+     */
     @Override
-    public synchronized void close() {
-        if (!open) {
+    public void close() {
+        if (!closeStarted.compareAndSet(false, true)) {
+            synchronized (this) {
+                while (open) { // the first close has not taken the monitor yet
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }
             return;
         }
-        open = false;
-        arm.free();
-        try {
-            int rc = verbs.destroyCQ(cq);
+        closing = true;
+        if (wakeFd >= 0) {
+            int rc = JwarpNative.wakeSignal(wakeFd);
             if (rc != 0) {
-                LOG.warn("ibv_destroy_cq returned {} (a QP still uses it?): the native CQ leaked", rc);
+                LOG.warn("waking the CQ's waiter failed (errno {}): close waits for its step to end", rc);
             }
-            if (shared == null) {
-                rc = verbs.destroyCompChannel(channel);
-                if (rc != 0) {
-                    LOG.warn("ibv_destroy_comp_channel returned {}: the native channel leaked", rc);
+        }
+        synchronized (this) {
+            open = false;
+            try {
+                if (shared == null) {
+                    int acked = JwarpNative.cqAckEvents(cqPtr, ackStateAddr);
+                    if (acked < 0) {
+                        LOG.warn("acknowledging the CQ's completion events failed ({}): ibv_destroy_cq may block", acked);
+                    }
                 }
-            } else {
-                shared.forget(this);
+                int rc = verbs.destroyCQ(cq);
+                if (rc != 0) {
+                    LOG.warn("ibv_destroy_cq returned {} (a QP still uses it?): the native CQ leaked", rc);
+                }
+                if (shared == null) {
+                    rc = verbs.destroyCompChannel(channel);
+                    if (rc != 0) {
+                        LOG.warn("ibv_destroy_comp_channel returned {}: the native channel leaked", rc);
+                    }
+                } else {
+                    shared.forget(this);
+                }
+            } catch (IOException e) {
+                LOG.warn("destroying CQ: {}", e.toString());
+            } finally {
+                if (wakeFd >= 0) {
+                    int rc = JwarpNative.wakeClose(wakeFd);
+                    if (rc != 0) {
+                        LOG.warn("closing the CQ's wake fd failed (errno {})", rc);
+                    }
+                }
+                notifyAll(); // a second close() waits for this one
             }
-        } catch (IOException e) {
-            LOG.warn("destroying CQ: {}", e.toString());
         }
     }
 }

@@ -133,9 +133,10 @@ final class DisniDevice implements Device, ConnectionManager {
             throw new IllegalArgumentException("entries: " + entries + " outside 1.." + info.maxCqe() + " (max_cqe)");
         }
         IbvCompChannel ch = null;
+        IbvCQ cq = null;
         try {
             ch = verbs.createCompChannel(context);
-            IbvCQ cq = verbs.createCQ(context, ch, entries, 0);
+            cq = verbs.createCQ(context, ch, entries, 0);
             if (cq == null) {
                 throw new IOException("ibv_create_cq failed");
             }
@@ -143,6 +144,13 @@ final class DisniDevice implements Device, ConnectionManager {
             children.add(c);
             return c;
         } catch (IOException e) {
+            if (cq != null) { // the CQ's wake fd could not be made: the channel cannot go while the CQ lives
+                try {
+                    verbs.destroyCQ(cq);
+                } catch (IOException ignored) {
+                    // reported below
+                }
+            }
             if (ch != null) {
                 try {
                     verbs.destroyCompChannel(ch);

@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 8;
+    public static final int VERSION = 9;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -290,4 +290,39 @@ public final class JwarpNative {
 
     /** The {@code ibv_event_type} value for an AEC_* key, -1 for an unknown key. */
     public static native int asyncEventCode(int key);
+
+    // ---- version 9: the blocking wait of a CQ on its own channel in one call ----
+
+    /**
+     * The whole blocking wait of a CQ on its own completion channel in one call: {@code ibv_poll_cq}
+     * into {@code struct ibv_wc[n]} at wcs; when empty, {@code ibv_req_notify_cq} (every completion)
+     * and a second poll; when still empty, a wait of up to timeoutNanos on the channel's fd and on
+     * wakeFd ({@code ppoll}); on an event {@code ibv_get_cq_event} and a last poll. The events taken
+     * are counted in the native uint32 at ackState and acknowledged 64 at a time; the rest by
+     * {@link #cqAckEvents} before the CQ is destroyed. A readable wakeFd ({@link #wakeSignal}) ends
+     * the wait at once. The caller serializes the calls on one CQ with each other, with every poll
+     * into wcs and with the CQ's destruction.
+     *
+     * @return the completions polled (n at most); 0 when the time passed, wakeFd fired, a signal
+     *         interrupted the wait or the event found the CQ empty; {@code -EINVAL} for bad
+     *         arguments; or the failing call's negative errno
+     */
+    public static native int cqAwait(long cq, long channel, int wakeFd, int n, long wcs, long timeoutNanos,
+            long ackState);
+
+    /**
+     * Acknowledges ({@code ibv_ack_cq_events}) the events {@link #cqAwait} counted at ackState and
+     * left unacknowledged, and zeroes the count: call it before the CQ is destroyed, which otherwise
+     * waits for them for ever. Returns the number acknowledged, or {@code -EINVAL}.
+     */
+    public static native int cqAckEvents(long cq, long ackState);
+
+    /** A non-blocking eventfd that ends a {@link #cqAwait} once written; its fd. */
+    public static native int wakeCreate() throws IOException;
+
+    /** Makes the wake fd readable for good; 0 or an errno value. */
+    public static native int wakeSignal(int fd);
+
+    /** Closes the wake fd; 0 or the errno of close. */
+    public static native int wakeClose(int fd);
 }
