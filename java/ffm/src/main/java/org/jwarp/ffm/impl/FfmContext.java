@@ -35,13 +35,17 @@ public final class FfmContext implements AutoCloseable {
     final int maxCqe;
     final int maxQpWr;
     final int maxSge;
+    final int maxSgeRd;
     final int maxQpRdAtom;
     final int maxQpInitRdAtom;
     private final List<AutoCloseable> children = new ArrayList<>();
+    /** False for rdma_cm's context of a connection id: librdmacm opened it and closes it. */
+    private final boolean owned;
     private boolean open = true;
 
-    private FfmContext(String name, MemorySegment ctx, MemorySegment attr) {
+    private FfmContext(String name, MemorySegment ctx, MemorySegment attr, boolean owned) {
         this.name = name;
+        this.owned = owned;
         this.ctx = ctx;
         this.pollCq = ctx.get(ADDRESS, IbvLayouts.OPS_POLL_CQ);
         this.reqNotifyCq = ctx.get(ADDRESS, IbvLayouts.OPS_REQ_NOTIFY_CQ);
@@ -52,6 +56,7 @@ public final class FfmContext implements AutoCloseable {
         this.maxCqe = attr.get(JAVA_INT, IbvLayouts.ATTR_MAX_CQE);
         this.maxQpWr = attr.get(JAVA_INT, IbvLayouts.ATTR_MAX_QP_WR);
         this.maxSge = attr.get(JAVA_INT, IbvLayouts.ATTR_MAX_SGE);
+        this.maxSgeRd = attr.get(JAVA_INT, IbvLayouts.ATTR_MAX_SGE_RD);
         this.maxQpRdAtom = attr.get(JAVA_INT, IbvLayouts.ATTR_MAX_QP_RD_ATOM);
         this.maxQpInitRdAtom = attr.get(JAVA_INT, IbvLayouts.ATTR_MAX_QP_INIT_RD_ATOM);
     }
@@ -103,7 +108,7 @@ public final class FfmContext implements AutoCloseable {
                     if (rc != 0) {
                         throw new RdmaException("ibv_query_device(" + deviceName + ") failed with " + Ibv.describe(rc));
                     }
-                    FfmContext c = new FfmContext(deviceName, ctx, attr);
+                    FfmContext c = new FfmContext(deviceName, ctx, attr, true);
                     LOG.debug("opened {}: max_mr_size {}, max_cqe {}, max_qp_wr {}, max_sge {}", deviceName, c.maxMrSize,
                             c.maxCqe, c.maxQpWr, c.maxSge);
                     return c;
@@ -121,6 +126,29 @@ public final class FfmContext implements AutoCloseable {
             throw e;
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ibv_open_device", t);
+        }
+    }
+
+    /**
+     * The context librdmacm opened for a connection id ({@code id->verbs}), with the same layout
+     * self-check; closing it closes what was made on it, not the context.
+     */
+    static FfmContext adopt(MemorySegment verbs) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment ctx = verbs.reinterpret(IbvLayouts.CONTEXT.byteSize());
+            MemorySegment device = ctx.get(ADDRESS, IbvLayouts.CONTEXT_DEVICE);
+            String name = ((MemorySegment) Ibv.GET_DEVICE_NAME.invokeExact(device)).reinterpret(64).getString(0);
+            checkContextLayout(ctx, device, name);
+            MemorySegment attr = arena.allocate(IbvLayouts.DEVICE_ATTR);
+            int rc = (int) Ibv.QUERY_DEVICE.invokeExact(ctx, attr);
+            if (rc != 0) {
+                throw new RdmaException("ibv_query_device(" + name + ") failed with " + Ibv.describe(rc));
+            }
+            return new FfmContext(name, ctx, attr, false);
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_query_device", t);
         }
     }
 
@@ -221,6 +249,9 @@ public final class FfmContext implements AutoCloseable {
             } catch (Exception e) {
                 LOG.warn("closing {} with device {}: {}", left.get(i), name, e.toString());
             }
+        }
+        if (!owned) {
+            return;
         }
         try {
             int rc = (int) Ibv.CLOSE_DEVICE.invokeExact(ctx);

@@ -39,6 +39,8 @@ public final class FfmCq implements CompletionQueue {
     private final MemorySegment wcs = arena.allocate(IbvLayouts.WC, BATCH);
     private final int capacity;
     private volatile boolean open = true;
+    /** The QPs completing here, looked up by qp_num per completion (copy on write: few QPs, no allocation on poll). */
+    private volatile FfmQp[] qps = new FfmQp[0];
 
     private FfmCq(FfmContext device, MemorySegment cq, int capacity) {
         this.device = device;
@@ -123,13 +125,35 @@ public final class FfmCq implements CompletionQueue {
             wc.byteLength = wcs.get(JAVA_INT, base + IbvLayouts.WC_BYTE_LEN);
             wc.withInvalidate = (wcs.get(JAVA_INT, base + IbvLayouts.WC_FLAGS) & IbvLayouts.WC_WITH_INV) != 0;
             wc.invalidatedRkey = wc.withInvalidate ? wcs.get(JAVA_INT, base + IbvLayouts.WC_IMM_DATA) : 0;
+            dispatch(wc, true);
         } else {
             // only wr_id, status, qp_num and vendor_err are valid in an error completion
             wc.opcode = WcOpcode.RECV;
             wc.byteLength = 0;
             wc.withInvalidate = false;
             wc.invalidatedRkey = 0;
+            dispatch(wc, false);
         }
+    }
+
+    /** Hands the completion to its QP, which maps the token back to the caller's wrId. */
+    private void dispatch(WorkCompletion wc, boolean success) {
+        for (FfmQp q : qps) {
+            if (q.qpNum() == wc.qpNum && q.completed(wc, success)) {
+                return;
+            }
+        }
+        LOG.debug("completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
+    }
+
+    synchronized void attach(FfmQp qp) {
+        FfmQp[] now = java.util.Arrays.copyOf(qps, qps.length + 1);
+        now[now.length - 1] = qp;
+        qps = now;
+    }
+
+    synchronized void detach(FfmQp qp) {
+        qps = java.util.Arrays.stream(qps).filter(q -> q != qp).toArray(FfmQp[]::new);
     }
 
     /** {@code enum ibv_wc_opcode} without {@link WcOpcode#of}'s scan over a fresh {@code values()} array. */

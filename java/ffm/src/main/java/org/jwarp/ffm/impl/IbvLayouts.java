@@ -84,6 +84,7 @@ final class IbvLayouts {
     static final long ATTR_MAX_MR_SIZE = DEVICE_ATTR.byteOffset(groupElement("max_mr_size"));
     static final long ATTR_MAX_QP_WR = DEVICE_ATTR.byteOffset(groupElement("max_qp_wr"));
     static final long ATTR_MAX_SGE = DEVICE_ATTR.byteOffset(groupElement("max_sge"));
+    static final long ATTR_MAX_SGE_RD = DEVICE_ATTR.byteOffset(groupElement("max_sge_rd"));
     static final long ATTR_MAX_CQE = DEVICE_ATTR.byteOffset(groupElement("max_cqe"));
     static final long ATTR_MAX_QP_RD_ATOM = DEVICE_ATTR.byteOffset(groupElement("max_qp_rd_atom"));
     static final long ATTR_MAX_QP_INIT_RD_ATOM = DEVICE_ATTR.byteOffset(groupElement("max_qp_init_rd_atom"));
@@ -154,4 +155,154 @@ final class IbvLayouts {
     static final long WC_FLAGS = WC.byteOffset(groupElement("wc_flags"));
     /** {@code IBV_WC_WITH_INV}: {@code imm_data} holds the invalidated rkey. */
     static final int WC_WITH_INV = 1 << 3;
+
+    /** {@code struct ibv_qp}: the IBVERBS_1.1 head the provider reads. */
+    static final StructLayout QP = MemoryLayout.structLayout(
+            ADDRESS.withName("context"),
+            ADDRESS.withName("qp_context"),
+            ADDRESS.withName("pd"),
+            ADDRESS.withName("send_cq"),
+            ADDRESS.withName("recv_cq"),
+            ADDRESS.withName("srq"),
+            JAVA_INT.withName("handle"),
+            JAVA_INT.withName("qp_num"),
+            JAVA_INT.withName("state"),
+            JAVA_INT.withName("qp_type"),
+            MemoryLayout.paddingLayout(96)).withName("ibv_qp");
+
+    static final long QP_CONTEXT = QP.byteOffset(groupElement("context"));
+    static final long QP_PD = QP.byteOffset(groupElement("pd"));
+    static final long QP_SEND_CQ = QP.byteOffset(groupElement("send_cq"));
+    static final long QP_RECV_CQ = QP.byteOffset(groupElement("recv_cq"));
+    static final long QP_NUM = QP.byteOffset(groupElement("qp_num"));
+
+    /** {@code struct ibv_qp_cap}. */
+    static final StructLayout QP_CAP = MemoryLayout.structLayout(
+            JAVA_INT.withName("max_send_wr"),
+            JAVA_INT.withName("max_recv_wr"),
+            JAVA_INT.withName("max_send_sge"),
+            JAVA_INT.withName("max_recv_sge"),
+            JAVA_INT.withName("max_inline_data")).withName("ibv_qp_cap");
+
+    /** {@code struct ibv_qp_init_attr}. */
+    static final StructLayout QP_INIT_ATTR = MemoryLayout.structLayout(
+            ADDRESS.withName("qp_context"),
+            ADDRESS.withName("send_cq"),
+            ADDRESS.withName("recv_cq"),
+            ADDRESS.withName("srq"),
+            QP_CAP.withName("cap"),
+            JAVA_INT.withName("qp_type"),
+            JAVA_INT.withName("sq_sig_all"),
+            MemoryLayout.paddingLayout(4)).withName("ibv_qp_init_attr");
+
+    static final long INIT_SEND_CQ = QP_INIT_ATTR.byteOffset(groupElement("send_cq"));
+    static final long INIT_RECV_CQ = QP_INIT_ATTR.byteOffset(groupElement("recv_cq"));
+    static final long INIT_MAX_SEND_WR = QP_INIT_ATTR.byteOffset(groupElement("cap"), groupElement("max_send_wr"));
+    static final long INIT_MAX_RECV_WR = QP_INIT_ATTR.byteOffset(groupElement("cap"), groupElement("max_recv_wr"));
+    static final long INIT_MAX_SEND_SGE = QP_INIT_ATTR.byteOffset(groupElement("cap"), groupElement("max_send_sge"));
+    static final long INIT_MAX_RECV_SGE = QP_INIT_ATTR.byteOffset(groupElement("cap"), groupElement("max_recv_sge"));
+    static final long INIT_MAX_INLINE = QP_INIT_ATTR.byteOffset(groupElement("cap"), groupElement("max_inline_data"));
+    static final long INIT_QP_TYPE = QP_INIT_ATTR.byteOffset(groupElement("qp_type"));
+    /** {@code IBV_QPT_RC}. */
+    static final int QPT_RC = 2;
+
+    /** {@code struct ibv_sge}. */
+    static final StructLayout SGE = MemoryLayout.structLayout(
+            JAVA_LONG.withName("addr"),
+            JAVA_INT.withName("length"),
+            JAVA_INT.withName("lkey")).withName("ibv_sge");
+
+    static final long SGE_ADDR = SGE.byteOffset(groupElement("addr"));
+    static final long SGE_LENGTH = SGE.byteOffset(groupElement("length"));
+    static final long SGE_LKEY = SGE.byteOffset(groupElement("lkey"));
+
+    /** {@code struct ibv_send_wr}: the RDMA member of its {@code wr} union, the rest padding. */
+    static final StructLayout SEND_WR = MemoryLayout.structLayout(
+            JAVA_LONG.withName("wr_id"),
+            ADDRESS.withName("next"),
+            ADDRESS.withName("sg_list"),
+            JAVA_INT.withName("num_sge"),
+            JAVA_INT.withName("opcode"),
+            JAVA_INT.withName("send_flags"),
+            JAVA_INT.withName("imm_data"), // or invalidate_rkey
+            JAVA_LONG.withName("remote_addr"), // wr.rdma
+            JAVA_INT.withName("rkey"),
+            MemoryLayout.paddingLayout(76)).withName("ibv_send_wr");
+
+    static final long SWR_WR_ID = SEND_WR.byteOffset(groupElement("wr_id"));
+    static final long SWR_NEXT = SEND_WR.byteOffset(groupElement("next"));
+    static final long SWR_SG_LIST = SEND_WR.byteOffset(groupElement("sg_list"));
+    static final long SWR_NUM_SGE = SEND_WR.byteOffset(groupElement("num_sge"));
+    static final long SWR_OPCODE = SEND_WR.byteOffset(groupElement("opcode"));
+    static final long SWR_SEND_FLAGS = SEND_WR.byteOffset(groupElement("send_flags"));
+    static final long SWR_IMM_DATA = SEND_WR.byteOffset(groupElement("imm_data"));
+    static final long SWR_REMOTE_ADDR = SEND_WR.byteOffset(groupElement("remote_addr"));
+    static final long SWR_RKEY = SEND_WR.byteOffset(groupElement("rkey"));
+    static final int SEND_FENCE = 1;
+    static final int SEND_SIGNALED = 1 << 1;
+    static final int SEND_SOLICITED = 1 << 2;
+    static final int SEND_INLINE = 1 << 3;
+
+    /** {@code struct ibv_recv_wr}. */
+    static final StructLayout RECV_WR = MemoryLayout.structLayout(
+            JAVA_LONG.withName("wr_id"),
+            ADDRESS.withName("next"),
+            ADDRESS.withName("sg_list"),
+            JAVA_INT.withName("num_sge"),
+            MemoryLayout.paddingLayout(4)).withName("ibv_recv_wr");
+
+    static final long RWR_WR_ID = RECV_WR.byteOffset(groupElement("wr_id"));
+    static final long RWR_NEXT = RECV_WR.byteOffset(groupElement("next"));
+    static final long RWR_SG_LIST = RECV_WR.byteOffset(groupElement("sg_list"));
+    static final long RWR_NUM_SGE = RECV_WR.byteOffset(groupElement("num_sge"));
+
+    // ---- librdmacm (<rdma/rdma_cma.h>, rdma-core 44) -------------------------------------------
+
+    /** {@code struct rdma_cm_id}: {@code verbs} and {@code qp} are all the provider reads. */
+    static final StructLayout CM_ID = MemoryLayout.structLayout(
+            ADDRESS.withName("verbs"),
+            ADDRESS.withName("channel"),
+            ADDRESS.withName("context"),
+            ADDRESS.withName("qp"),
+            MemoryLayout.paddingLayout(384)).withName("rdma_cm_id");
+
+    static final long CM_ID_VERBS = CM_ID.byteOffset(groupElement("verbs"));
+    static final long CM_ID_CHANNEL = CM_ID.byteOffset(groupElement("channel"));
+    static final long CM_ID_QP = CM_ID.byteOffset(groupElement("qp"));
+
+    /** {@code struct rdma_conn_param}. */
+    static final StructLayout CONN_PARAM = MemoryLayout.structLayout(
+            ADDRESS.withName("private_data"),
+            JAVA_BYTE.withName("private_data_len"),
+            JAVA_BYTE.withName("responder_resources"),
+            JAVA_BYTE.withName("initiator_depth"),
+            JAVA_BYTE.withName("flow_control"),
+            JAVA_BYTE.withName("retry_count"),
+            JAVA_BYTE.withName("rnr_retry_count"),
+            JAVA_BYTE.withName("srq"),
+            MemoryLayout.paddingLayout(1),
+            JAVA_INT.withName("qp_num"),
+            MemoryLayout.paddingLayout(4)).withName("rdma_conn_param");
+
+    static final long CP_PRIVATE_DATA = CONN_PARAM.byteOffset(groupElement("private_data"));
+    static final long CP_PRIVATE_DATA_LEN = CONN_PARAM.byteOffset(groupElement("private_data_len"));
+    static final long CP_RESPONDER_RESOURCES = CONN_PARAM.byteOffset(groupElement("responder_resources"));
+    static final long CP_INITIATOR_DEPTH = CONN_PARAM.byteOffset(groupElement("initiator_depth"));
+    static final long CP_RETRY_COUNT = CONN_PARAM.byteOffset(groupElement("retry_count"));
+    static final long CP_RNR_RETRY_COUNT = CONN_PARAM.byteOffset(groupElement("rnr_retry_count"));
+
+    /** {@code struct rdma_cm_event}: {@code param.conn} is a {@code struct rdma_conn_param}; the union is 56 bytes. */
+    static final StructLayout CM_EVENT = MemoryLayout.structLayout(
+            ADDRESS.withName("id"),
+            ADDRESS.withName("listen_id"),
+            JAVA_INT.withName("event"),
+            JAVA_INT.withName("status"),
+            CONN_PARAM.withName("conn"),
+            MemoryLayout.paddingLayout(32)).withName("rdma_cm_event");
+
+    static final long EV_ID = CM_EVENT.byteOffset(groupElement("id"));
+    static final long EV_LISTEN_ID = CM_EVENT.byteOffset(groupElement("listen_id"));
+    static final long EV_EVENT = CM_EVENT.byteOffset(groupElement("event"));
+    static final long EV_STATUS = CM_EVENT.byteOffset(groupElement("status"));
+    static final long EV_CONN = CM_EVENT.byteOffset(groupElement("conn"));
 }

@@ -64,22 +64,34 @@ class FfmVerbsOnDevicesTest {
             for (int i = 0; i < wcs.length; i++) {
                 wcs[i] = new WorkCompletion();
             }
+            // Warm the measured method itself (compiled whole, not only on-stack replaced), then measure rounds:
+            // an allocation per poll shows in every round, a one-off (a tier change mid-round) in one at most.
             int got = 0;
-            for (int i = 0; i < 50_000; i++) {
-                got += cq.poll(wcs, wcs.length);
+            for (int i = 0; i < 8; i++) {
+                got += pollMany(cq, wcs, 25_000);
             }
-            long before = threads.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < 200_000; i++) {
-                got += cq.poll(wcs, wcs.length);
+            long[] rounds = new long[3];
+            for (int r = 0; r < rounds.length; r++) {
+                long before = threads.getCurrentThreadAllocatedBytes();
+                got += pollMany(cq, wcs, 100_000);
+                rounds[r] = threads.getCurrentThreadAllocatedBytes() - before;
             }
-            long allocated = threads.getCurrentThreadAllocatedBytes() - before;
             assertEquals(0, got, "completions on a CQ nothing posted to");
-            assertEquals(0, allocated, "bytes allocated by 200,000 polls through ops.poll_cq");
+            assertEquals(0, java.util.Arrays.stream(rounds).min().getAsLong(),
+                    "bytes allocated by 100,000 polls through ops.poll_cq, per round: " + java.util.Arrays.toString(rounds));
             assertThrows(IllegalStateException.class, () -> cq.requestNotify(false));
             dev.close();
             IllegalStateException closed = assertThrows(IllegalStateException.class, () -> cq.poll(wcs, 1));
             assertEquals("completion queue is closed", closed.getMessage());
         }
+    }
+
+    private static int pollMany(FfmCq cq, WorkCompletion[] wcs, int polls) {
+        int got = 0;
+        for (int i = 0; i < polls; i++) {
+            got += cq.poll(wcs, wcs.length);
+        }
+        return got;
     }
 
     @ParameterizedTest

@@ -69,6 +69,52 @@ class IbvLayoutsTest {
         pin("ibv_wc.qp_num", 28, IbvLayouts.WC_QP_NUM);
         pin("ibv_wc.wc_flags", 36, IbvLayouts.WC_FLAGS);
         pin("ibv_wc.dlid_path_bits", 45, IbvLayouts.WC.byteOffset(groupElement("dlid_path_bits")));
+        pin("sizeof ibv_qp", 160, IbvLayouts.QP.byteSize());
+        pin("ibv_qp.context", 0, IbvLayouts.QP_CONTEXT);
+        pin("ibv_qp.pd", 16, IbvLayouts.QP_PD);
+        pin("ibv_qp.send_cq", 24, IbvLayouts.QP_SEND_CQ);
+        pin("ibv_qp.recv_cq", 32, IbvLayouts.QP_RECV_CQ);
+        pin("ibv_qp.qp_num", 52, IbvLayouts.QP_NUM);
+        pin("sizeof ibv_qp_init_attr", 64, IbvLayouts.QP_INIT_ATTR.byteSize());
+        pin("ibv_qp_init_attr.send_cq", 8, IbvLayouts.INIT_SEND_CQ);
+        pin("ibv_qp_init_attr.recv_cq", 16, IbvLayouts.INIT_RECV_CQ);
+        pin("ibv_qp_init_attr.cap.max_send_wr", 32, IbvLayouts.INIT_MAX_SEND_WR);
+        pin("ibv_qp_init_attr.cap.max_recv_wr", 36, IbvLayouts.INIT_MAX_RECV_WR);
+        pin("ibv_qp_init_attr.cap.max_send_sge", 40, IbvLayouts.INIT_MAX_SEND_SGE);
+        pin("ibv_qp_init_attr.cap.max_recv_sge", 44, IbvLayouts.INIT_MAX_RECV_SGE);
+        pin("ibv_qp_init_attr.cap.max_inline_data", 48, IbvLayouts.INIT_MAX_INLINE);
+        pin("ibv_qp_init_attr.qp_type", 52, IbvLayouts.INIT_QP_TYPE);
+        pin("sizeof ibv_sge", 16, IbvLayouts.SGE.byteSize());
+        pin("ibv_sge.length", 8, IbvLayouts.SGE_LENGTH);
+        pin("ibv_sge.lkey", 12, IbvLayouts.SGE_LKEY);
+        pin("sizeof ibv_send_wr", 128, IbvLayouts.SEND_WR.byteSize());
+        pin("ibv_send_wr.next", 8, IbvLayouts.SWR_NEXT);
+        pin("ibv_send_wr.sg_list", 16, IbvLayouts.SWR_SG_LIST);
+        pin("ibv_send_wr.num_sge", 24, IbvLayouts.SWR_NUM_SGE);
+        pin("ibv_send_wr.opcode", 28, IbvLayouts.SWR_OPCODE);
+        pin("ibv_send_wr.send_flags", 32, IbvLayouts.SWR_SEND_FLAGS);
+        pin("ibv_send_wr.imm_data", 36, IbvLayouts.SWR_IMM_DATA);
+        pin("ibv_send_wr.wr.rdma.remote_addr", 40, IbvLayouts.SWR_REMOTE_ADDR);
+        pin("ibv_send_wr.wr.rdma.rkey", 48, IbvLayouts.SWR_RKEY);
+        pin("sizeof ibv_recv_wr", 32, IbvLayouts.RECV_WR.byteSize());
+        pin("ibv_recv_wr.next", 8, IbvLayouts.RWR_NEXT);
+        pin("ibv_recv_wr.sg_list", 16, IbvLayouts.RWR_SG_LIST);
+        pin("ibv_recv_wr.num_sge", 24, IbvLayouts.RWR_NUM_SGE);
+        pin("sizeof rdma_cm_id", 416, IbvLayouts.CM_ID.byteSize());
+        pin("rdma_cm_id.verbs", 0, IbvLayouts.CM_ID_VERBS);
+        pin("rdma_cm_id.channel", 8, IbvLayouts.CM_ID_CHANNEL);
+        pin("rdma_cm_id.qp", 24, IbvLayouts.CM_ID_QP);
+        pin("sizeof rdma_conn_param", 24, IbvLayouts.CONN_PARAM.byteSize());
+        pin("rdma_conn_param.private_data_len", 8, IbvLayouts.CP_PRIVATE_DATA_LEN);
+        pin("rdma_conn_param.responder_resources", 9, IbvLayouts.CP_RESPONDER_RESOURCES);
+        pin("rdma_conn_param.initiator_depth", 10, IbvLayouts.CP_INITIATOR_DEPTH);
+        pin("rdma_conn_param.retry_count", 12, IbvLayouts.CP_RETRY_COUNT);
+        pin("rdma_conn_param.rnr_retry_count", 13, IbvLayouts.CP_RNR_RETRY_COUNT);
+        pin("sizeof rdma_cm_event", 80, IbvLayouts.CM_EVENT.byteSize());
+        pin("rdma_cm_event.listen_id", 8, IbvLayouts.EV_LISTEN_ID);
+        pin("rdma_cm_event.event", 16, IbvLayouts.EV_EVENT);
+        pin("rdma_cm_event.status", 20, IbvLayouts.EV_STATUS);
+        pin("rdma_cm_event.param.conn", 24, IbvLayouts.EV_CONN);
     }
 
     private static void pin(String what, long rdmaCore44, long ours) {
@@ -94,11 +140,13 @@ class IbvLayoutsTest {
     /** The pinned numbers against this machine's headers, compiled with its C compiler. */
     @Test
     void layoutsAreThisMachinesHeaders(@TempDir Path dir) throws IOException, InterruptedException {
-        Path header = Path.of("/usr/include/infiniband/verbs.h");
-        Assumptions.assumeTrue(Files.isRegularFile(header),
-                "NOT CHECKED against headers: " + header + " is missing (apt-get install libibverbs-dev); the pinned "
-                        + "rdma-core 44 numbers were still checked by layoutsAreRdmaCore44s");
-        StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#include <infiniband/verbs.h>\nint main(void){\n");
+        for (String h : List.of("/usr/include/infiniband/verbs.h", "/usr/include/rdma/rdma_cma.h")) {
+            Assumptions.assumeTrue(Files.isRegularFile(Path.of(h)), "NOT CHECKED against headers: " + h + " is missing "
+                    + "(apt-get install libibverbs-dev librdmacm-dev); the pinned rdma-core 44 numbers were still checked "
+                    + "by layoutsAreRdmaCore44s");
+        }
+        StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#include <infiniband/verbs.h>\n"
+                + "#include <rdma/rdma_cma.h>\nint main(void){\n");
         for (String key : RDMA_CORE_44.keySet()) {
             if (key.startsWith("sizeof ")) {
                 String s = key.substring(7);
