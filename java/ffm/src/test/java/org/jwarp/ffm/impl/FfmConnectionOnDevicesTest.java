@@ -27,8 +27,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * A loopback connection through rdma_cm and {@code java.lang.foreign} on the kernel's siw0 and
  * rxe0 (guest only, JDK 25): Send into a posted receive (RFC 5040 §5.3), RDMA Write (§5.1),
- * RDMA Read (§5.2), a chain with an unsignalled WR, the shared post-time checks, and posts and
- * polls that allocate nothing once warm.
+ * RDMA Read (§5.2), a chain with an unsignalled WR, the shared post-time checks, and round trips of
+ * each that allocate nothing once warm.
  */
 @Tag("device")
 class FfmConnectionOnDevicesTest {
@@ -223,34 +223,64 @@ class FfmConnectionOnDevicesTest {
         }
     }
 
+    /** One operation of a round-trip measurement. */
+    private interface RoundTrip {
+        void run(Loopback c, WorkCompletion[] cw, WorkCompletion[] sw) throws WorkRequestException;
+    }
+
     @ParameterizedTest
     @CsvSource({"10.77.0.1, 7475", "10.78.0.1, 7476"})
-    void writeRoundTripsAllocateNothingOnceWarm(String address, int port) throws RdmaException {
-        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    void roundTripsAllocateNothingOnceWarm(String address, int port) throws RdmaException {
         try (Loopback c = new Loopback(address, port)) {
-            WorkCompletion[] cw = wcs(4);
-            SendRequest wr = new SendRequest().write(1, c.clientMr, 0, 64, c.serverMr.address(), c.serverMr.rkey());
-            for (int i = 0; i < 6; i++) {
-                writes(c, wr, cw, 2_000);
-            }
-            long[] rounds = new long[3];
-            for (int r = 0; r < rounds.length; r++) {
-                long before = threads.getCurrentThreadAllocatedBytes();
-                writes(c, wr, cw, 2_000);
-                rounds[r] = threads.getCurrentThreadAllocatedBytes() - before;
-            }
-            assertEquals(0, Arrays.stream(rounds).min().getAsLong(),
-                    "bytes allocated by 2,000 RDMA Write round trips (post_send + poll_cq), per round: " + Arrays.toString(rounds));
+            SendRequest write = new SendRequest().write(1, c.clientMr, 0, 64, c.serverMr.address(), c.serverMr.rkey());
+            SendRequest read = new SendRequest().read(2, c.clientMr, 4096, 64, c.serverMr.address() + 4096, c.serverMr.rkey());
+            SendRequest send = new SendRequest().send(3, c.clientMr, 0, 64);
+            assertAllocationFree(c, "RDMA Write (RFC 5040 §5.1): post_send + poll_cq", (l, cw, sw) -> {
+                l.clientQp.postSend(write);
+                succeeded(one(l.clientCq, cw));
+            });
+            assertAllocationFree(c, "RDMA Read (RFC 5040 §5.2): post_send + poll_cq", (l, cw, sw) -> {
+                l.clientQp.postSend(read);
+                succeeded(one(l.clientCq, cw));
+            });
+            assertAllocationFree(c, "Send into a posted receive (RFC 5040 §5.3): post_recv + post_send + both polls",
+                    (l, cw, sw) -> {
+                        l.serverQp.postRecv(4, l.serverMr, 0, 64);
+                        l.clientQp.postSend(send);
+                        succeeded(one(l.clientCq, cw));
+                        succeeded(one(l.serverCq, sw));
+                    });
         }
     }
 
-    private static void writes(Loopback c, SendRequest wr, WorkCompletion[] cw, int n) throws WorkRequestException {
+    /** Warms {@code op} by count, then measures rounds: a per-operation allocation shows in every one. */
+    private static void assertAllocationFree(Loopback c, String what, RoundTrip op) throws WorkRequestException {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        WorkCompletion[] cw = wcs(4);
+        WorkCompletion[] sw = wcs(4);
+        for (int i = 0; i < 6; i++) {
+            repeat(c, op, cw, sw, 2_000);
+        }
+        long[] rounds = new long[3];
+        for (int r = 0; r < rounds.length; r++) {
+            long before = threads.getCurrentThreadAllocatedBytes();
+            repeat(c, op, cw, sw, 2_000);
+            rounds[r] = threads.getCurrentThreadAllocatedBytes() - before;
+        }
+        assertEquals(0, Arrays.stream(rounds).min().getAsLong(),
+                "bytes allocated by 2,000 round trips of " + what + ", per round: " + Arrays.toString(rounds));
+    }
+
+    private static void repeat(Loopback c, RoundTrip op, WorkCompletion[] cw, WorkCompletion[] sw, int n)
+            throws WorkRequestException {
         for (int i = 0; i < n; i++) {
-            c.clientQp.postSend(wr);
-            WorkCompletion done = one(c.clientCq, cw);
-            if (done.status != WcStatus.SUCCESS) {
-                fail(done.toString());
-            }
+            op.run(c, cw, sw);
+        }
+    }
+
+    private static void succeeded(WorkCompletion wc) {
+        if (wc.status != WcStatus.SUCCESS) {
+            fail(wc.toString());
         }
     }
 }
