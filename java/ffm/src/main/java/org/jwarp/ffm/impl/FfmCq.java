@@ -174,7 +174,7 @@ public final class FfmCq implements CompletionQueue {
 
     /**
      * Polls until a completion or the timeout, napping between empty polls (at most
-     * {@value #AWAIT_MAX_NAP_NANOS} ns): this provider has no completion channels yet.
+     * 200 µs): this provider has no completion channels yet.
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
