@@ -137,6 +137,23 @@ public final class FfmQp implements QueuePair {
                     .equals(recvCq.cq)) {
                 wrong.add("ibv_qp.send_cq/recv_cq are not the completion queues");
             }
+            // ibv_query_qp's answer against the same fields read through the layouts: it fills init_attr's CQs
+            // from the QP and stores the state it reports in qp->state, the word after qp_num
+            MemorySegment queried = arena.allocate(IbvLayouts.QP_ATTR);
+            MemorySegment queriedInit = arena.allocate(IbvLayouts.QP_INIT_ATTR);
+            int qrc = (int) Ibv.QUERY_QP.invokeExact(qp, queried, IbvLayouts.QP_ATTR_MASK_STATE, queriedInit);
+            if (qrc != 0) {
+                wrong.add("ibv_query_qp failed with " + Ibv.describe(qrc));
+            } else {
+                int qpState = qp.get(JAVA_INT, IbvLayouts.QP_STATE);
+                if (qpState != queried.get(JAVA_INT, IbvLayouts.QP_ATTR_QP_STATE)) {
+                    wrong.add("ibv_qp.state reads " + qpState + ", ibv_query_qp answers "
+                            + queried.get(JAVA_INT, IbvLayouts.QP_ATTR_QP_STATE));
+                }
+                if (!queriedInit.get(ADDRESS, IbvLayouts.INIT_SEND_CQ).equals(qp.get(ADDRESS, IbvLayouts.QP_SEND_CQ))) {
+                    wrong.add("ibv_query_qp's send_cq differs from ibv_qp.send_cq");
+                }
+            }
             if (!wrong.isEmpty()) {
                 RdmaCm.DESTROY_QP.invokeExact(id.id);
                 FfmContext.layoutCheck("ibv_qp", wrong);

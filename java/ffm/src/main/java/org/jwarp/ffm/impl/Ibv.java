@@ -45,6 +45,7 @@ final class Ibv {
     static final MethodHandle DEREG_MR;
     static final MethodHandle CREATE_CQ;
     static final MethodHandle DESTROY_CQ;
+    static final MethodHandle QUERY_QP;
 
     /** {@code int (*poll_cq)(struct ibv_cq *, int num_entries, struct ibv_wc *)}, target first. */
     static final MethodHandle POLL_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
@@ -57,7 +58,7 @@ final class Ibv {
     static final MethodHandle POST_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
 
     static {
-        MethodHandle[] h = new MethodHandle[12];
+        MethodHandle[] h = new MethodHandle[13];
         String unbound = null;
         try {
             SymbolLookup ibv = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
@@ -75,6 +76,7 @@ final class Ibv {
             h[10] = bind(ibv, "ibv_create_cq",
                     FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), errno);
             h[11] = bind(ibv, "ibv_destroy_cq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            h[12] = bind(ibv, "ibv_query_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
         } catch (IllegalArgumentException | NoSuchElementException e) {
             unbound = "libibverbs.so.1 (rdma-core's libibverbs1) could not be bound: " + e.getMessage();
         }
@@ -91,6 +93,7 @@ final class Ibv {
         DEREG_MR = h[9];
         CREATE_CQ = h[10];
         DESTROY_CQ = h[11];
+        QUERY_QP = h[12];
     }
 
     private Ibv() {

@@ -175,6 +175,16 @@ final class IbvLayouts {
     static final long QP_SEND_CQ = QP.byteOffset(groupElement("send_cq"));
     static final long QP_RECV_CQ = QP.byteOffset(groupElement("recv_cq"));
     static final long QP_NUM = QP.byteOffset(groupElement("qp_num"));
+    static final long QP_STATE = QP.byteOffset(groupElement("state"));
+
+    /** {@code struct ibv_qp_attr}: only {@code qp_state} is read (what {@code ibv_query_qp} answers). */
+    static final StructLayout QP_ATTR = MemoryLayout.structLayout(
+            JAVA_INT.withName("qp_state"),
+            MemoryLayout.paddingLayout(140)).withName("ibv_qp_attr");
+
+    static final long QP_ATTR_QP_STATE = QP_ATTR.byteOffset(groupElement("qp_state"));
+    /** {@code IBV_QP_STATE}: the attribute mask bit of {@code qp_state}. */
+    static final int QP_ATTR_MASK_STATE = 1;
 
     /** {@code struct ibv_qp_cap}. */
     static final StructLayout QP_CAP = MemoryLayout.structLayout(

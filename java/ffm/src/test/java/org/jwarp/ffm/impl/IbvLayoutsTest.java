@@ -75,6 +75,9 @@ class IbvLayoutsTest {
         pin("ibv_qp.send_cq", 24, IbvLayouts.QP_SEND_CQ);
         pin("ibv_qp.recv_cq", 32, IbvLayouts.QP_RECV_CQ);
         pin("ibv_qp.qp_num", 52, IbvLayouts.QP_NUM);
+        pin("ibv_qp.state", 56, IbvLayouts.QP_STATE);
+        pin("sizeof ibv_qp_attr", 144, IbvLayouts.QP_ATTR.byteSize());
+        pin("ibv_qp_attr.qp_state", 0, IbvLayouts.QP_ATTR_QP_STATE);
         pin("sizeof ibv_qp_init_attr", 64, IbvLayouts.QP_INIT_ATTR.byteSize());
         pin("ibv_qp_init_attr.send_cq", 8, IbvLayouts.INIT_SEND_CQ);
         pin("ibv_qp_init_attr.recv_cq", 16, IbvLayouts.INIT_RECV_CQ);
