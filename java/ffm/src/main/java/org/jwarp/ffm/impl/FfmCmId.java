@@ -141,6 +141,21 @@ final class FfmCmId implements AutoCloseable {
         }
     }
 
+    /** Refuses a requested connection ({@code rdma_reject}, no private data); the initiator sees REJECTED. */
+    void reject() throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.REJECT.invokeExact(state, id, MemorySegment.NULL, (byte) 0);
+            if (rc != 0) {
+                throw new RdmaException("rdma_reject failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_reject", t);
+        }
+    }
+
     /** Starts the disconnection ({@code rdma_disconnect}); DISCONNECTED follows on the channel. */
     void disconnect() throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {

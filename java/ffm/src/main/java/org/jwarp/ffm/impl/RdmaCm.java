@@ -25,6 +25,7 @@ final class RdmaCm {
     static final int ADDR_RESOLVED = 0;
     static final int ROUTE_RESOLVED = 2;
     static final int CONNECT_REQUEST = 4;
+    static final int REJECTED = 8;
     static final int ESTABLISHED = 9;
     static final int DISCONNECTED = 10;
     static final int TIMEWAIT_EXIT = 15;

@@ -223,6 +223,32 @@ class FfmConnectionOnDevicesTest {
         }
     }
 
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7477", "10.78.0.1, 7478"})
+    void aRejectedRequestEndsInRejectedAndAnUnexpectedEventIsNamed(String address, int port) throws RdmaException {
+        InetSocketAddress at = new InetSocketAddress(InetAddress.ofLiteral(address), port);
+        try (FfmCmChannel serverChannel = FfmCmChannel.create(); FfmCmChannel clientChannel = FfmCmChannel.create();
+                FfmCmId listener = FfmCmId.create(serverChannel); FfmCmId client = FfmCmId.create(clientChannel)) {
+            listener.listen(at, 4);
+            client.resolve(at, 5_000);
+            try (FfmContext dev = FfmContext.adopt(client.verbs())) {
+                FfmPd pd = dev.allocatePd();
+                FfmCq cq = dev.createCq(16);
+                FfmQp.create(client, pd, cq, cq, 4, 4, 1, 1, 0);
+                client.connect(4, 4);
+                try (FfmCmId request = FfmCmId.requested(serverChannel,
+                        serverChannel.expect(RdmaCm.CONNECT_REQUEST, null, TIMEOUT_MS))) {
+                    request.reject();
+                    RdmaException e = assertThrows(RdmaException.class,
+                            () -> clientChannel.expect(RdmaCm.ESTABLISHED, client.id, TIMEOUT_MS));
+                    assertTrue(e.getMessage().startsWith("rdma_cm: REJECTED (status ")
+                            && e.getMessage().endsWith(" where ESTABLISHED was expected"), e.getMessage());
+                }
+                client.close(); // its QP before the CQ and PD the context closes
+            }
+        }
+    }
+
     /** One operation of a round-trip measurement. */
     private interface RoundTrip {
         void run(Loopback c, WorkCompletion[] cw, WorkCompletion[] sw) throws WorkRequestException;
