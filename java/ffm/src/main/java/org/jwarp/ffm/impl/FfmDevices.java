@@ -6,14 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,38 +15,9 @@ import java.util.List;
  * ibv_get_device_list}, {@code ibv_get_device_name}, {@code ibv_free_device_list} of
  * {@code libibverbs.so.1} (exported since IBVERBS_1.0/1.1; checked against rdma-core 44). errno of
  * a failed {@code ibv_get_device_list} is captured at the call
- * ({@link Linker.Option#captureCallState}), not read afterwards.
+ * ({@link java.lang.foreign.Linker.Option#captureCallState}), not read afterwards. The bindings are {@link Ibv}'s.
  */
 public final class FfmDevices {
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle GET_DEVICE_LIST;
-    private static final MethodHandle GET_DEVICE_NAME;
-    private static final MethodHandle FREE_DEVICE_LIST;
-    /** Why libibverbs could not be bound, or null. */
-    private static final String UNBOUND;
-
-    static {
-        MethodHandle list = null;
-        MethodHandle name = null;
-        MethodHandle free = null;
-        String unbound = null;
-        try {
-            SymbolLookup ibv = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
-            list = LINKER.downcallHandle(ibv.findOrThrow("ibv_get_device_list"), FunctionDescriptor.of(ADDRESS, ADDRESS),
-                    Linker.Option.captureCallState("errno"));
-            name = LINKER.downcallHandle(ibv.findOrThrow("ibv_get_device_name"), FunctionDescriptor.of(ADDRESS, ADDRESS));
-            free = LINKER.downcallHandle(ibv.findOrThrow("ibv_free_device_list"), FunctionDescriptor.ofVoid(ADDRESS));
-        } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
-            unbound = "libibverbs.so.1 (rdma-core's libibverbs1) could not be bound: " + e.getMessage();
-        }
-        GET_DEVICE_LIST = list;
-        GET_DEVICE_NAME = name;
-        FREE_DEVICE_LIST = free;
-        UNBOUND = unbound;
-    }
-
     private FfmDevices() {
     }
 
@@ -64,15 +28,15 @@ public final class FfmDevices {
      *                              (the message carries its errno, e.g. 38 ENOSYS without RDMA kernel support)
      */
     public static List<String> deviceNames() {
-        if (UNBOUND != null) {
-            throw new UncheckedIOException(new IOException(UNBOUND));
+        if (Ibv.UNBOUND != null) {
+            throw new UncheckedIOException(new IOException(Ibv.UNBOUND));
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
             MemorySegment num = arena.allocate(JAVA_INT);
-            MemorySegment list = (MemorySegment) GET_DEVICE_LIST.invokeExact(state, num);
+            MemorySegment list = (MemorySegment) Ibv.GET_DEVICE_LIST.invokeExact(state, num);
             if (list.equals(MemorySegment.NULL)) {
-                int errno = (int) ERRNO.get(state, 0L);
+                int errno = Ibv.errno(state);
                 throw new UncheckedIOException(new IOException("ibv_get_device_list failed with errno " + errno
                         + (errno == 38 ? " (ENOSYS: no RDMA support in this kernel, /sys/class/infiniband_verbs)" : "")));
             }
@@ -82,12 +46,12 @@ public final class FfmDevices {
                 List<String> names = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     MemorySegment dev = devices.getAtIndex(ADDRESS, i);
-                    MemorySegment s = (MemorySegment) GET_DEVICE_NAME.invokeExact(dev);
+                    MemorySegment s = (MemorySegment) Ibv.GET_DEVICE_NAME.invokeExact(dev);
                     names.add(s.reinterpret(64).getString(0)); // IBV_SYSFS_NAME_MAX
                 }
                 return names;
             } finally {
-                FREE_DEVICE_LIST.invokeExact(list);
+                Ibv.FREE_DEVICE_LIST.invokeExact(list);
             }
         } catch (RuntimeException | Error e) {
             throw e;

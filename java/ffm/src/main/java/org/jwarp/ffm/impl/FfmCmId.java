@@ -1,0 +1,208 @@
+package org.jwarp.ffm.impl;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.Inet4Address;
+import java.net.InetSocketAddress;
+import org.jwarp.verbs.RdmaException;
+
+/**
+ * One rdma_cm id ({@code struct rdma_cm_id}, RDMA_PS_TCP): a listener, or one end of a
+ * connection. Address and route resolution wait for their events on the id's channel; connect and
+ * accept only start the exchange, whose ESTABLISHED the caller awaits on the channel (one thread
+ * can so drive both ends of a loopback connection).
+ */
+final class FfmCmId implements AutoCloseable {
+    /** Address family {@code AF_INET} and the size of {@code struct sockaddr_in}. */
+    private static final short AF_INET = 2;
+    private static final int SOCKADDR_IN = 16;
+
+    final FfmCmChannel channel;
+    final MemorySegment id;
+    private FfmQp qp;
+    private boolean open = true;
+
+    private FfmCmId(FfmCmChannel channel, MemorySegment id) {
+        this.channel = channel;
+        this.id = id.reinterpret(IbvLayouts.CM_ID.byteSize());
+    }
+
+    /** A new id on {@code channel} ({@code rdma_create_id}). */
+    static FfmCmId create(FfmCmChannel channel) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            MemorySegment out = arena.allocate(ADDRESS);
+            int rc = (int) RdmaCm.CREATE_ID.invokeExact(state, channel.channel, out, MemorySegment.NULL, RdmaCm.PS_TCP);
+            if (rc != 0) {
+                throw new RdmaException("rdma_create_id failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+            return new FfmCmId(channel, out.get(ADDRESS, 0));
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_create_id", t);
+        }
+    }
+
+    /** The id a CONNECT_REQUEST event brought; its events arrive on the listener's channel. */
+    static FfmCmId requested(FfmCmChannel listenerChannel, FfmCmChannel.Event request) {
+        if (request.type() != RdmaCm.CONNECT_REQUEST) {
+            throw new IllegalArgumentException("not a CONNECT_REQUEST: " + request.name());
+        }
+        return new FfmCmId(listenerChannel, request.id());
+    }
+
+    /** Binds to {@code local} and listens ({@code rdma_bind_addr}, {@code rdma_listen}). */
+    void listen(InetSocketAddress local, int backlog) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.BIND_ADDR.invokeExact(state, id, sockaddr(arena, local));
+            if (rc != 0) {
+                throw new RdmaException("rdma_bind_addr(" + local + ") failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+            rc = (int) RdmaCm.LISTEN.invokeExact(state, id, backlog);
+            if (rc != 0) {
+                throw new RdmaException("rdma_listen(" + local + ") failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_listen", t);
+        }
+    }
+
+    /** Resolves {@code remote}'s address, then the route to it, each within {@code timeoutMillis}. */
+    void resolve(InetSocketAddress remote, int timeoutMillis) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.RESOLVE_ADDR.invokeExact(state, id, MemorySegment.NULL, sockaddr(arena, remote), timeoutMillis);
+            if (rc != 0) {
+                throw new RdmaException("rdma_resolve_addr(" + remote + ") failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+            channel.expect(RdmaCm.ADDR_RESOLVED, id, timeoutMillis + 1000L);
+            rc = (int) RdmaCm.RESOLVE_ROUTE.invokeExact(state, id, timeoutMillis);
+            if (rc != 0) {
+                throw new RdmaException("rdma_resolve_route(" + remote + ") failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+            channel.expect(RdmaCm.ROUTE_RESOLVED, id, timeoutMillis + 1000L);
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_resolve_addr", t);
+        }
+    }
+
+    /** {@code id->verbs}: the context librdmacm bound the id to (after resolution or a request). */
+    MemorySegment verbs() throws RdmaException {
+        MemorySegment v = id.get(ADDRESS, IbvLayouts.CM_ID_VERBS);
+        if (v.equals(MemorySegment.NULL)) {
+            throw new RdmaException("rdma_cm id is bound to no device yet (resolve its address first)");
+        }
+        return v;
+    }
+
+    void attach(FfmQp qp) {
+        this.qp = qp;
+    }
+
+    /** Starts the connection ({@code rdma_connect}) offering {@code ird}/{@code ord}; ESTABLISHED follows on the channel. */
+    void connect(int ird, int ord) throws RdmaException {
+        connectOrAccept(RdmaCm.CONNECT, "rdma_connect", ird, ord);
+    }
+
+    /** Accepts a requested connection ({@code rdma_accept}); ESTABLISHED follows on the channel. */
+    void accept(int ird, int ord) throws RdmaException {
+        connectOrAccept(RdmaCm.ACCEPT, "rdma_accept", ird, ord);
+    }
+
+    private void connectOrAccept(java.lang.invoke.MethodHandle call, String name, int ird, int ord) throws RdmaException {
+        if (ird < 0 || ird > 255 || ord < 0 || ord > 255) {
+            throw new IllegalArgumentException(name + ": IRD " + ird + " and ORD " + ord + " must fit rdma_conn_param's u8");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            MemorySegment param = arena.allocate(IbvLayouts.CONN_PARAM);
+            param.set(JAVA_BYTE, IbvLayouts.CP_RESPONDER_RESOURCES, (byte) ird);
+            param.set(JAVA_BYTE, IbvLayouts.CP_INITIATOR_DEPTH, (byte) ord);
+            param.set(JAVA_BYTE, IbvLayouts.CP_RETRY_COUNT, (byte) 7);
+            param.set(JAVA_BYTE, IbvLayouts.CP_RNR_RETRY_COUNT, (byte) 7);
+            int rc = (int) call.invokeExact(state, id, param);
+            if (rc != 0) {
+                throw new RdmaException(name + " failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed(name, t);
+        }
+    }
+
+    /** Refuses a requested connection ({@code rdma_reject}, no private data); the initiator sees REJECTED. */
+    void reject() throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.REJECT.invokeExact(state, id, MemorySegment.NULL, (byte) 0);
+            if (rc != 0) {
+                throw new RdmaException("rdma_reject failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_reject", t);
+        }
+    }
+
+    /** Starts the disconnection ({@code rdma_disconnect}); DISCONNECTED follows on the channel. */
+    void disconnect() throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.DISCONNECT.invokeExact(state, id);
+            if (rc != 0) {
+                throw new RdmaException("rdma_disconnect failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_disconnect", t);
+        }
+    }
+
+    /** Destroys the id's QP, if any ({@code rdma_destroy_qp}), then the id ({@code rdma_destroy_id}). */
+    @Override
+    public void close() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        if (qp != null) {
+            qp.close();
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.DESTROY_ID.invokeExact(state, id);
+            if (rc != 0) {
+                org.slf4j.LoggerFactory.getLogger(FfmCmId.class).warn("rdma_destroy_id failed with {}",
+                        Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_destroy_id", t);
+        }
+    }
+
+    /** {@code struct sockaddr_in} for an IPv4 socket address: family in host order, port and address in network order. */
+    static MemorySegment sockaddr(Arena arena, InetSocketAddress a) {
+        if (!(a.getAddress() instanceof Inet4Address v4)) {
+            throw new IllegalArgumentException("address: only IPv4 so far, got " + a);
+        }
+        MemorySegment s = arena.allocate(SOCKADDR_IN, 4);
+        s.set(JAVA_SHORT, 0, AF_INET);
+        s.set(JAVA_BYTE, 2, (byte) (a.getPort() >>> 8));
+        s.set(JAVA_BYTE, 3, (byte) a.getPort());
+        MemorySegment.copy(MemorySegment.ofArray(v4.getAddress()), 0, s, 4, 4);
+        return s;
+    }
+}

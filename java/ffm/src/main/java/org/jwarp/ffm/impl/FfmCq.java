@@ -1,0 +1,234 @@
+package org.jwarp.ffm.impl;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.jwarp.verbs.CompletionChannel;
+import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A completion queue ({@code ibv_create_cq}). {@link #poll} is one downcall to the context's
+ * {@code ops.poll_cq} into a preallocated array of {@code struct ibv_wc}, decoded into the
+ * caller's {@link WorkCompletion}s: nothing is allocated per poll.
+ */
+public final class FfmCq implements CompletionQueue {
+    private static final Logger LOG = LoggerFactory.getLogger(FfmCq.class);
+    /** Completions fetched per downcall at most. */
+    static final int BATCH = 64;
+    private static final long WC_SIZE = IbvLayouts.WC.byteSize();
+    /** The longest nap of {@link #await} between polls (it has no completion channel to block on). */
+    private static final long AWAIT_MAX_NAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+
+    private final FfmContext device;
+    final MemorySegment cq;
+    private final MemorySegment pollCq;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment wcs = arena.allocate(IbvLayouts.WC, BATCH);
+    private final int capacity;
+    private volatile boolean open = true;
+    /** The QPs completing here, looked up by qp_num per completion (copy on write: few QPs, no allocation on poll). */
+    private volatile FfmQp[] qps = new FfmQp[0];
+
+    private FfmCq(FfmContext device, MemorySegment cq, int capacity) {
+        this.device = device;
+        this.cq = cq;
+        this.pollCq = device.pollCq;
+        this.capacity = capacity;
+    }
+
+    static FfmCq create(FfmContext device, int entries) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            MemorySegment cq = (MemorySegment) Ibv.CREATE_CQ.invokeExact(state, device.ctx, entries, MemorySegment.NULL,
+                    MemorySegment.NULL, 0);
+            if (cq.equals(MemorySegment.NULL)) {
+                throw new RdmaException("ibv_create_cq(" + entries + ") on " + device.name + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+            cq = cq.reinterpret(IbvLayouts.CQ.byteSize());
+            List<String> wrong = new ArrayList<>();
+            if (!cq.get(ADDRESS, IbvLayouts.CQ_CONTEXT).equals(device.ctx)) {
+                wrong.add("ibv_cq.context is " + FfmContext.hex(cq.get(ADDRESS, IbvLayouts.CQ_CONTEXT)) + ", not "
+                        + FfmContext.hex(device.ctx));
+            }
+            int cqe = cq.get(JAVA_INT, IbvLayouts.CQ_CQE);
+            if (cqe < entries) {
+                wrong.add("ibv_cq.cqe is " + cqe + ", fewer than the " + entries + " asked for");
+            }
+            if (!wrong.isEmpty()) {
+                int rc = (int) Ibv.DESTROY_CQ.invokeExact(cq);
+                if (rc != 0) {
+                    wrong.add("ibv_destroy_cq: " + Ibv.describe(rc));
+                }
+                FfmContext.layoutCheck("ibv_cq", wrong);
+            }
+            return new FfmCq(device, cq, cqe);
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_create_cq", t);
+        }
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public synchronized int poll(WorkCompletion[] out, int max) {
+        if (!open) {
+            throw new IllegalStateException("completion queue is closed");
+        }
+        int want = Math.min(Math.min(max, out.length), BATCH);
+        if (want <= 0) {
+            return 0;
+        }
+        int n;
+        try {
+            n = (int) Ibv.POLL_CQ.invokeExact(pollCq, cq, want, wcs);
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ops.poll_cq", t);
+        }
+        if (n < 0) {
+            throw new IllegalStateException("ibv_poll_cq on " + device.name + " failed: " + n);
+        }
+        for (int i = 0; i < n; i++) {
+            decode(i * WC_SIZE, out[i]);
+        }
+        return n;
+    }
+
+    private void decode(long base, WorkCompletion wc) {
+        wc.wrId = wcs.get(JAVA_LONG, base + IbvLayouts.WC_WR_ID);
+        int status = wcs.get(JAVA_INT, base + IbvLayouts.WC_STATUS);
+        wc.status = WcStatus.of(status);
+        wc.qpNum = wcs.get(JAVA_INT, base + IbvLayouts.WC_QP_NUM);
+        wc.vendorError = wcs.get(JAVA_INT, base + IbvLayouts.WC_VENDOR_ERR);
+        wc.solicited = false;
+        wc.qpContext = null;
+        if (status == 0) {
+            wc.opcode = opcode(wcs.get(JAVA_INT, base + IbvLayouts.WC_OPCODE));
+            wc.byteLength = wcs.get(JAVA_INT, base + IbvLayouts.WC_BYTE_LEN);
+            wc.withInvalidate = (wcs.get(JAVA_INT, base + IbvLayouts.WC_FLAGS) & IbvLayouts.WC_WITH_INV) != 0;
+            wc.invalidatedRkey = wc.withInvalidate ? wcs.get(JAVA_INT, base + IbvLayouts.WC_IMM_DATA) : 0;
+            dispatch(wc, true);
+        } else {
+            // only wr_id, status, qp_num and vendor_err are valid in an error completion
+            wc.opcode = WcOpcode.RECV;
+            wc.byteLength = 0;
+            wc.withInvalidate = false;
+            wc.invalidatedRkey = 0;
+            dispatch(wc, false);
+        }
+    }
+
+    /** Hands the completion to its QP, which maps the token back to the caller's wrId. */
+    private void dispatch(WorkCompletion wc, boolean success) {
+        for (FfmQp q : qps) {
+            if (q.qpNum() == wc.qpNum && q.completed(wc, success)) {
+                return;
+            }
+        }
+        LOG.debug("completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
+    }
+
+    synchronized void attach(FfmQp qp) {
+        FfmQp[] now = java.util.Arrays.copyOf(qps, qps.length + 1);
+        now[now.length - 1] = qp;
+        qps = now;
+    }
+
+    synchronized void detach(FfmQp qp) {
+        qps = java.util.Arrays.stream(qps).filter(q -> q != qp).toArray(FfmQp[]::new);
+    }
+
+    /** {@code enum ibv_wc_opcode} without {@link WcOpcode#of}'s scan over a fresh {@code values()} array. */
+    static WcOpcode opcode(int op) {
+        return switch (op) {
+            case 0 -> WcOpcode.SEND;
+            case 1 -> WcOpcode.RDMA_WRITE;
+            case 2 -> WcOpcode.RDMA_READ;
+            case 3 -> WcOpcode.COMP_SWAP;
+            case 4 -> WcOpcode.FETCH_ADD;
+            case 5 -> WcOpcode.BIND_MW;
+            case 6 -> WcOpcode.LOCAL_INV;
+            case 128 -> WcOpcode.RECV;
+            case 129 -> WcOpcode.RECV_RDMA_WITH_IMM;
+            default -> throw new IllegalStateException("ibv_poll_cq returned an unknown ibv_wc_opcode " + op);
+        };
+    }
+
+    /**
+     * Polls until a completion or the timeout, napping between empty polls (at most
+     * 200 µs): this provider has no completion channels yet.
+     */
+    @Override
+    public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        long nap = 1_000;
+        while (true) {
+            int n = poll(out, max);
+            if (n > 0) {
+                return n;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return 0;
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            LockSupport.parkNanos(Math.min(nap, left));
+            nap = Math.min(nap * 2, AWAIT_MAX_NAP_NANOS);
+        }
+    }
+
+    /** Completion channels come with the provider's event support; until then no CQ has one. */
+    @Override
+    public void requestNotify(boolean solicitedOnly) {
+        throw new IllegalStateException("completion queue on " + device.name + " was created without a completion channel");
+    }
+
+    @Override
+    public CompletionChannel channel() {
+        return null;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        device.forget(this);
+        try {
+            int rc = (int) Ibv.DESTROY_CQ.invokeExact(cq);
+            if (rc != 0) {
+                LOG.warn("ibv_destroy_cq on {} failed with {} (a queue pair still uses it?): the CQ leaked", device.name,
+                        Ibv.describe(rc));
+            }
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_destroy_cq", t);
+        }
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "FfmCq{" + device.name + ", " + capacity + " entries}";
+    }
+}

@@ -1,0 +1,312 @@
+package org.jwarp.ffm.impl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.EnumSet;
+import org.jwarp.verbs.Access;
+import org.jwarp.verbs.MemoryRegion;
+import org.jwarp.verbs.QueuePair.QpState;
+import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.SendRequest;
+import org.jwarp.verbs.WcOpcode;
+import org.jwarp.verbs.WcStatus;
+import org.jwarp.verbs.WorkCompletion;
+import org.jwarp.verbs.WorkRequestException;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A loopback connection through rdma_cm and {@code java.lang.foreign} on the kernel's siw0 and
+ * rxe0 (guest only, JDK 25): Send into a posted receive (RFC 5040 §5.3), RDMA Write (§5.1),
+ * RDMA Read (§5.2), a chain with an unsignalled WR, the shared post-time checks, and round trips of
+ * each that allocate nothing once warm.
+ */
+@Tag("device")
+class FfmConnectionOnDevicesTest {
+    private static final long TIMEOUT_MS = 20_000;
+    private static final int REGION = 64 * 1024;
+
+    /** Both ends of one loopback connection, on one thread. */
+    private static final class Loopback implements AutoCloseable {
+        final FfmCmChannel serverChannel = FfmCmChannel.create();
+        final FfmCmChannel clientChannel = FfmCmChannel.create();
+        final FfmCmId listener = FfmCmId.create(serverChannel);
+        final FfmCmId client = FfmCmId.create(clientChannel);
+        final FfmContext clientDevice;
+        final FfmContext serverDevice;
+        final FfmCq clientCq;
+        final FfmCq serverCq;
+        final FfmQp clientQp;
+        final FfmQp serverQp;
+        final MemoryRegion clientMr;
+        final MemoryRegion serverMr;
+        FfmCmId server;
+
+        Loopback(String address, int port) throws RdmaException {
+            InetSocketAddress at = new InetSocketAddress(InetAddress.ofLiteral(address), port);
+            listener.listen(at, 4);
+            client.resolve(at, 5_000);
+            clientDevice = FfmContext.adopt(client.verbs());
+            FfmPd cpd = clientDevice.allocatePd();
+            clientCq = clientDevice.createCq(256);
+            clientQp = FfmQp.create(client, cpd, clientCq, clientCq, 16, 16, 2, 2, 64);
+            clientMr = cpd.register(ByteBuffer.allocateDirect(REGION), EnumSet.allOf(Access.class));
+            assertEquals(QpState.INIT, clientQp.state());
+            client.connect(4, 4);
+
+            FfmCmChannel.Event request = serverChannel.expect(RdmaCm.CONNECT_REQUEST, null, TIMEOUT_MS);
+            server = FfmCmId.requested(serverChannel, request);
+            serverDevice = FfmContext.adopt(server.verbs());
+            FfmPd spd = serverDevice.allocatePd();
+            serverCq = serverDevice.createCq(256);
+            serverQp = FfmQp.create(server, spd, serverCq, serverCq, 16, 16, 2, 2, 64);
+            serverMr = spd.register(ByteBuffer.allocateDirect(REGION), EnumSet.allOf(Access.class));
+            server.accept(4, 4);
+            clientChannel.expect(RdmaCm.ESTABLISHED, client.id, TIMEOUT_MS);
+            clientQp.established(4);
+            serverChannel.expect(RdmaCm.ESTABLISHED, server.id, TIMEOUT_MS);
+            serverQp.established(4);
+        }
+
+        @Override
+        public void close() throws RdmaException {
+            try {
+                // The passive side's id answers the disconnection (over the IB CM of rxe, destroying it sends the
+                // DREP that the initiator's DISCONNECTED waits for; siw's initiator sees DISCONNECTED either way).
+                client.disconnect();
+                serverChannel.expect(RdmaCm.DISCONNECTED, server.id, TIMEOUT_MS);
+                server.close();
+                clientChannel.expect(RdmaCm.DISCONNECTED, client.id, TIMEOUT_MS);
+            } finally {
+                server.close();
+                client.close();
+                listener.close();
+                serverDevice.close();
+                clientDevice.close();
+                serverChannel.close();
+                clientChannel.close();
+            }
+        }
+    }
+
+    private static WorkCompletion[] wcs(int n) {
+        WorkCompletion[] w = new WorkCompletion[n];
+        for (int i = 0; i < n; i++) {
+            w[i] = new WorkCompletion();
+        }
+        return w;
+    }
+
+    /** Polls until one completion (spinning: the loop the zero-allocation claim is about). */
+    private static WorkCompletion one(FfmCq cq, WorkCompletion[] out) {
+        long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+        while (true) {
+            int n = cq.poll(out, 1);
+            if (n == 1) {
+                return out[0];
+            }
+            if ((System.nanoTime() - deadline) > 0) {
+                fail("no completion within " + TIMEOUT_MS + " ms on " + cq);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7471", "10.78.0.1, 7472"})
+    void sendWriteAndReadMoveTheBytes(String address, int port) throws RdmaException {
+        try (Loopback c = new Loopback(address, port)) {
+            WorkCompletion[] cw = wcs(4);
+            WorkCompletion[] sw = wcs(4);
+            ByteBuffer cbuf = c.clientMr.buffer();
+            ByteBuffer sbuf = c.serverMr.buffer();
+            for (int i = 0; i < 1024; i++) {
+                cbuf.put(i, (byte) (i * 7 + 1));
+            }
+            // Send into a posted receive
+            c.serverQp.postRecv(70, c.serverMr, 4096, 256);
+            c.clientQp.postSend(new SendRequest().send(11, c.clientMr, 0, 100));
+            WorkCompletion s = one(c.clientCq, cw);
+            assertEquals(WcStatus.SUCCESS, s.status, s.toString());
+            assertEquals(11, s.wrId);
+            assertEquals(WcOpcode.SEND, s.opcode);
+            WorkCompletion r = one(c.serverCq, sw);
+            assertEquals(WcStatus.SUCCESS, r.status, r.toString());
+            assertEquals(70, r.wrId);
+            assertEquals(WcOpcode.RECV, r.opcode);
+            assertEquals(100, r.byteLength);
+            assertEquals(c.serverQp.qpNum(), r.qpNum);
+            assertEquals(cbuf.slice(0, 100), sbuf.slice(4096, 100));
+
+            // RDMA Write into the server's region
+            c.clientQp.postSend(new SendRequest().write(12, c.clientMr, 0, 512, c.serverMr.address() + 8192, c.serverMr.rkey()));
+            WorkCompletion w = one(c.clientCq, cw);
+            assertEquals(WcStatus.SUCCESS, w.status, w.toString());
+            assertEquals(12, w.wrId);
+            assertEquals(WcOpcode.RDMA_WRITE, w.opcode);
+            assertEquals(cbuf.slice(0, 512), sbuf.slice(8192, 512));
+
+            // RDMA Read back from it
+            for (int i = 0; i < 300; i++) {
+                sbuf.put(16384 + i, (byte) (255 - i));
+            }
+            c.clientQp.postSend(new SendRequest().read(13, c.clientMr, 32768, 300, c.serverMr.address() + 16384,
+                    c.serverMr.rkey()));
+            WorkCompletion rd = one(c.clientCq, cw);
+            assertEquals(WcStatus.SUCCESS, rd.status, rd.toString());
+            assertEquals(13, rd.wrId);
+            assertEquals(WcOpcode.RDMA_READ, rd.opcode);
+            assertEquals(300, rd.byteLength);
+            assertEquals(sbuf.slice(16384, 300), cbuf.slice(32768, 300));
+
+            // A chain in one post: an unsignalled Write, then a signalled Send; one completion retires both
+            long calls = c.clientQp.postCalls();
+            c.serverQp.postRecv(71, c.serverMr, 4096, 256);
+            SendRequest first = new SendRequest().write(14, c.clientMr, 1024, 64, c.serverMr.address() + 20000,
+                    c.serverMr.rkey());
+            first.signaled = false;
+            first.next = new SendRequest().send(15, c.clientMr, 0, 8);
+            c.clientQp.postSend(first);
+            assertEquals(calls + 1, c.clientQp.postCalls(), "one downcall for the chain");
+            WorkCompletion chained = one(c.clientCq, cw);
+            assertEquals(15, chained.wrId, chained.toString());
+            assertEquals(71, one(c.serverCq, sw).wrId);
+            assertEquals(cbuf.slice(1024, 64), sbuf.slice(20000, 64));
+            assertEquals(0, c.clientCq.poll(cw, 4), "the unsignalled Write completes nothing");
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7473", "10.78.0.1, 7474"})
+    void refusedWorkRequestsAreTheSharedChecks(String address, int port) throws RdmaException {
+        try (Loopback c = new Loopback(address, port)) {
+            // more SGEs than granted: the shared RFC 5040 §7 check names num_sge, nothing reaches the device
+            SendRequest wide = new SendRequest();
+            wide.wrId = 20;
+            for (int i = 0; i <= c.clientQp.caps().maxSendSge(); i++) {
+                wide.sgl.add(c.clientMr, i * 16L, 16);
+            }
+            long calls = c.clientQp.postCalls();
+            WorkRequestException e = assertThrows(WorkRequestException.class, () -> c.clientQp.postSend(wide));
+            assertTrue(e.getMessage().contains("num_sge"), e.getMessage());
+            assertEquals(calls, c.clientQp.postCalls(), "a refused WR is not posted");
+            // the send queue fills up: signalled WRs that have not been polled hold their slots
+            int depth = c.clientQp.caps().maxSendWr();
+            SendRequest wr = new SendRequest();
+            for (int i = 0; i < depth; i++) {
+                c.clientQp.postSend(wr.write(100 + i, c.clientMr, 0, 8, c.serverMr.address(), c.serverMr.rkey()));
+            }
+            WorkRequestException full = assertThrows(WorkRequestException.class,
+                    () -> c.clientQp.postSend(wr.write(999, c.clientMr, 0, 8, c.serverMr.address(), c.serverMr.rkey())));
+            assertTrue(full.getMessage().contains("send queue of QP " + c.clientQp.qpNum() + " is full"), full.getMessage());
+            WorkCompletion[] cw = wcs(depth);
+            int got = 0;
+            long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+            while (got < depth && System.nanoTime() - deadline < 0) {
+                int n = c.clientCq.poll(cw, depth);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(100 + got + i, cw[i].wrId, cw[i].toString());
+                }
+                got += n;
+            }
+            assertEquals(depth, got);
+            c.clientQp.postSend(wr.write(1000, c.clientMr, 0, 8, c.serverMr.address(), c.serverMr.rkey()));
+            assertEquals(1000, one(c.clientCq, cw).wrId);
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7477", "10.78.0.1, 7478"})
+    void aRejectedRequestEndsInRejectedAndAnUnexpectedEventIsNamed(String address, int port) throws RdmaException {
+        InetSocketAddress at = new InetSocketAddress(InetAddress.ofLiteral(address), port);
+        try (FfmCmChannel serverChannel = FfmCmChannel.create(); FfmCmChannel clientChannel = FfmCmChannel.create();
+                FfmCmId listener = FfmCmId.create(serverChannel); FfmCmId client = FfmCmId.create(clientChannel)) {
+            listener.listen(at, 4);
+            client.resolve(at, 5_000);
+            try (FfmContext dev = FfmContext.adopt(client.verbs())) {
+                FfmPd pd = dev.allocatePd();
+                FfmCq cq = dev.createCq(16);
+                FfmQp.create(client, pd, cq, cq, 4, 4, 1, 1, 0);
+                client.connect(4, 4);
+                try (FfmCmId request = FfmCmId.requested(serverChannel,
+                        serverChannel.expect(RdmaCm.CONNECT_REQUEST, null, TIMEOUT_MS))) {
+                    request.reject();
+                    RdmaException e = assertThrows(RdmaException.class,
+                            () -> clientChannel.expect(RdmaCm.ESTABLISHED, client.id, TIMEOUT_MS));
+                    assertTrue(e.getMessage().startsWith("rdma_cm: REJECTED (status ")
+                            && e.getMessage().endsWith(" where ESTABLISHED was expected"), e.getMessage());
+                }
+                client.close(); // its QP before the CQ and PD the context closes
+            }
+        }
+    }
+
+    /** One operation of a round-trip measurement. */
+    private interface RoundTrip {
+        void run(Loopback c, WorkCompletion[] cw, WorkCompletion[] sw) throws WorkRequestException;
+    }
+
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7475", "10.78.0.1, 7476"})
+    void roundTripsAllocateNothingOnceWarm(String address, int port) throws RdmaException {
+        try (Loopback c = new Loopback(address, port)) {
+            SendRequest write = new SendRequest().write(1, c.clientMr, 0, 64, c.serverMr.address(), c.serverMr.rkey());
+            SendRequest read = new SendRequest().read(2, c.clientMr, 4096, 64, c.serverMr.address() + 4096, c.serverMr.rkey());
+            SendRequest send = new SendRequest().send(3, c.clientMr, 0, 64);
+            assertAllocationFree(c, "RDMA Write (RFC 5040 §5.1): post_send + poll_cq", (l, cw, sw) -> {
+                l.clientQp.postSend(write);
+                succeeded(one(l.clientCq, cw));
+            });
+            assertAllocationFree(c, "RDMA Read (RFC 5040 §5.2): post_send + poll_cq", (l, cw, sw) -> {
+                l.clientQp.postSend(read);
+                succeeded(one(l.clientCq, cw));
+            });
+            assertAllocationFree(c, "Send into a posted receive (RFC 5040 §5.3): post_recv + post_send + both polls",
+                    (l, cw, sw) -> {
+                        l.serverQp.postRecv(4, l.serverMr, 0, 64);
+                        l.clientQp.postSend(send);
+                        succeeded(one(l.clientCq, cw));
+                        succeeded(one(l.serverCq, sw));
+                    });
+        }
+    }
+
+    /** Warms {@code op} by count, then measures rounds: a per-operation allocation shows in every one. */
+    private static void assertAllocationFree(Loopback c, String what, RoundTrip op) throws WorkRequestException {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        WorkCompletion[] cw = wcs(4);
+        WorkCompletion[] sw = wcs(4);
+        for (int i = 0; i < 6; i++) {
+            repeat(c, op, cw, sw, 2_000);
+        }
+        long[] rounds = new long[3];
+        for (int r = 0; r < rounds.length; r++) {
+            long before = threads.getCurrentThreadAllocatedBytes();
+            repeat(c, op, cw, sw, 2_000);
+            rounds[r] = threads.getCurrentThreadAllocatedBytes() - before;
+        }
+        assertEquals(0, Arrays.stream(rounds).min().getAsLong(),
+                "bytes allocated by 2,000 round trips of " + what + ", per round: " + Arrays.toString(rounds));
+    }
+
+    private static void repeat(Loopback c, RoundTrip op, WorkCompletion[] cw, WorkCompletion[] sw, int n)
+            throws WorkRequestException {
+        for (int i = 0; i < n; i++) {
+            op.run(c, cw, sw);
+        }
+    }
+
+    private static void succeeded(WorkCompletion wc) {
+        if (wc.status != WcStatus.SUCCESS) {
+            fail(wc.toString());
+        }
+    }
+}
