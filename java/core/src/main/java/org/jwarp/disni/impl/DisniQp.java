@@ -223,7 +223,7 @@ final class DisniQp implements QueuePair {
             int keep = ok == WorkRequestException.INDEX_UNKNOWN ? k : ok;
             int i = 0;
             for (SendRequest wr = first; i < keep; wr = wr.next, i++) {
-                sq.posted(wr.wrId, wcOpcodeOf(wr.opcode));
+                sq.posted(wr.wrId, wcOpcodeOf(wr.opcode), wr.signaled);
             }
             if (r != 0) {
                 throw deviceRefused("ibv_post_send", r, ok, k);

@@ -17,6 +17,12 @@ import org.jwarp.verbs.WorkRequestException;
  * WRs cannot leak slots, and a completion (even an error one, whose opcode the device leaves
  * undefined) is told apart by queue and mapped back to the caller's wr_id and posted opcode.
  *
+ * <p>One exception to completion in order: kernel siw completes a Send once it is transmitted and
+ * a signalled RDMA Read once its response arrives, so a later Send may complete while earlier
+ * Reads still wait for their responses. A completion therefore retires the older WRs except
+ * signalled Reads still outstanding; those keep their slots and complete on their own, with
+ * their own wr_id, and the ring's head moves past a slot only once everything before it is done.
+ *
  * <p>Preallocated arrays, no allocation per post or completion. Not thread-safe: the owning QP
  * guards it.
  */
@@ -37,6 +43,10 @@ final class WrRing {
     private final long prefix;
     private final long[] wrIds;
     private final byte[] ops;
+    /** Per slot: the WR completes on its own (signalled). */
+    private final boolean[] signalled;
+    /** Per slot: retired while an older signalled Read still waits (head has not passed it). */
+    private final boolean[] done;
     /** Sequence number of the oldest outstanding WR. */
     private long head;
     /** Sequence number the next posted WR gets. */
@@ -68,6 +78,8 @@ final class WrRing {
         this.prefix = tag | ((long) (generation & GEN_MASK) << SEQ_BITS);
         this.wrIds = new long[capacity];
         this.ops = new byte[capacity];
+        this.signalled = new boolean[capacity];
+        this.done = new boolean[capacity];
         this.head = firstSeq;
         this.tail = firstSeq;
     }
@@ -111,12 +123,19 @@ final class WrRing {
      * @throws IllegalStateException when the ring is full
      */
     void posted(long wrId, WcOpcode op) {
+        posted(wrId, op, true);
+    }
+
+    /** As {@link #posted(long, WcOpcode)}, saying whether the WR is signalled. */
+    void posted(long wrId, WcOpcode op, boolean isSignalled) {
         if (full()) {
             throw new IllegalStateException("work queue full (" + wrIds.length + " outstanding)");
         }
         int slot = slot(tail);
         wrIds[slot] = wrId;
         ops[slot] = (byte) op.ordinal();
+        signalled[slot] = isSignalled;
+        done[slot] = false;
         if (op == WcOpcode.RDMA_READ) {
             reads++;
         }
@@ -124,10 +143,11 @@ final class WrRing {
     }
 
     /**
-     * A completion with {@code token}: its WR and every older outstanding one retire. Returns
-     * false, changing nothing, for a token that is not this queue's or not outstanding (a stale
-     * or foreign completion). On true, {@link #retiredWrId()} and {@link #retiredOp()} describe
-     * the completing WR.
+     * A completion with {@code token}: its WR and every older outstanding one retire, except
+     * signalled RDMA Reads still outstanding (see the class comment). Returns false, changing
+     * nothing, for a token that is not this queue's or not outstanding (a stale or foreign
+     * completion). On true, {@link #retiredWrId()} and {@link #retiredOp()} describe the
+     * completing WR.
      */
     boolean retireThrough(long token) {
         if ((token & ~SEQ_MASK) != prefix) {
@@ -138,16 +158,33 @@ final class WrRing {
             return false;
         }
         long seq = head + behind;
-        for (long s = head; s <= seq; s++) {
-            if (ops[slot(s)] == WcOpcode.RDMA_READ.ordinal()) {
-                reads--;
+        int slot = slot(seq);
+        if (done[slot]) {
+            return false; // completed already
+        }
+        for (long s = head; s < seq; s++) {
+            int older = slot(s);
+            if (!done[older] && !(signalled[older] && ops[older] == READ)) {
+                retire(older);
             }
         }
-        int slot = slot(seq);
+        retire(slot);
         retiredWrId = wrIds[slot];
         retiredOp = OPS[ops[slot]];
-        head = seq + 1;
+        while (head < tail && done[slot(head)]) {
+            done[slot(head)] = false;
+            head++;
+        }
         return true;
+    }
+
+    private static final int READ = WcOpcode.RDMA_READ.ordinal();
+
+    private void retire(int slot) {
+        done[slot] = true;
+        if (ops[slot] == READ) {
+            reads--;
+        }
     }
 
     long retiredWrId() {

@@ -42,8 +42,8 @@ class WrRingTest {
     @DisplayName("RFC 6581 §9.1: Reads retired through a later completion free their ORD credit")
     void readsCountedAcrossRetireThrough_6581_9_1() {
         WrRing sq = new WrRing(WrRing.SEND_TAG, 8);
-        sq.posted(1, WcOpcode.RDMA_READ);
-        sq.posted(1, WcOpcode.RDMA_READ);
+        sq.posted(1, WcOpcode.RDMA_READ, false);
+        sq.posted(1, WcOpcode.RDMA_READ, false);
         long write = sq.nextToken();
         sq.posted(1, WcOpcode.RDMA_WRITE);
         long read = sq.nextToken();
@@ -120,6 +120,43 @@ class WrRingTest {
         assertThrows(IllegalArgumentException.class, () -> new WrRing(0, 1));
     }
 
+    @Test
+    @DisplayName("siw order: a Send completing before earlier signalled Reads leaves them to complete with their own "
+            + "wrIds; an unsignalled Read before it retires with it (RFC 6581 §9.1, RFC 5040 §5.5)")
+    void sendCompletingBeforeEarlierReadsKeepsTheirSlots_6581_9_1() {
+        WrRing sq = new WrRing(WrRing.SEND_TAG, 8);
+        long w = sq.nextToken();
+        sq.posted(10, WcOpcode.RDMA_WRITE, false);
+        long r1 = sq.nextToken();
+        sq.posted(11, WcOpcode.RDMA_READ, true);
+        sq.nextToken();
+        sq.posted(12, WcOpcode.RDMA_READ, false);
+        long r3 = sq.nextToken();
+        sq.posted(13, WcOpcode.RDMA_READ, true);
+        long send = sq.nextToken();
+        sq.posted(14, WcOpcode.SEND, true);
+        assertEquals(3, sq.readsOutstanding());
+
+        assertTrue(sq.retireThrough(send)); // siw: transmitted, so complete, before the Reads' responses
+        assertEquals(14, sq.retiredWrId());
+        assertEquals(2, sq.readsOutstanding(), "the two signalled Reads still wait for their responses");
+        assertEquals(4, sq.outstanding(), "the head moves past the Write to the oldest pending Read");
+        assertFalse(sq.retireThrough(send), "a completion is taken once");
+        assertFalse(sq.retireThrough(w), "the unsignalled Write retired with the Send");
+
+        assertTrue(sq.retireThrough(r1));
+        assertEquals(11, sq.retiredWrId());
+        assertEquals(WcOpcode.RDMA_READ, sq.retiredOp());
+        assertTrue(sq.retireThrough(r3));
+        assertEquals(13, sq.retiredWrId());
+        assertEquals(0, sq.readsOutstanding());
+        assertEquals(0, sq.outstanding());
+        for (int i = 0; i < 8; i++) { // every slot is free again
+            sq.posted(20 + i, WcOpcode.SEND, true);
+        }
+        assertTrue(sq.full());
+    }
+
     @Property(tries = 300)
     @Label("RFC 5040 §5.5: in-order completions of random signalled/unsignalled WRs with colliding wrIds retire exactly "
             + "the WRs posted up to each one")
@@ -136,7 +173,7 @@ class WrRingTest {
                 long wrId = r.nextInt(3); // heavy collisions on purpose
                 boolean signalled = r.nextInt(3) == 0 || model.size() == capacity - 1;
                 WcOpcode op = ops[r.nextInt(ops.length)];
-                sq.posted(wrId, op);
+                sq.posted(wrId, op, signalled);
                 model.add(new long[] {token, wrId, signalled ? 1 : 0, op.ordinal()});
                 if (signalled) {
                     signalledTokens.add(token);
