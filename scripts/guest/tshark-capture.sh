@@ -35,6 +35,14 @@ fi
 rc=$?
 sleep 0.5                      # let the last segments reach the capture
 kill -INT "$ts"
+for _ in $(seq 1 120); do         # bounded: a tshark that does not stop must not hang the guest
+  kill -0 "$ts" 2>/dev/null || break
+  sleep 0.25
+done
+if kill -0 "$ts" 2>/dev/null; then
+  echo "tshark-capture: FAILED: tshark did not stop within 30 s of SIGINT" >&2
+  kill -KILL "$ts" 2>/dev/null; wait "$ts" 2>/dev/null; cat "$log" >&2; rm -f "$log"; exit 3
+fi
 wait "$ts"; trc=$?
 packets=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$log")
 if [ "$trc" -ne 0 ] || [ -z "$packets" ]; then
