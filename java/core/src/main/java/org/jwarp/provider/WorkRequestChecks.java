@@ -1,6 +1,7 @@
 package org.jwarp.provider;
 
 import org.jwarp.verbs.MemoryRegion;
+import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePair.QpState;
 import org.jwarp.verbs.QueuePairCaps;
 import org.jwarp.verbs.ScatterGatherList;
@@ -53,12 +54,8 @@ public final class WorkRequestChecks {
 
     /** A queue pair as the checks see it; the provider's accounting behind each answer. */
     public interface Target extends Regions {
-        int qpNum();
-
-        QpState state();
-
-        /** What the QP was granted: SGE limits, inline size. */
-        QueuePairCaps caps();
+        /** The QP being posted to: its number, state and granted caps (SGE limits, inline size). */
+        QueuePair queuePair();
 
         /** Whether WR {@code k} of the chain being posted finds no free send slot. */
         boolean sendQueueFull(int k);
@@ -79,13 +76,14 @@ public final class WorkRequestChecks {
         if (op == null) {
             return new WorkRequestException("opcode: null", k, "opcode");
         }
-        QpState state = qp.state();
+        QueuePair q = qp.queuePair();
+        QpState state = q.state();
         if (state != QpState.RTS) {
-            return new WorkRequestException("QP " + qp.qpNum() + " is in state " + state + ", not RTS", k, null);
+            return new WorkRequestException("QP " + q.qpNum() + " is in state " + state + ", not RTS", k, null);
         }
-        QueuePairCaps caps = qp.caps();
+        QueuePairCaps caps = q.caps();
         if (qp.sendQueueFull(k)) {
-            return new WorkRequestException("send queue of QP " + qp.qpNum() + " is full: " + caps.maxSendWr()
+            return new WorkRequestException("send queue of QP " + q.qpNum() + " is full: " + caps.maxSendWr()
                     + " slots held (maxSendWr; an unsignalled WR holds its slot until a later signalled one completes)",
                     k, null);
         }
@@ -126,18 +124,19 @@ public final class WorkRequestChecks {
     /** A receive WR of a QP's own receive queue from {@code sgl}, or (sgl null) from the single buffer given. */
     public static WorkRequestException recv(Target qp, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen,
             int k) {
+        QueuePair q = qp.queuePair();
         if (qp.receivesFromSharedQueue()) {
-            return new WorkRequestException("QP " + qp.qpNum() + " takes its receive buffers from a shared receive queue: "
+            return new WorkRequestException("QP " + q.qpNum() + " takes its receive buffers from a shared receive queue: "
                     + "post them there", k, null);
         }
-        if (qp.state() == QpState.ERR) {
-            return new WorkRequestException("QP " + qp.qpNum() + " is in state ERR", k, null);
+        if (q.state() == QpState.ERR) {
+            return new WorkRequestException("QP " + q.qpNum() + " is in state ERR", k, null);
         }
         if (qp.receiveQueueFull(k)) {
-            return new WorkRequestException("receive queue of QP " + qp.qpNum() + " is full (" + qp.caps().maxRecvWr()
+            return new WorkRequestException("receive queue of QP " + q.qpNum() + " is full (" + q.caps().maxRecvWr()
                     + " WRs, maxRecvWr)", k, null);
         }
-        return receiveBuffers(qp, qp.caps().maxRecvSge(), false, sgl, one, oneOff, oneLen, k);
+        return receiveBuffers(qp, q.caps().maxRecvSge(), false, sgl, one, oneOff, oneLen, k);
     }
 
     /**

@@ -199,18 +199,8 @@ public final class SoftQueuePair implements QueuePair {
         }
 
         @Override
-        public int qpNum() {
-            return qpNum;
-        }
-
-        @Override
-        public QpState state() {
-            return state;
-        }
-
-        @Override
-        public QueuePairCaps caps() {
-            return caps;
+        public QueuePair queuePair() {
+            return SoftQueuePair.this;
         }
 
         @Override

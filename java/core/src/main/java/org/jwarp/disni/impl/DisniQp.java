@@ -299,18 +299,8 @@ final class DisniQp implements QueuePair {
         }
 
         @Override
-        public int qpNum() {
-            return qpNum;
-        }
-
-        @Override
-        public QpState state() {
-            return state;
-        }
-
-        @Override
-        public QueuePairCaps caps() {
-            return caps;
+        public QueuePair queuePair() {
+            return DisniQp.this;
         }
 
         @Override

@@ -456,18 +456,8 @@ public final class FfmQp implements QueuePair {
         }
 
         @Override
-        public int qpNum() {
-            return qpNum;
-        }
-
-        @Override
-        public QpState state() {
-            return state;
-        }
-
-        @Override
-        public QueuePairCaps caps() {
-            return caps;
+        public QueuePair queuePair() {
+            return FfmQp.this;
         }
 
         @Override
