@@ -8,10 +8,13 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -20,20 +23,46 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages follow the protocol stack and only point down: ground (wire vocabulary) → memory →
- * mpa → sctp → ddp → rdmap → negotiation → verbs → provider → {soft, disni} → cli. A package may use
- * its own layer and the layers below; soft and disni never use each other. Checked on the sources of
- * both modules: every reference to an {@code org.jwarp} package, in imports and fully qualified
- * names alike.
+ * mpa → sctp → ddp → rdmap → negotiation → verbs → provider → {soft, disni} → {cli, examples} →
+ * bench. A package may use its own layer and the layers below; equal layers never use each other.
+ * Checked on the main sources of core, cli, examples and benchmarks: every reference to an
+ * {@code org.jwarp} package in code, imports and fully qualified names alike, with comments and
+ * string literals taken out first. Three more rules:
+ * <ul>
+ *   <li>{@code disni.impl} and {@code disni.natives} are defined by DiSNI's own class loader: no
+ *       class outside them refers to them in code (the parent loader would load its own copy), and
+ *       {@code disni} names them in strings only at the entry points in {@link #DISNI_ENTRY_POINTS}.
+ *   <li>Every file sits in a package of the layer map, never in the bare {@code org.jwarp}.
+ *   <li>The sub-packages of a layer in {@link #ACYCLIC} form no import cycle.
+ * </ul>
  */
 class LayeringTest {
-    /** Layer rank of each package; equal ranks (soft, disni) may not use each other. */
+    /** Layer rank of each package; equal ranks (soft, disni; cli, examples) may not use each other. */
     static final Map<String, Integer> RANK = Map.ofEntries(
             Map.entry("ground", 0), Map.entry("memory", 1), Map.entry("mpa", 2), Map.entry("sctp", 3),
             Map.entry("ddp", 4), Map.entry("rdmap", 5), Map.entry("negotiation", 6), Map.entry("verbs", 7),
-            Map.entry("provider", 8), Map.entry("soft", 9), Map.entry("disni", 9), Map.entry("cli", 10));
+            Map.entry("provider", 8), Map.entry("soft", 9), Map.entry("disni", 9), Map.entry("cli", 10),
+            Map.entry("examples", 10), Map.entry("bench", 11));
 
-    private static final Pattern REF = Pattern.compile("\\borg\\.jwarp\\.([a-z]+)\\b");
-    private static final Pattern PKG = Pattern.compile("^package org\\.jwarp\\.([a-z]+)", Pattern.MULTILINE);
+    /** Packages whose classes DisniClassLoader defines (its CHILD_FIRST list). */
+    static final List<String> DISNI_LOADED = List.of("disni.impl", "disni.natives");
+
+    /** The only names by which {@code disni} reaches into its loader (reflectively). */
+    static final Set<String> DISNI_ENTRY_POINTS = Set.of(
+            "org.jwarp.disni.impl.", "org.jwarp.disni.natives.",
+            "org.jwarp.disni.impl.DisniProviderImpl", "org.jwarp.disni.impl.NativeInfoImpl",
+            "org.jwarp.disni.natives.JwarpNative");
+
+    /** Layers whose sub-packages must not import each other in a cycle. */
+    static final Set<String> ACYCLIC = Set.of("rdmap", "soft");
+
+    /** A package path below org.jwarp, e.g. "disni.impl" in org.jwarp.disni.impl.DisniQp. */
+    private static final Pattern REF = Pattern.compile("\\borg\\.jwarp\\.([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)*)");
+    private static final Pattern PKG = Pattern.compile("^\\s*package\\s+org\\.jwarp(?:\\.([a-z][a-z0-9_.]*))?\\s*;", Pattern.MULTILINE);
+    private static final Pattern NAMES_LOADED = Pattern.compile("org\\.jwarp\\.disni\\.(?:impl|natives)\\b");
+
+    static final List<String> SOURCE_ROOTS = List.of("java/core/src/main/java", "java/cli/src/main/java",
+            "java/examples/src/main/java", "benchmarks/src/main/java");
 
     static Path projectRoot() {
         Path p = Paths.get("").toAbsolutePath();
@@ -49,7 +78,7 @@ class LayeringTest {
     static List<Path> mainSources() throws IOException {
         Path root = projectRoot();
         List<Path> out = new ArrayList<>();
-        for (String m : List.of("java/core/src/main/java", "java/cli/src/main/java")) {
+        for (String m : SOURCE_ROOTS) {
             try (Stream<Path> s = Files.walk(root.resolve(m))) {
                 s.filter(f -> f.toString().endsWith(".java")).forEach(out::add);
             }
@@ -57,29 +86,116 @@ class LayeringTest {
         return out;
     }
 
-    /** The violations in one source text: "pkg → used" pairs that point up or sideways. */
+    /** A source split into code (comments removed, literals emptied) and its string literals. */
+    record Stripped(String code, List<String> strings) {
+    }
+
+    /**
+     * One pass over the source, so that a comment marker inside a string ({@code "//"}) and a quote
+     * inside a comment are each read as what they are: string and char literals (text blocks too)
+     * become empty, comments become a space.
+     */
+    static Stripped strip(String src) {
+        StringBuilder code = new StringBuilder(src.length());
+        List<String> strings = new ArrayList<>();
+        int i = 0;
+        int n = src.length();
+        while (i < n) {
+            char c = src.charAt(i);
+            if (src.startsWith("//", i)) {
+                while (i < n && src.charAt(i) != '\n') {
+                    i++;
+                }
+            } else if (src.startsWith("/*", i)) {
+                int close = src.indexOf("*/", i + 2);
+                i = close < 0 ? n : close + 2;
+                code.append(' ');
+            } else if (src.startsWith("\"\"\"", i)) {
+                int j = i + 3;
+                while (j < n && !src.startsWith("\"\"\"", j)) {
+                    j += src.charAt(j) == '\\' ? 2 : 1;
+                }
+                strings.add(src.substring(i + 3, Math.min(j, n)));
+                code.append("\"\"");
+                i = j + 3;
+            } else if (c == '"' || c == '\'') {
+                int j = i + 1;
+                while (j < n && src.charAt(j) != c && src.charAt(j) != '\n') {
+                    j += src.charAt(j) == '\\' ? 2 : 1;
+                }
+                if (c == '"') {
+                    strings.add(src.substring(i + 1, Math.min(j, n)));
+                }
+                code.append(c).append(c);
+                i = j + 1;
+            } else {
+                code.append(c);
+                i++;
+            }
+        }
+        return new Stripped(code.toString(), strings);
+    }
+
+    /** The package of a source below org.jwarp ("" for the bare package), or null if it has none. */
+    static String packageOf(String code) {
+        Matcher pm = PKG.matcher(code);
+        if (!pm.find()) {
+            return null;
+        }
+        return pm.group(1) == null ? "" : pm.group(1);
+    }
+
+    static String layerOf(String pkg) {
+        int dot = pkg.indexOf('.');
+        return dot < 0 ? pkg : pkg.substring(0, dot);
+    }
+
+    static boolean disniLoaded(String pkg) {
+        for (String p : DISNI_LOADED) {
+            if (pkg.equals(p) || pkg.startsWith(p + ".")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The org.jwarp packages that a source's code refers to, besides its own. */
+    static Set<String> references(String code) {
+        Set<String> used = new TreeSet<>();
+        Matcher m = REF.matcher(code.substring(code.indexOf(';') + 1));
+        while (m.find()) {
+            used.add(m.group(1));
+        }
+        return used;
+    }
+
+    /** The violations in one source text: "pkg → used" pairs that point up, sideways or into DiSNI's loader. */
     static Set<String> violations(String source) {
         Set<String> bad = new TreeSet<>();
-        Matcher pm = PKG.matcher(source);
-        if (!pm.find()) {
+        Stripped s = strip(source);
+        String own = packageOf(s.code());
+        if (own == null || own.isEmpty()) {
+            bad.add(own == null ? "no package declaration" : "in the bare org.jwarp package (not in the layer map)");
             return bad;
         }
-        String own = pm.group(1);
-        Integer ownRank = RANK.get(own);
+        Integer ownRank = RANK.get(layerOf(own));
         if (ownRank == null) {
             bad.add(own + " is not in the layer map");
             return bad;
         }
-        // Comments may name upper layers ({@link}s are checked by javadoc); code may not.
-        String code = source.replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\\n]*", "");
-        Matcher m = REF.matcher(code.substring(code.indexOf(';') + 1));
-        while (m.find()) {
-            String used = m.group(1);
-            Integer r = RANK.get(used);
+        for (String used : references(s.code())) {
+            Integer r = RANK.get(layerOf(used));
             if (r == null) {
                 bad.add(own + " → " + used + " (package not in the layer map)");
-            } else if (!used.equals(own) && r >= ownRank) {
-                bad.add(own + " → " + used);
+            } else if (!layerOf(used).equals(layerOf(own)) && r >= ownRank) {
+                bad.add(own + " → " + layerOf(used));
+            } else if (disniLoaded(used) && !disniLoaded(own)) {
+                bad.add(own + " → " + used + " (DiSNI's class loader defines it: reach it through DisniRuntime)");
+            }
+        }
+        for (String str : s.strings()) {
+            if (NAMES_LOADED.matcher(str).find() && (!own.equals("disni") || !DISNI_ENTRY_POINTS.contains(str))) {
+                bad.add(own + " names \"" + str + "\" (not a DiSNI entry point)");
             }
         }
         return bad;
@@ -91,17 +207,61 @@ class LayeringTest {
         List<Path> sources = mainSources();
         assertTrue(sources.size() > 100, "found only " + sources.size() + " sources");
         for (Path f : sources) {
-            String src;
-            try {
-                src = Files.readString(f);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            for (String v : violations(src)) {
+            for (String v : violations(read(f))) {
                 found.add(projectRoot().relativize(f) + ": " + v);
             }
         }
-        assertEquals(List.of(), found, "imports that point up the stack or between the providers");
+        assertEquals(List.of(), found, "imports that point up the stack, between equal layers or into DiSNI's loader");
+    }
+
+    @Test
+    void noImportCycleBetweenSubPackagesOfOneLayer() throws IOException {
+        Map<String, Set<String>> graph = new TreeMap<>();
+        for (Path f : mainSources()) {
+            Stripped s = strip(read(f));
+            String own = packageOf(s.code());
+            if (own == null || !ACYCLIC.contains(layerOf(own))) {
+                continue;
+            }
+            Set<String> out = graph.computeIfAbsent(own, k -> new TreeSet<>());
+            for (String used : references(s.code())) {
+                if (!used.equals(own) && layerOf(used).equals(layerOf(own))) {
+                    out.add(used);
+                }
+            }
+        }
+        assertEquals(List.of(), cycles(graph), "import cycles between sub-packages of " + ACYCLIC);
+    }
+
+    /** Each cycle in a package graph, as "a → b → a", found once from its smallest package. */
+    static List<String> cycles(Map<String, Set<String>> graph) {
+        List<String> found = new ArrayList<>();
+        for (String start : new TreeSet<>(graph.keySet())) {
+            Deque<List<String>> paths = new ArrayDeque<>();
+            paths.push(List.of(start));
+            Set<String> seen = new TreeSet<>();
+            while (!paths.isEmpty()) {
+                List<String> path = paths.pop();
+                for (String next : graph.getOrDefault(path.get(path.size() - 1), Set.of())) {
+                    if (next.equals(start)) {
+                        found.add(String.join(" → ", path) + " → " + start);
+                    } else if (next.compareTo(start) > 0 && seen.add(next)) {
+                        List<String> longer = new ArrayList<>(path);
+                        longer.add(next);
+                        paths.push(longer);
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
+    private static String read(Path f) {
+        try {
+            return Files.readString(f);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test
@@ -110,7 +270,49 @@ class LayeringTest {
         assertEquals(Set.of("soft → disni"), violations("package org.jwarp.soft;\nclass X { org.jwarp.disni.DisniInfo i; }\n"));
         assertEquals(Set.of(), violations("package org.jwarp.rdmap;\nimport org.jwarp.ddp.DdpHeader;\nimport org.jwarp.ground.TermCode;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.ddp;\n/** see {@link org.jwarp.rdmap.RdmapEndpoint} */ class X {}\n"));
-        assertEquals(Set.of("cli → bench (package not in the layer map)"), violations("package org.jwarp.cli;\nimport org.jwarp.bench.X;\n"));
+        assertEquals(Set.of("cli → bench"), violations("package org.jwarp.cli;\nimport org.jwarp.bench.X;\n"));
+        assertEquals(Set.of("cli → ffm (package not in the layer map)"), violations("package org.jwarp.cli;\nimport org.jwarp.ffm.X;\n"));
+        assertEquals(Set.of("examples.kv → cli"), violations("package org.jwarp.examples.kv;\nimport org.jwarp.cli.X;\n"));
+    }
+
+    @Test
+    void stringLiteralsAreTakenOutBeforeComments() {
+        // A comment opener inside a string does not hide the code after it...
+        assertEquals(Set.of("mpa → rdmap"), violations("package org.jwarp.mpa;\nclass X { String s = \"/*\"; org.jwarp.rdmap.Y y; String t = \"*/\"; }\n"));
+        assertEquals(Set.of("mpa → rdmap"), violations("package org.jwarp.mpa;\nclass X { String s = \"http://x\"; org.jwarp.rdmap.Y y; }\n"));
+        // ...and a package named in a string or a text block is not a reference.
+        assertEquals(Set.of(), violations("package org.jwarp.mpa;\nclass X { String s = \"org.jwarp.rdmap.Y\"; char q = '\"'; }\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.mpa;\nclass X { String s = \"\"\"\n  \\\"org.jwarp.cli.Y\n\"\"\"; }\n"));
+    }
+
+    @Test
+    void disniImplIsReachedOnlyThroughTheLoaderEntryPoints() {
+        assertEquals(Set.of("disni → disni.impl (DiSNI's class loader defines it: reach it through DisniRuntime)"),
+                violations("package org.jwarp.disni;\nimport org.jwarp.disni.impl.DisniQp;\n"));
+        assertEquals(Set.of("cli → disni.natives (DiSNI's class loader defines it: reach it through DisniRuntime)"),
+                violations("package org.jwarp.cli;\nclass X { org.jwarp.disni.natives.JwarpNative n; }\n"));
+        assertEquals(Set.of("disni names \"org.jwarp.disni.impl.DisniQp\" (not a DiSNI entry point)"),
+                violations("package org.jwarp.disni;\nclass X { String s = \"org.jwarp.disni.impl.DisniQp\"; }\n"));
+        assertEquals(Set.of("cli names \"org.jwarp.disni.impl.DisniProviderImpl\" (not a DiSNI entry point)"),
+                violations("package org.jwarp.cli;\nclass X { String s = \"org.jwarp.disni.impl.DisniProviderImpl\"; }\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.disni;\nclass X { String s = \"org.jwarp.disni.impl.NativeInfoImpl\"; }\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.disni.impl;\nimport org.jwarp.disni.NativeInfo;\nimport org.jwarp.disni.natives.JwarpNative;\n"));
+    }
+
+    @Test
+    void everyFileSitsInALayerPackage() {
+        assertEquals(Set.of("in the bare org.jwarp package (not in the layer map)"), violations("package org.jwarp;\nclass X {}\n"));
+        assertEquals(Set.of("no package declaration"), violations("class X { org.jwarp.ground.TermCode t; }\n"));
+        assertEquals(Set.of(), violations("/* package org.jwarp; */\npackage org.jwarp.ground;\nclass X {}\n"));
+    }
+
+    @Test
+    void theCycleCheckSeesCyclesBetweenSubPackages() {
+        assertEquals(List.of("rdmap.a → rdmap.b → rdmap.a"),
+                cycles(Map.of("rdmap.a", Set.of("rdmap.b"), "rdmap.b", Set.of("rdmap.a"))));
+        assertEquals(List.of("rdmap → rdmap.a → rdmap.b → rdmap"),
+                cycles(Map.of("rdmap", Set.of("rdmap.a"), "rdmap.a", Set.of("rdmap.b"), "rdmap.b", Set.of("rdmap"))));
+        assertEquals(List.of(), cycles(Map.of("rdmap", Set.of("rdmap.a", "rdmap.b"), "rdmap.a", Set.of("rdmap.b"))));
     }
 
     @Test
@@ -121,7 +323,7 @@ class LayeringTest {
         List<String> found = new ArrayList<>();
         try (Stream<Path> s = Files.list(verbs)) {
             for (Path f : (Iterable<Path>) s.filter(p -> p.toString().endsWith(".java"))::iterator) {
-                String code = Files.readString(f).replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\\n]*", "");
+                String code = strip(Files.readString(f)).code();
                 for (String line : code.split("\n")) {
                     if (!line.trim().startsWith("public") && !line.trim().startsWith("protected")) {
                         continue;
