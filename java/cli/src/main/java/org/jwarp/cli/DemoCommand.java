@@ -88,12 +88,12 @@ public final class DemoCommand implements Callable<Integer> {
                 out.println("jwarp demo: provider " + prov.name() + ", listener " + listener.localAddress()
                         + ", peer-to-peer, RTR offered " + ClientCommand.parseRtr(rtr).toString().toLowerCase(Locale.ROOT));
             }
-            CompletableFuture<ServerCommand.Responder> accepted = new CompletableFuture<>();
+            CompletableFuture<Responder> accepted = new CompletableFuture<>();
             CompletableFuture<Long> served = new CompletableFuture<>();
             Thread server = new Thread(() -> {
                 try {
                     ConnectionRequest req = listener.next(Duration.ofSeconds(10));
-                    ServerCommand.Responder r = ServerCommand.Responder.accept(dev, req, responder, buf, buf);
+                    Responder r = Responder.accept(dev, req, responder, buf, buf);
                     accepted.complete(r);
                     served.complete(r.serve(null));
                 } catch (Throwable e) {
@@ -106,8 +106,8 @@ public final class DemoCommand implements Callable<Integer> {
 
             ClientCommand.Progress progress = new ClientCommand.Progress(System.err);
             List<Map<String, Object>> results = new ArrayList<>();
-            ServerCommand.Responder r;
-            try (ClientCommand.Workload w = ClientCommand.Workload.connect(dev, (InetSocketAddress) listener.localAddress(),
+            Responder r;
+            try (Workload w = Workload.connect(dev, (InetSocketAddress) listener.localAddress(),
                     initiator, buf, window, Duration.ofSeconds(10))) {
                 r = accepted.get(10, TimeUnit.SECONDS);
                 report.put("negotiation", negotiation(w.connection(), r.connection()));

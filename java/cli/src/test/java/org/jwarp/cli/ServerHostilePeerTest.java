@@ -304,7 +304,7 @@ class ServerHostilePeerTest {
                     "127.0.0.1", "--port", String.valueOf(port), "--op", "send", "--iters", "10000000", "--size", "64"));
             ConnectionRequest req = l.next(Duration.ofSeconds(30));
             AtomicInteger answered = new AtomicInteger();
-            try (ServerCommand.Responder r = ServerCommand.Responder.accept(dev, req, params, 64, 1 << 20)) {
+            try (Responder r = Responder.accept(dev, req, params, 64, 1 << 20)) {
                 r.serve(() -> {
                     if (answered.incrementAndGet() == 50) {
                         r.stop();

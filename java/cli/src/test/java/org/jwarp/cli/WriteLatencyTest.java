@@ -39,12 +39,12 @@ import org.junit.jupiter.api.Test;
 class WriteLatencyTest {
 
     /** The jwarp server's responder for one connection, accepted and served on a daemon thread. */
-    private record Server(CompletableFuture<ServerCommand.Responder> accepted, CompletableFuture<Long> served) {
+    private record Server(CompletableFuture<Responder> accepted, CompletableFuture<Long> served) {
         static Server start(Device dev, Listener l, ConnectionParameters params, int size) {
             Server s = new Server(new CompletableFuture<>(), new CompletableFuture<>());
             Thread t = new Thread(() -> {
                 try {
-                    ServerCommand.Responder r = ServerCommand.Responder.accept(dev, l.next(Duration.ofSeconds(10)),
+                    Responder r = Responder.accept(dev, l.next(Duration.ofSeconds(10)),
                             params, size, 1 << 20);
                     s.accepted.complete(r);
                     s.served.complete(r.serve(null));
@@ -69,9 +69,9 @@ class WriteLatencyTest {
              Device dev = prov.open(InetAddress.getLoopbackAddress());
              Listener l = dev.connectionManager().listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4)) {
             Server server = Server.start(dev, l, params, size);
-            try (ClientCommand.Workload w = ClientCommand.Workload.connect(dev, (InetSocketAddress) l.localAddress(),
+            try (Workload w = Workload.connect(dev, (InetSocketAddress) l.localAddress(),
                     params, size, 4, Duration.ofSeconds(10))) {
-                ServerCommand.Responder r = server.accepted.get(10, TimeUnit.SECONDS);
+                Responder r = server.accepted.get(10, TimeUnit.SECONDS);
                 assertNotEquals((byte) iters, w.receivedLastByte(size), "not the expected byte before the test");
                 Histogram h = w.latency(SendOpcode.RDMA_WRITE, size, iters, null);
                 assertEquals(iters, h.getTotalCount());
@@ -112,7 +112,7 @@ class WriteLatencyTest {
             QueuePairConfig qpc = new QueuePairConfig(pd, cq, cq, window + 4, window + 4);
             try (Connection c = dev.connectionManager().connect((InetSocketAddress) l.localAddress(), qpc,
                     params.toBuilder().privateData(hello.encode()).build(), Duration.ofSeconds(10))) {
-                ServerCommand.Responder r = server.accepted.get(10, TimeUnit.SECONDS);
+                Responder r = server.accepted.get(10, TimeUnit.SECONDS);
                 ClientCommand.RemoteBuffer remote = ClientCommand.RemoteBuffer.decode(c.info().peerPrivateData());
                 WorkCompletion[] wcs = new WorkCompletion[8];
                 for (int i = 0; i < wcs.length; i++) {
