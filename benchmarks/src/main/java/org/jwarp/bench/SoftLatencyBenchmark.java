@@ -1,8 +1,8 @@
 package org.jwarp.bench;
 
+import java.net.InetAddress;
 import java.util.concurrent.TimeUnit;
 
-import org.jwarp.soft.SoftConfig;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.SendRequest;
@@ -26,7 +26,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * Latency of the embedded provider over loopback, one operation outstanding (ib_*_lat style):
  * Send ping-pong round trip (RFC 5040 §5.3; a responder thread echoes), RDMA Write post to
  * completion (§5.1; completes once the FPDUs are handed to TCP, as siw does) and RDMA Read
- * round trip (§5.2). CRC32c is on (RFC 5044 §4.4), as negotiated by default.
+ * round trip (§5.2). CRC32c is on (RFC 5044 §4.4), as negotiated by default. Both ends are one
+ * {@link ProviderFixture} connection of the soft provider on the loopback address: the client sends
+ * and writes from its tx region and receives and reads into its rx region; the server receives
+ * into rx slots and echoes from tx.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
@@ -40,7 +43,8 @@ public class SoftLatencyBenchmark {
     @Param({"64", "4096"})
     int size;
 
-    private SoftPair pair;
+    private ProviderFixture fixture;
+    private QueuePair client;
     private Thread echo;
     private volatile boolean running;
     private final SendRequest wr = new SendRequest();
@@ -48,11 +52,12 @@ public class SoftLatencyBenchmark {
 
     @Setup(Level.Trial)
     public void setup() throws Exception {
-        pair = new SoftPair(SoftConfig.defaults(), 65536, 16);
+        fixture = new ProviderFixture("soft", InetAddress.getLoopbackAddress().getHostAddress(), 1, 65536, 16);
+        client = fixture.client.conns[0].queuePair();
         running = true;
-        pair.initiator.queuePair().postRecv(RECV, pair.bufA, 32768, 32768);
+        client.postRecv(RECV, fixture.client.rx, 0, 32768);
         for (int i = 0; i < 4; i++) {
-            pair.responder.queuePair().postRecv(RECV | i, pair.bufB, i * 8192, 8192);
+            fixture.server.conns[0].queuePair().postRecv(RECV | i, fixture.server.rx, i * 8192, 8192);
         }
         echo = new Thread(this::echoLoop, "soft-bench-echo");
         echo.setDaemon(true);
@@ -62,10 +67,10 @@ public class SoftLatencyBenchmark {
     private void echoLoop() {
         WorkCompletion[] w = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
         SendRequest s = new SendRequest();
-        QueuePair qp = pair.responder.queuePair();
+        QueuePair qp = fixture.server.conns[0].queuePair();
         try {
             while (running) {
-                int n = pair.cqB.await(w, w.length, 100, TimeUnit.MILLISECONDS);
+                int n = fixture.server.cq.await(w, w.length, 100, TimeUnit.MILLISECONDS);
                 for (int i = 0; i < n; i++) {
                     if (!w[i].isSuccess()) {
                         return;
@@ -73,10 +78,10 @@ public class SoftLatencyBenchmark {
                     if (w[i].opcode == WcOpcode.RECV) {
                         int slot = (int) (w[i].wrId & 0xFF);
                         // echo from a separate area, then re-post, so the peer always finds a buffer
-                        pair.bufB.buffer().put(40000 + slot * 4096, pair.bufB.buffer(), slot * 8192,
+                        fixture.server.tx.buffer().put(40000 + slot * 4096, fixture.server.rx.buffer(), slot * 8192,
                                 Math.min(4096, w[i].byteLength));
-                        qp.postRecv(w[i].wrId, pair.bufB, slot * 8192, 8192);
-                        qp.postSend(s.send(slot, pair.bufB, 40000 + slot * 4096, w[i].byteLength));
+                        qp.postRecv(w[i].wrId, fixture.server.rx, slot * 8192, 8192);
+                        qp.postSend(s.send(slot, fixture.server.tx, 40000 + slot * 4096, w[i].byteLength));
                     }
                 }
             }
@@ -88,12 +93,16 @@ public class SoftLatencyBenchmark {
     private int reap(int n) throws RdmaException, InterruptedException {
         int got = 0;
         while (got < n) {
-            int k = pair.cqA.await(wcs, n - got, 5, TimeUnit.SECONDS);
-            SoftPair.check(k > 0, "no completion within 5 s");
+            int k = fixture.client.cq.await(wcs, n - got, 5, TimeUnit.SECONDS);
+            if (k <= 0) {
+                throw new RdmaException("no completion within 5 s");
+            }
             for (int i = 0; i < k; i++) {
-                SoftPair.check(wcs[i].isSuccess(), "failed: " + wcs[i]);
+                if (!wcs[i].isSuccess()) {
+                    throw new RdmaException("failed: " + wcs[i]);
+                }
                 if (wcs[i].opcode == WcOpcode.RECV) {
-                    pair.initiator.queuePair().postRecv(RECV, pair.bufA, 32768, 32768);
+                    client.postRecv(RECV, fixture.client.rx, 0, 32768);
                 }
             }
             got += k;
@@ -103,28 +112,26 @@ public class SoftLatencyBenchmark {
 
     @Benchmark
     public int sendPingPong() throws Exception {
-        pair.initiator.queuePair().postSend(wr.send(1, pair.bufA, 0, size));
+        client.postSend(wr.send(1, fixture.client.tx, 0, size));
         return reap(2);
     }
 
     @Benchmark
     public int rdmaWrite() throws Exception {
-        pair.initiator.queuePair().postSend(wr.write(2, pair.bufA, 0, size, pair.bufB.address() + 32768,
-                pair.bufB.rkey()));
+        client.postSend(wr.write(2, fixture.client.tx, 0, size, fixture.peerRxAddr + 32768, fixture.peerRxKey));
         return reap(1);
     }
 
     @Benchmark
     public int rdmaRead() throws Exception {
-        pair.initiator.queuePair().postSend(wr.read(3, pair.bufA, 0, size, pair.bufB.address() + 32768,
-                pair.bufB.rkey()));
+        client.postSend(wr.read(3, fixture.client.rx, 32768, size, fixture.peerTxAddr + 32768, fixture.peerTxKey));
         return reap(1);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws InterruptedException {
         running = false;
-        pair.close();
+        fixture.close();
         echo.join(2000);
     }
 }
