@@ -18,7 +18,7 @@
 /* Version the Java side (NativeDispatcher.JVERBS_VERSION) insists on. */
 #define JW_DISNI_JNI_VERSION 32
 /* Version of our own extension (org.jwarp.disni.natives.JwarpNative). */
-#define JW_EXT_VERSION 9
+#define JW_EXT_VERSION 10
 
 /* IOException subclass with the errno as an int (org.jwarp.disni.NativeErrnoException). */
 #define JW_ERRNO_EXCEPTION "org/jwarp/disni/NativeErrnoException"

@@ -1,11 +1,11 @@
 /*
  * jwarp libdisni: shared receive queues, completion events on a shared completion channel and
- * device async events (org.jwarp.disni.natives.JwarpNative, extension version 6).
+ * device async events (org.jwarp.disni.natives.JwarpNative, extension versions 6-10).
  *
  *  - ibv_create_srq / ibv_post_srq_recv / ibv_modify_srq (IBV_SRQ_LIMIT) / ibv_destroy_srq, and
  *    the SRQ a QP created on this thread is attached to (around DiSNI's _createQP);
- *  - ibv_req_notify_cq, and ibv_get_cq_event + ibv_ack_cq_events on a channel many CQs share,
- *    returning which CQ raised the event;
+ *  - ibv_req_notify_cq, and ibv_get_cq_event on a channel many CQs share, returning which CQ
+ *    raised the event (version 10: left unacknowledged, the caller acknowledges in batches);
  *  - ibv_get_async_event + ibv_ack_async_event with a timeout, copying out what the event names;
  *  - (version 9) the blocking wait of a CQ on its own channel in one call (poll, arm, poll, wait,
  *    take the event, poll), its events acknowledged in batches, and an eventfd that ends the wait.
@@ -179,9 +179,10 @@ JNIEXPORT jint JNICALL JN(reqNotifyCq)(JNIEnv *env, jclass cls, jlong cq, jboole
 }
 
 /*
- * Waits up to timeoutMs on the (O_NONBLOCK) channel fd, takes one event and acknowledges it at
- * once. Returns the CQ that raised it, 0 on timeout or when another thread took the event, or a
- * negative errno.
+ * Waits up to timeoutMs on the (O_NONBLOCK) channel fd and takes one event, which it does NOT
+ * acknowledge: the caller counts it against the CQ and acknowledges in batches (cqAckEvents),
+ * always before that CQ is destroyed. Returns the CQ that raised it, 0 on timeout or when another
+ * thread took the event, or a negative errno.
  */
 JNIEXPORT jlong JNICALL JN(compChannelNext)(JNIEnv *env, jclass cls, jlong channel, jint timeoutMs)
 {
@@ -205,7 +206,6 @@ JNIEXPORT jlong JNICALL JN(compChannelNext)(JNIEnv *env, jclass cls, jlong chann
 		return 0;
 	if (ibv_get_cq_event(ch, &cq, &ctx) != 0)
 		return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -(errno != 0 ? errno : EIO);
-	ibv_ack_cq_events(cq, 1);
 	return JW_JLONG(cq);
 }
 

@@ -9,7 +9,8 @@
 # -R (rdma_cm) and -F. Use iteration counts (-n), not -D: perftest's clock
 # calibration fails under emulation. Each attempt starts a fresh server on a
 # fresh port and bounds both sides with PERFTEST_PAIR_TIMEOUT seconds (default
-# 120); up to PERFTEST_PAIR_ATTEMPTS (default 3) attempts. Exits non-zero, with
+# 120); up to PERFTEST_PAIR_ATTEMPTS (default 3) attempts; PERFTEST_PAIR_CLIENT_CPU=N pins
+# the client to CPU N. Exits non-zero, with
 # both sides' output on stderr, when no attempt succeeds.
 set -u
 tool=${1:?usage: perftest-pair.sh TOOL DEVICE [options]}
@@ -21,6 +22,9 @@ case $dev in
   *) echo "perftest-pair: unknown device $dev (siw0 or rxe0)" >&2; exit 2 ;;
 esac
 limit=${PERFTEST_PAIR_TIMEOUT:-120}
+# PERFTEST_PAIR_CLIENT_CPU=N: the client runs pinned to CPU N (taskset), the server unpinned
+pin=()
+[ -z "${PERFTEST_PAIR_CLIENT_CPU:-}" ] || pin=(taskset -c "$PERFTEST_PAIR_CLIENT_CPU")
 attempts=${PERFTEST_PAIR_ATTEMPTS:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -41,7 +45,7 @@ for attempt in $(seq 1 "$attempts"); do
     kill -0 "$srv" 2>/dev/null || break
     sleep 0.25
   done
-  timeout "$limit" "$tool" -R -F -d "$dev" -p "$port" "$@" "$ip" > "$tmp/client" 2>&1
+  timeout "$limit" "${pin[@]}" "$tool" -R -F -d "$dev" -p "$port" "$@" "$ip" > "$tmp/client" 2>&1
   crc=$?
   [ "$crc" -eq 0 ] || kill "$srv" 2>/dev/null
   wait "$srv"; src=$?

@@ -18,7 +18,7 @@ public final class DisniRuntime {
     private static final Logger LOG = LoggerFactory.getLogger(DisniRuntime.class);
     private static final String NATIVES = "org.jwarp.disni.natives.JwarpNative";
     /** Extension version this build of the Java classes expects from the library. */
-    static final int EXPECTED_EXTENSION_VERSION = 9;
+    static final int EXPECTED_EXTENSION_VERSION = 10;
 
     private static final Object LOCK = new Object();
     private static DisniRuntime instance;

@@ -441,6 +441,38 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
     }
 
     /**
+     * Every arm raises its event past a provider's batch of unacknowledged events (DiSNI
+     * acknowledges 64 at a time), and a CQ closed with events taken and not yet acknowledged
+     * closes instead of waiting for them for ever ({@code ibv_destroy_cq} waits for every event it
+     * reported), RFC 5040 §5.5.
+     */
+    @Test
+    void channelEventsPastAckBatchThenCloseReturns_5040_5_5() throws Exception {
+        int rounds = 70;
+        try (End server = new End(rounds * MSG); End client = new End(rounds * MSG)) {
+            CompletionChannel ch = server.own(server.dev.createCompletionChannel());
+            CompletionQueue scq = server.dev.createCompletionQueue(16, ch);
+            CompletionQueue ccq = client.own(client.dev.createCompletionQueue(2 * rounds));
+            Connection[] c = connectWithReceives(server, client, 1, i -> scq, ccq, rounds);
+            WorkCompletion[] w = wcs(4);
+            SendRequest s = new SendRequest();
+            for (int k = 0; k < rounds; k++) {
+                scq.requestNotify(false);
+                c[0].queuePair().postSend(s.send(k, client.mr, 0, MSG));
+                assertSame(scq, ch.next(30, TimeUnit.SECONDS), "the event of arm " + k);
+                assertEquals(1, scq.poll(w, 4), "the Send of round " + k);
+            }
+            c[0].close();
+            c[1].close(); // the server QP goes before its CQ
+            Thread closer = new Thread(scq::close, "cq-closer");
+            closer.setDaemon(true);
+            closer.start();
+            closer.join(60_000);
+            assertFalse(closer.isAlive(), "closing a CQ with unacknowledged channel events hung");
+        }
+    }
+
+    /**
      * A solicited-only arm ignores an unsolicited Send and fires for a Send with Solicited Event
      * (RFC 5040 §6.9; {@code ibv_req_notify_cq(cq, 1)}).
      */

@@ -16,9 +16,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A consumer's completion channel: one {@code ibv_comp_channel} (O_NONBLOCK) shared by many CQs.
  * {@link #next} polls its fd in slices of at most 100 ms, takes one event with
- * {@code ibv_get_cq_event}, acknowledges it at once ({@code ibv_ack_cq_events}) and maps the
- * {@code ibv_cq} back to its {@link DisniCq} by a scan of the channel's CQs (copy-on-write
- * array: no allocation per event).
+ * {@code ibv_get_cq_event} and maps the {@code ibv_cq} back to its {@link DisniCq} by a scan of
+ * the channel's CQs (copy-on-write array: no allocation per event), which counts the event and
+ * acknowledges {@link DisniCq#CHANNEL_ACK_BATCH} at a time ({@code ibv_ack_cq_events} takes the
+ * CQ's lock and signals a condition variable), the rest when it closes.
  *
  * <p>Thread-safe: several threads may wait; the fd is non-blocking, so an event another thread
  * took makes the loser poll again.
@@ -75,10 +76,11 @@ final class DisniChannel implements CompletionChannel {
                 events.incrementAndGet();
                 for (DisniCq c : cqs) {
                     if (c.ptr() == r) {
+                        c.channelEventTaken();
                         return c;
                     }
                 }
-                LOG.debug("completion event of an unknown CQ 0x{}", Long.toHexString(r));
+                ackUnknown(r);
             }
             if (Thread.interrupted()) {
                 throw new InterruptedException();
@@ -88,6 +90,21 @@ final class DisniChannel implements CompletionChannel {
             }
         }
         return null;
+    }
+
+    /** Count of one, for acknowledging an event of a CQ this channel does not know (guarded by itself). */
+    private final java.nio.ByteBuffer oneEvent = java.nio.ByteBuffer.allocateDirect(8).order(java.nio.ByteOrder.nativeOrder());
+
+    /** An event of a CQ not (or no longer) in {@link #cqs}: acknowledged at once, never kept. */
+    private void ackUnknown(long cq) {
+        LOG.debug("completion event of an unknown CQ 0x{}", Long.toHexString(cq));
+        synchronized (oneEvent) {
+            oneEvent.putInt(0, 1);
+            int rc = JwarpNative.cqAckEvents(cq, com.ibm.disni.util.MemoryUtils.getAddress(oneEvent));
+            if (rc < 0) {
+                LOG.warn("acknowledging an unknown CQ's completion event failed ({})", rc);
+            }
+        }
     }
 
     @Override

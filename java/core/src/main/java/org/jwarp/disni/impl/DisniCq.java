@@ -52,9 +52,23 @@ final class DisniCq implements CompletionQueue {
      * the monitor the waiter holds. -1 on a CQ of a shared channel (its await never blocks natively).
      */
     private final int wakeFd;
-    /** Completion events {@link #await} took and has not acknowledged yet (native uint32, guarded by this). */
+    /**
+     * Completion events taken and not acknowledged yet (native uint32): by {@link #await} on a CQ
+     * with its own channel (guarded by this), by {@link DisniChannel#next} on a CQ of a shared
+     * channel (guarded by {@link #ackLock}).
+     */
     private final ByteBuffer ackState = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
     private final long ackStateAddr = MemoryUtils.getAddress(ackState);
+    /** Events of a shared channel acknowledged together, as {@code JwarpNative.cqAwait} does. */
+    static final int CHANNEL_ACK_BATCH = 64;
+    /**
+     * Guards {@link #ackState} and {@link #acksFlushed} on a CQ of a shared channel. Not the
+     * monitor: close() holds that while {@code ibv_destroy_cq} waits for a channel thread's
+     * acknowledgement, which this lock must not block.
+     */
+    private final Object ackLock = new Object();
+    /** Set by close() once it acknowledged the count: an event taken later is acknowledged at once. */
+    private boolean acksFlushed;
     /** Longest native wait of one {@link #await} step: interrupts and other pollers get in at least this often. */
     static final long AWAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** Set by the first close(), before it wakes a waiter: an await in progress then returns 0. */
@@ -157,6 +171,31 @@ final class DisniCq implements CompletionQueue {
                 draining = d.toArray(new DisniQp[0]);
                 qps = n;
             }
+        }
+    }
+
+    /**
+     * Counts one event that the shared channel took for this CQ ({@code ibv_get_cq_event}) and
+     * acknowledges the count every {@link #CHANNEL_ACK_BATCH} events; once close() has flushed the
+     * count, at once, so {@code ibv_destroy_cq}, which waits for every event it reported, ends.
+     */
+    void channelEventTaken() {
+        synchronized (ackLock) {
+            int k = ackState.getInt(0) + 1;
+            ackState.putInt(0, k);
+            if (k >= CHANNEL_ACK_BATCH || acksFlushed) {
+                int acked = JwarpNative.cqAckEvents(cqPtr, ackStateAddr);
+                if (acked < 0) {
+                    LOG.warn("acknowledging the CQ's completion events failed ({})", acked);
+                }
+            }
+        }
+    }
+
+    /** Events taken and not yet acknowledged (tests). */
+    int unacknowledgedEvents() {
+        synchronized (ackLock) {
+            return ackState.getInt(0);
         }
     }
 
@@ -353,9 +392,10 @@ final class DisniCq implements CompletionQueue {
 
     /**
      * Wakes a thread waiting in {@link #await} (wake fd), then destroys the CQ under the monitor
-     * once that thread has left the native wait: the events it took and had not acknowledged are
-     * acknowledged first ({@code ibv_destroy_cq} would wait for them for ever). A second close
-     * waits for the first.
+     * once that thread has left the native wait: the events it (or the shared channel) took and had
+     * not acknowledged are acknowledged first ({@code ibv_destroy_cq} would wait for them for ever);
+     * an event a channel thread takes during the destroy is acknowledged by that thread at once.
+     * A second close waits for the first.
      */
     @Override
     public void close() {
@@ -382,11 +422,17 @@ final class DisniCq implements CompletionQueue {
         synchronized (this) {
             open = false;
             try {
+                int acked;
                 if (shared == null) {
-                    int acked = JwarpNative.cqAckEvents(cqPtr, ackStateAddr);
-                    if (acked < 0) {
-                        LOG.warn("acknowledging the CQ's completion events failed ({}): ibv_destroy_cq may block", acked);
+                    acked = JwarpNative.cqAckEvents(cqPtr, ackStateAddr);
+                } else {
+                    synchronized (ackLock) {
+                        acksFlushed = true;
+                        acked = JwarpNative.cqAckEvents(cqPtr, ackStateAddr);
                     }
+                }
+                if (acked < 0) {
+                    LOG.warn("acknowledging the CQ's completion events failed ({}): ibv_destroy_cq may block", acked);
                 }
                 int rc = verbs.destroyCQ(cq);
                 if (rc != 0) {

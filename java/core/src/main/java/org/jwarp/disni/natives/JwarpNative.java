@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
  */
 public final class JwarpNative {
     /** Version of the extension this Java class expects. */
-    public static final int VERSION = 9;
+    public static final int VERSION = 10;
 
     /** Offsets of {@link #cmEventInfo} output (native-order ints, then private data bytes). */
     public static final int EV_SEQ = 0;
@@ -276,8 +276,10 @@ public final class JwarpNative {
     public static native int reqNotifyCq(long cq, boolean solicitedOnly);
 
     /**
-     * Waits up to timeoutMs for one event of the completion channel, acknowledges it, and returns
-     * the {@code ibv_cq} that raised it; 0 on timeout, a negative errno on failure.
+     * Waits up to timeoutMs for one event of the completion channel and returns the {@code ibv_cq}
+     * that raised it; 0 on timeout, a negative errno on failure. Since version 10 the event is left
+     * unacknowledged: the caller counts it in the CQ's ackState and acknowledges with
+     * {@link #cqAckEvents}, at the latest before the CQ is destroyed (which waits for it for ever).
      */
     public static native long compChannelNext(long channel, int timeoutMs);
 
@@ -311,7 +313,8 @@ public final class JwarpNative {
             long ackState);
 
     /**
-     * Acknowledges ({@code ibv_ack_cq_events}) the events {@link #cqAwait} counted at ackState and
+     * Acknowledges ({@code ibv_ack_cq_events}) the events {@link #cqAwait} (or the caller, for
+     * {@link #compChannelNext}) counted at ackState and
      * left unacknowledged, and zeroes the count: call it before the CQ is destroyed, which otherwise
      * waits for them for ever. Returns the number acknowledged, or {@code -EINVAL}.
      */
