@@ -3,6 +3,7 @@ package org.jwarp.ffm.impl;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -93,7 +94,59 @@ final class FfmDevice implements Device, ConnectionManager {
         DeviceInfo.Transport t = dev.get(JAVA_INT, DEVICE_TRANSPORT) == TRANSPORT_IWARP ? DeviceInfo.Transport.IWARP
                 : DeviceInfo.Transport.ROCE;
         return new DeviceInfo(c.name, t, c.maxQpRdAtom, c.maxQpInitRdAtom, c.maxQpWr, c.maxCqe, c.maxMrSize, c.maxSge,
-                c.maxSgeRd, 0, DeviceInfo.PortState.ACTIVE);
+                c.maxSgeRd, probeInline(c), DeviceInfo.PortState.ACTIVE);
+    }
+
+    /** Inline sizes tried, largest first: {@code ibv_device_attr} has no inline limit. */
+    private static final int[] INLINE_TRIES = {1024, 512, 256, 128, 96, 80, 64, 32, 0};
+
+    /**
+     * The inline limit of a device: what a throw-away RC QP is granted when asked for decreasing
+     * sizes ({@code ibv_create_qp}); -1 when none could be created. Everything made here is destroyed.
+     */
+    static int probeInline(FfmContext c) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            MemorySegment pd = (MemorySegment) Ibv.ALLOC_PD.invokeExact(state, c.ctx);
+            if (pd.equals(MemorySegment.NULL)) {
+                return -1;
+            }
+            MemorySegment cq = (MemorySegment) Ibv.CREATE_CQ.invokeExact(state, c.ctx, 2, MemorySegment.NULL,
+                    MemorySegment.NULL, 0);
+            int granted = -1;
+            if (!cq.equals(MemorySegment.NULL)) {
+                for (int want : INLINE_TRIES) {
+                    MemorySegment attr = arena.allocate(IbvLayouts.QP_INIT_ATTR);
+                    attr.set(ADDRESS, IbvLayouts.INIT_SEND_CQ, cq);
+                    attr.set(ADDRESS, IbvLayouts.INIT_RECV_CQ, cq);
+                    attr.set(JAVA_INT, IbvLayouts.INIT_MAX_SEND_WR, 1);
+                    attr.set(JAVA_INT, IbvLayouts.INIT_MAX_RECV_WR, 1);
+                    attr.set(JAVA_INT, IbvLayouts.INIT_MAX_SEND_SGE, 1);
+                    attr.set(JAVA_INT, IbvLayouts.INIT_MAX_RECV_SGE, 1);
+                    attr.set(JAVA_INT, IbvLayouts.INIT_MAX_INLINE, want);
+                    attr.set(JAVA_INT, IbvLayouts.INIT_QP_TYPE, IbvLayouts.QPT_RC);
+                    MemorySegment qp = (MemorySegment) Ibv.CREATE_QP.invokeExact(state, pd, attr);
+                    if (!qp.equals(MemorySegment.NULL)) {
+                        granted = attr.get(JAVA_INT, IbvLayouts.INIT_MAX_INLINE);
+                        if ((int) Ibv.DESTROY_QP.invokeExact(qp) != 0) {
+                            granted = -1;
+                        }
+                        break;
+                    }
+                }
+                if ((int) Ibv.DESTROY_CQ.invokeExact(cq) != 0) {
+                    granted = -1;
+                }
+            }
+            if ((int) Ibv.DEALLOC_PD.invokeExact(pd) != 0) {
+                granted = -1;
+            }
+            return granted;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_create_qp (inline probe)", t);
+        }
     }
 
     @Override
