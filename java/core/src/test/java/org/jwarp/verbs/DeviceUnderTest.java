@@ -32,7 +32,7 @@ import java.nio.file.Path;
  * On siw0 and rxe0 the silent address is host .99 of the device's /24: the guest puts each device
  * on a dummy interface (dummy0, dummy1), which drops every packet.
  */
-final class DeviceUnderTest implements AutoCloseable {
+public final class DeviceUnderTest implements AutoCloseable {
     private final String providerName;
     /** The kernel RDMA device (/sys/class/infiniband/NAME), or null for the soft provider. */
     private final String kernelDevice;
@@ -53,6 +53,18 @@ final class DeviceUnderTest implements AutoCloseable {
     static DeviceUnderTest siw() {
         return new DeviceUnderTest("disni", System.getenv().getOrDefault("JWARP_SIW_DEV", "siw0"),
                 System.getProperty("jwarp.it.siw", "10.77.0.1"));
+    }
+
+    /** {@code provider} over the kernel's siw0 (the suites of another module's provider, e.g. ffm). */
+    public static DeviceUnderTest siw(String provider) {
+        return new DeviceUnderTest(provider, System.getenv().getOrDefault("JWARP_SIW_DEV", "siw0"),
+                System.getProperty("jwarp.it.siw", "10.77.0.1"));
+    }
+
+    /** {@code provider} over the kernel's rxe0. */
+    public static DeviceUnderTest rxe(String provider) {
+        return new DeviceUnderTest(provider, System.getenv().getOrDefault("JWARP_RXE_DEV", "rxe0"),
+                System.getProperty("jwarp.it.rxe", "10.78.0.1"));
     }
 
     static DeviceUnderTest rxe() {

@@ -2,13 +2,14 @@ package org.jwarp.disni.impl;
 
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
+import org.jwarp.provider.CmEventValues;
 
 /**
  * One rdma_cm event with what DiSNI drops (status, private data, the IRD/ORD fields), copied
  * from the native side record before the next event arrives (RFC 6581 section 9.1 values).
  */
 record CmEvent(int type, int status, int responderResources, int initiatorDepth, byte[] privateData, RdmaCmId id,
-               RdmaCmId listenId) {
+               RdmaCmId listenId) implements CmEventValues {
     static final int ADDR_RESOLVED = RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_RESOLVED.ordinal();
     static final int ADDR_ERROR = RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_ERROR.ordinal();
     static final int ROUTE_RESOLVED = RdmaCmEvent.EventType.RDMA_CM_EVENT_ROUTE_RESOLVED.ordinal();

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jwarp.disni.NativeErrnoException;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.CmNegotiation;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;

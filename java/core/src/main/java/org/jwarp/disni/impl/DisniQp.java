@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.jwarp.disni.natives.JwarpNative;
 import org.jwarp.provider.WorkRequestChecks;
+import org.jwarp.provider.WrRing;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;

@@ -7,6 +7,7 @@ import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.disni.natives.JwarpNative;
 import org.jwarp.provider.WorkRequestChecks;
+import org.jwarp.provider.WrRing;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RecvRequest;

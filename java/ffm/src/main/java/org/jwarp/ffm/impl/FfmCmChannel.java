@@ -23,9 +23,9 @@ final class FfmCmChannel implements AutoCloseable {
     final MemorySegment channel;
     private boolean open = true;
 
-    /** One event's fields, copied before the event is acknowledged. */
+    /** One event's fields, copied before the event is acknowledged (private data included). */
     record Event(MemorySegment id, MemorySegment listenId, int type, int status, int responderResources,
-            int initiatorDepth) {
+            int initiatorDepth, byte[] privateData) implements org.jwarp.provider.CmEventValues {
         String name() {
             return RdmaCm.eventName(type);
         }
@@ -78,7 +78,8 @@ final class FfmCmChannel implements AutoCloseable {
                     Event e = new Event(ev.get(ADDRESS, IbvLayouts.EV_ID), ev.get(ADDRESS, IbvLayouts.EV_LISTEN_ID),
                             ev.get(JAVA_INT, IbvLayouts.EV_EVENT), ev.get(JAVA_INT, IbvLayouts.EV_STATUS),
                             Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_RESPONDER_RESOURCES)),
-                            Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_INITIATOR_DEPTH)));
+                            Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_INITIATOR_DEPTH)),
+                            privateData(ev));
                     int ack = (int) RdmaCm.ACK_CM_EVENT.invokeExact(state, ev);
                     if (ack != 0) {
                         throw new RdmaException("rdma_ack_cm_event failed with " + Ibv.describe(Ibv.errno(state)));
@@ -101,6 +102,25 @@ final class FfmCmChannel implements AutoCloseable {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("rdma_get_cm_event", t);
         }
+    }
+
+    /** The next event if one is waiting, else null (no wait). */
+    Event poll() throws RdmaException {
+        try {
+            return next(0, "an event");
+        } catch (RdmaTimeoutException none) {
+            return null;
+        }
+    }
+
+    /** The event's {@code param.conn.private_data}, copied ({@code private_data_len} bytes, u8). */
+    private static byte[] privateData(MemorySegment ev) {
+        MemorySegment at = ev.get(ADDRESS, IbvLayouts.EV_CONN + IbvLayouts.CP_PRIVATE_DATA);
+        int len = Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_PRIVATE_DATA_LEN));
+        if (at.equals(MemorySegment.NULL) || len == 0) {
+            return new byte[0];
+        }
+        return at.reinterpret(len).toArray(JAVA_BYTE);
     }
 
     /** The next event, which must be {@code type} for {@code id}; anything else is an error naming it. */

@@ -75,6 +75,37 @@ final class FfmCmId implements AutoCloseable {
         }
     }
 
+    /** Binds to {@code local} ({@code rdma_bind_addr}): the id gets the device of that address. */
+    void bind(InetSocketAddress local) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.BIND_ADDR.invokeExact(state, id, sockaddr(arena, local));
+            if (rc != 0) {
+                throw new RdmaException("rdma_bind_addr(" + local + ") failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_bind_addr", t);
+        }
+    }
+
+    /** Moves the id's events to {@code to} ({@code rdma_migrate_id}); returns the id on its new channel. */
+    FfmCmId migrate(FfmCmChannel to) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            int rc = (int) RdmaCm.MIGRATE_ID.invokeExact(state, id, to.channel);
+            if (rc != 0) {
+                throw new RdmaException("rdma_migrate_id failed with " + Ibv.describe(Ibv.errno(state)));
+            }
+            return new FfmCmId(to, id);
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_migrate_id", t);
+        }
+    }
+
     /** Resolves {@code remote}'s address, then the route to it, each within {@code timeoutMillis}. */
     void resolve(InetSocketAddress remote, int timeoutMillis) throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {
@@ -111,25 +142,44 @@ final class FfmCmId implements AutoCloseable {
 
     /** Starts the connection ({@code rdma_connect}) offering {@code ird}/{@code ord}; ESTABLISHED follows on the channel. */
     void connect(int ird, int ord) throws RdmaException {
-        connectOrAccept(RdmaCm.CONNECT, "rdma_connect", ird, ord);
+        connect(ird, ord, new byte[0], 7, 7);
+    }
+
+    /** {@code rdma_connect} with private data and retry counts (RFC 6581 §9.1 values from CmNegotiation). */
+    void connect(int ird, int ord, byte[] privateData, int retryCount, int rnrRetryCount) throws RdmaException {
+        connectOrAccept(RdmaCm.CONNECT, "rdma_connect", ird, ord, privateData, retryCount, rnrRetryCount);
     }
 
     /** Accepts a requested connection ({@code rdma_accept}); ESTABLISHED follows on the channel. */
     void accept(int ird, int ord) throws RdmaException {
-        connectOrAccept(RdmaCm.ACCEPT, "rdma_accept", ird, ord);
+        accept(ird, ord, new byte[0], 7, 7);
     }
 
-    private void connectOrAccept(java.lang.invoke.MethodHandle call, String name, int ird, int ord) throws RdmaException {
+    /** {@code rdma_accept} with private data and retry counts. */
+    void accept(int ird, int ord, byte[] privateData, int retryCount, int rnrRetryCount) throws RdmaException {
+        connectOrAccept(RdmaCm.ACCEPT, "rdma_accept", ird, ord, privateData, retryCount, rnrRetryCount);
+    }
+
+    private void connectOrAccept(java.lang.invoke.MethodHandle call, String name, int ird, int ord, byte[] privateData,
+            int retryCount, int rnrRetryCount) throws RdmaException {
         if (ird < 0 || ird > 255 || ord < 0 || ord > 255) {
             throw new IllegalArgumentException(name + ": IRD " + ird + " and ORD " + ord + " must fit rdma_conn_param's u8");
+        }
+        if (privateData.length > 255) {
+            throw new IllegalArgumentException(name + ": " + privateData.length + " bytes of private data exceed the u8 "
+                    + "private_data_len");
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
             MemorySegment param = arena.allocate(IbvLayouts.CONN_PARAM);
+            if (privateData.length > 0) {
+                param.set(ADDRESS, IbvLayouts.CP_PRIVATE_DATA, arena.allocateFrom(JAVA_BYTE, privateData));
+                param.set(JAVA_BYTE, IbvLayouts.CP_PRIVATE_DATA_LEN, (byte) privateData.length);
+            }
             param.set(JAVA_BYTE, IbvLayouts.CP_RESPONDER_RESOURCES, (byte) ird);
             param.set(JAVA_BYTE, IbvLayouts.CP_INITIATOR_DEPTH, (byte) ord);
-            param.set(JAVA_BYTE, IbvLayouts.CP_RETRY_COUNT, (byte) 7);
-            param.set(JAVA_BYTE, IbvLayouts.CP_RNR_RETRY_COUNT, (byte) 7);
+            param.set(JAVA_BYTE, IbvLayouts.CP_RETRY_COUNT, (byte) Math.min(Math.max(retryCount, 0), 7));
+            param.set(JAVA_BYTE, IbvLayouts.CP_RNR_RETRY_COUNT, (byte) Math.min(Math.max(rnrRetryCount, 0), 7));
             int rc = (int) call.invokeExact(state, id, param);
             if (rc != 0) {
                 throw new RdmaException(name + " failed with " + Ibv.describe(Ibv.errno(state)));
@@ -143,9 +193,18 @@ final class FfmCmId implements AutoCloseable {
 
     /** Refuses a requested connection ({@code rdma_reject}, no private data); the initiator sees REJECTED. */
     void reject() throws RdmaException {
+        reject(new byte[0]);
+    }
+
+    /** {@code rdma_reject} carrying {@code privateData} (at most 255 bytes). */
+    void reject(byte[] privateData) throws RdmaException {
+        if (privateData.length > 255) {
+            throw new IllegalArgumentException("rdma_reject: " + privateData.length + " bytes of private data exceed u8");
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
-            int rc = (int) RdmaCm.REJECT.invokeExact(state, id, MemorySegment.NULL, (byte) 0);
+            MemorySegment pd = privateData.length == 0 ? MemorySegment.NULL : arena.allocateFrom(JAVA_BYTE, privateData);
+            int rc = (int) RdmaCm.REJECT.invokeExact(state, id, pd, (byte) privateData.length);
             if (rc != 0) {
                 throw new RdmaException("rdma_reject failed with " + Ibv.describe(Ibv.errno(state)));
             }

@@ -8,7 +8,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.provider.WorkRequestChecks;
+import org.jwarp.provider.WrRing;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
@@ -27,12 +29,13 @@ import org.jwarp.verbs.WorkRequestException;
  * downcall to the context's {@code ops.post_send} / {@code ops.post_recv} with the whole chain
  * written into preallocated {@code struct ibv_send_wr} / {@code ibv_recv_wr} and {@code ibv_sge}
  * arrays; each WR passes the shared checks of {@link WorkRequestChecks} first (RFC 5040 §7), and
- * nothing is allocated unless one is refused. The device sees a token per WR (its position in
- * the queue, receive tokens marked); the completion maps it back to the caller's wrId.
+ * nothing is allocated unless one is refused. The device sees a token per WR (a {@link WrRing}
+ * token: queue tag, QP generation, sequence number); the completion maps it back to the caller's
+ * wrId, and a signalled Read that siw completes after a later Send keeps its slot until then.
  */
 public final class FfmQp implements QueuePair {
-    /** Marks a receive token; a send token is its sequence number alone. */
-    static final long RECV_TOKEN = 1L << 62;
+    /** Tells apart the tokens of a closed QP whose qp_num the device reuses. */
+    private static final AtomicInteger GENERATIONS = new AtomicInteger();
     private static final long SEND_WR_SIZE = IbvLayouts.SEND_WR.byteSize();
     private static final long RECV_WR_SIZE = IbvLayouts.RECV_WR.byteSize();
     private static final long SGE_SIZE = IbvLayouts.SGE.byteSize();
@@ -53,14 +56,9 @@ public final class FfmQp implements QueuePair {
     private final MemorySegment recvWrs;
     private final MemorySegment recvSges;
     private final MemorySegment badWr;
-    /** The caller's wrId and opcode per send slot, and the receive slots' wrIds (indexed by token modulo depth). */
-    private final long[] sendIds;
-    private final WcOpcode[] sendOps;
-    private final long[] recvIds;
-    private long sendPosted;
-    private long sendRetired;
-    private long recvPosted;
-    private long recvRetired;
+    /** The outstanding WRs of each queue: the caller's wrIds and opcodes behind the device's tokens. */
+    private final WrRing sq;
+    private final WrRing rq;
     private long postCalls;
     /** What the last refused post returned (an errno). */
     private int lastPostError;
@@ -95,9 +93,9 @@ public final class FfmQp implements QueuePair {
             recvWrs.set(JAVA_LONG, k * RECV_WR_SIZE + IbvLayouts.RWR_SG_LIST,
                     recvSges.address() + (long) k * Math.max(caps.maxRecvSge(), 1) * SGE_SIZE);
         }
-        this.sendIds = new long[sw];
-        this.sendOps = new WcOpcode[sw];
-        this.recvIds = new long[rw];
+        int gen = GENERATIONS.incrementAndGet();
+        this.sq = new WrRing(WrRing.SEND_TAG, sw, gen);
+        this.rq = new WrRing(WrRing.RECV_TAG, rw, gen);
     }
 
     /**
@@ -233,11 +231,8 @@ public final class FfmQp implements QueuePair {
             int posted = post(true, k);
             int i = 0;
             for (SendRequest wr = first; i < posted; wr = wr.next, i++) {
-                int slot = (int) ((sendPosted + i) % sendIds.length);
-                sendIds[slot] = wr.wrId;
-                sendOps[slot] = wcOpcode(wr.opcode);
+                sq.posted(wr.wrId, wcOpcode(wr.opcode), wr.signaled);
             }
-            sendPosted += posted;
             if (posted < k) {
                 throw new WorkRequestException("ibv_post_send on QP " + qpNum + " refused WR " + posted + " of the chain with "
                         + Ibv.describe(lastPostError), posted, null);
@@ -256,7 +251,7 @@ public final class FfmQp implements QueuePair {
         long w = k * SEND_WR_SIZE;
         int n = writeSges(wr.sgl, sendSges, (long) k * Math.max(caps.maxSendSge(), 1) * SGE_SIZE);
         SendOpcode op = wr.opcode;
-        sendWrs.set(JAVA_LONG, w + IbvLayouts.SWR_WR_ID, sendPosted + k);
+        sendWrs.set(JAVA_LONG, w + IbvLayouts.SWR_WR_ID, sq.tokenAhead(k));
         sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_NUM_SGE, n);
         sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_OPCODE, op.ibvCode);
         sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_SEND_FLAGS, (wr.signaled ? IbvLayouts.SEND_SIGNALED : 0)
@@ -280,7 +275,7 @@ public final class FfmQp implements QueuePair {
             }
             long w = k * RECV_WR_SIZE;
             int n = writeSges(wr.sgl, recvSges, (long) k * Math.max(caps.maxRecvSge(), 1) * SGE_SIZE);
-            recvWrs.set(JAVA_LONG, w + IbvLayouts.RWR_WR_ID, RECV_TOKEN | (recvPosted + k));
+            recvWrs.set(JAVA_LONG, w + IbvLayouts.RWR_WR_ID, rq.tokenAhead(k));
             recvWrs.set(JAVA_INT, w + IbvLayouts.RWR_NUM_SGE, n);
         }
         postReceives(first, k);
@@ -304,12 +299,11 @@ public final class FfmQp implements QueuePair {
             recvSges.set(JAVA_INT, s + IbvLayouts.SGE_LKEY, mr.lkey());
             n = 1;
         }
-        recvWrs.set(JAVA_LONG, IbvLayouts.RWR_WR_ID, RECV_TOKEN | recvPosted);
+        recvWrs.set(JAVA_LONG, IbvLayouts.RWR_WR_ID, rq.nextToken());
         recvWrs.set(JAVA_INT, IbvLayouts.RWR_NUM_SGE, n);
         int posted = post(false, 1);
         if (posted == 1) {
-            recvIds[(int) (recvPosted % recvIds.length)] = wrId;
-            recvPosted++;
+            rq.posted(wrId, WcOpcode.RECV);
         } else {
             throw new WorkRequestException("ibv_post_recv on QP " + qpNum + " refused it with " + Ibv.describe(lastPostError),
                     0, null);
@@ -323,9 +317,8 @@ public final class FfmQp implements QueuePair {
         int posted = post(false, k);
         int i = 0;
         for (RecvRequest wr = first; i < posted; wr = wr.next, i++) {
-            recvIds[(int) ((recvPosted + i) % recvIds.length)] = wr.wrId;
+            rq.posted(wr.wrId, WcOpcode.RECV);
         }
-        recvPosted += posted;
         if (posted < k) {
             throw new WorkRequestException("ibv_post_recv on QP " + qpNum + " refused WR " + posted + " of the chain with "
                     + Ibv.describe(lastPostError), posted, null);
@@ -380,32 +373,18 @@ public final class FfmQp implements QueuePair {
     }
 
     /**
-     * Maps a completion's token back to the caller's wrId and frees the slots up to it (an
-     * unsignalled send holds its slot until a later signalled one completes); false when the
-     * token is none of this QP's outstanding WRs.
+     * Maps a completion's token back to the caller's wrId and retires its WR with the older ones
+     * its ring lets go (RFC 5040 §5.5; see {@link WrRing}); an error completion gets the posted
+     * opcode. False when the token is none of this QP's outstanding WRs.
      */
     synchronized boolean completed(WorkCompletion wc, boolean success) {
-        long token = wc.wrId;
-        if ((token & RECV_TOKEN) != 0) {
-            long seq = token & ~RECV_TOKEN;
-            if (seq < recvRetired || seq >= recvPosted) {
-                return false;
-            }
-            wc.wrId = recvIds[(int) (seq % recvIds.length)];
-            recvRetired = seq + 1;
-            if (!success) {
-                wc.opcode = WcOpcode.RECV;
-            }
-        } else {
-            if (token < sendRetired || token >= sendPosted) {
-                return false;
-            }
-            int slot = (int) (token % sendIds.length);
-            wc.wrId = sendIds[slot];
-            if (!success) {
-                wc.opcode = sendOps[slot];
-            }
-            sendRetired = token + 1;
+        WrRing ring = sq.owns(wc.wrId) ? sq : rq;
+        if (!ring.retireThrough(wc.wrId)) {
+            return false;
+        }
+        wc.wrId = ring.retiredWrId();
+        if (!success) {
+            wc.opcode = ring.retiredOp();
         }
         wc.qpContext = context;
         return true;
@@ -462,12 +441,12 @@ public final class FfmQp implements QueuePair {
 
         @Override
         public boolean sendQueueFull(int k) {
-            return sendPosted + k - sendRetired >= caps.maxSendWr();
+            return sq.outstanding() + k >= sq.capacity();
         }
 
         @Override
         public boolean receiveQueueFull(int k) {
-            return recvPosted + k - recvRetired >= caps.maxRecvWr();
+            return rq.outstanding() + k >= rq.capacity();
         }
 
         @Override

@@ -46,6 +46,9 @@ final class Ibv {
     static final MethodHandle CREATE_CQ;
     static final MethodHandle DESTROY_CQ;
     static final MethodHandle QUERY_QP;
+    /** {@code ibv_create_qp} / {@code ibv_destroy_qp}: only the inline probe uses them (connections go through rdma_cm). */
+    static final MethodHandle CREATE_QP;
+    static final MethodHandle DESTROY_QP;
 
     /** {@code int (*poll_cq)(struct ibv_cq *, int num_entries, struct ibv_wc *)}, target first. */
     static final MethodHandle POLL_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
@@ -58,7 +61,7 @@ final class Ibv {
     static final MethodHandle POST_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
 
     static {
-        MethodHandle[] h = new MethodHandle[13];
+        MethodHandle[] h = new MethodHandle[15];
         String unbound = null;
         try {
             SymbolLookup ibv = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
@@ -77,6 +80,8 @@ final class Ibv {
                     FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), errno);
             h[11] = bind(ibv, "ibv_destroy_cq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
             h[12] = bind(ibv, "ibv_query_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
+            h[13] = bind(ibv, "ibv_create_qp", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), errno);
+            h[14] = bind(ibv, "ibv_destroy_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         } catch (IllegalArgumentException | NoSuchElementException e) {
             unbound = "libibverbs.so.1 (rdma-core's libibverbs1) could not be bound: " + e.getMessage();
         }
@@ -94,6 +99,8 @@ final class Ibv {
         CREATE_CQ = h[10];
         DESTROY_CQ = h[11];
         QUERY_QP = h[12];
+        CREATE_QP = h[13];
+        DESTROY_QP = h[14];
     }
 
     private Ibv() {

@@ -55,11 +55,12 @@ final class RdmaCm {
     static final MethodHandle DISCONNECT;
     static final MethodHandle GET_CM_EVENT;
     static final MethodHandle ACK_CM_EVENT;
+    static final MethodHandle MIGRATE_ID;
     /** {@code int fcntl(int fd, int cmd, ...)} with one int after the variadic mark. */
     static final MethodHandle FCNTL;
 
     static {
-        MethodHandle[] h = new MethodHandle[17];
+        MethodHandle[] h = new MethodHandle[18];
         String unbound = null;
         try {
             SymbolLookup cm = SymbolLookup.libraryLookup("librdmacm.so.1", Arena.global());
@@ -81,6 +82,7 @@ final class RdmaCm {
             h[13] = bind(cm, "rdma_disconnect", intOfId, errno);
             h[14] = bind(cm, "rdma_get_cm_event", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
             h[15] = bind(cm, "rdma_ack_cm_event", intOfId, errno);
+            h[17] = bind(cm, "rdma_migrate_id", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
             h[16] = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("fcntl"),
                     FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2), errno);
         } catch (IllegalArgumentException | NoSuchElementException e) {
@@ -104,6 +106,7 @@ final class RdmaCm {
         GET_CM_EVENT = h[14];
         ACK_CM_EVENT = h[15];
         FCNTL = h[16];
+        MIGRATE_ID = h[17];
     }
 
     private RdmaCm() {

@@ -185,6 +185,36 @@ class FfmConnectionOnDevicesTest {
     }
 
     @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7479", "10.78.0.1, 7480"})
+    void readsPostedBeforeASendCompleteWithTheirOwnWrIds(String address, int port) throws RdmaException {
+        // siw completes a Send once transmitted and a Read once its response is placed, so the Send
+        // below may complete first; the Reads must still come back with their own wrIds.
+        try (Loopback c = new Loopback(address, port)) {
+            WorkCompletion[] cw = wcs(4);
+            c.serverQp.postRecv(72, c.serverMr, 0, 256);
+            SendRequest first = new SendRequest().read(21, c.clientMr, 0, 16384, c.serverMr.address() + 16384,
+                    c.serverMr.rkey());
+            first.next = new SendRequest().read(22, c.clientMr, 16384, 16384, c.serverMr.address() + 32768,
+                    c.serverMr.rkey());
+            first.next.next = new SendRequest().send(23, c.clientMr, 49152, 8);
+            c.clientQp.postSend(first);
+            long[] ids = new long[3];
+            WcOpcode[] ops = new WcOpcode[3];
+            for (int i = 0; i < 3; i++) {
+                WorkCompletion wc = one(c.clientCq, cw);
+                assertEquals(WcStatus.SUCCESS, wc.status, wc.toString());
+                ids[i] = wc.wrId;
+                ops[i] = wc.opcode;
+            }
+            assertEquals(72, one(c.serverCq, wcs(1)).wrId);
+            long[] sorted = ids.clone();
+            Arrays.sort(sorted);
+            assertEquals("[21, 22, 23]", Arrays.toString(sorted), "wrIds in completion order " + Arrays.toString(ids)
+                    + ", opcodes " + Arrays.toString(ops));
+        }
+    }
+
+    @ParameterizedTest
     @CsvSource({"10.77.0.1, 7473", "10.78.0.1, 7474"})
     void refusedWorkRequestsAreTheSharedChecks(String address, int port) throws RdmaException {
         try (Loopback c = new Loopback(address, port)) {

@@ -1,4 +1,4 @@
-package org.jwarp.disni.impl;
+package org.jwarp.provider;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -16,7 +16,7 @@ import org.jwarp.verbs.WcOpcode;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** Slot accounting of the DiSNI provider's work queues, without a device. */
+/** Slot accounting of the device providers' work queues (DiSNI, ffm), without a device. */
 class WrRingTest {
 
     @Test

@@ -1,6 +1,5 @@
-package org.jwarp.disni.impl;
+package org.jwarp.provider;
 
-import org.jwarp.provider.SetupConfigs;
 import java.nio.ByteBuffer;
 import java.util.Locale;
 import org.jwarp.mpa.EnhancedConnectionData;
@@ -23,7 +22,8 @@ import org.jwarp.verbs.DeviceInfo;
 
 /**
  * Drives the project's RFC 6581 §9 engines ({@link InitiatorNegotiator}, {@link ResponderNegotiator})
- * over rdma_cm, so the DiSNI provider decides and validates IRD/ORD exactly like the soft provider.
+ * over rdma_cm, so the device providers (DiSNI, ffm) decide and validate IRD/ORD exactly like the
+ * soft provider and put the same values and private data into {@code rdma_conn_param}.
  *
  * <p><b>iWARP (kernel MPA).</b> The provider's MPA layer sends the enhanced data itself from
  * {@code rdma_conn_param} ({@code responder_resources} = IRD, {@code initiator_depth} = ORD,
@@ -52,22 +52,22 @@ import org.jwarp.verbs.DeviceInfo;
  * {@code max_qp_init_rd_atom} for ORD) nor the u8 of {@code rdma_conn_param}; 0x3FFF ("no
  * automatic negotiation") becomes the device maximum, as rdma_cm cannot carry it.
  */
-final class CmNegotiation {
+public final class CmNegotiation {
     /** rdma_conn_param.responder_resources / initiator_depth / private_data_len are u8. */
-    static final int CONN_PARAM_MAX = 255;
+    public static final int CONN_PARAM_MAX = 255;
     /** rdma_cm over the IB CM, RDMA_PS_TCP: REQ private data after the 36-byte cma header. */
-    static final int IB_REQ_PRIVATE_DATA = 56;
+    public static final int IB_REQ_PRIVATE_DATA = 56;
     /** IB CM REP private data. */
-    static final int IB_REP_PRIVATE_DATA = 196;
+    public static final int IB_REP_PRIVATE_DATA = 196;
     /** IB CM REJ private data. */
-    static final int IB_REJ_PRIVATE_DATA = 148;
+    public static final int IB_REJ_PRIVATE_DATA = 148;
     /** Private-data limits of the engines on RoCE: the u8 length of rdma_conn_param. */
-    static final MpaFrameLimits ROCE_LIMITS = new MpaFrameLimits(CONN_PARAM_MAX, CONN_PARAM_MAX);
+    public static final MpaFrameLimits ROCE_LIMITS = new MpaFrameLimits(CONN_PARAM_MAX, CONN_PARAM_MAX);
     /** Kernel iWARP: Linux siw's 256 bytes on the wire, at most 251 of them the ULP's. */
-    static final MpaFrameLimits IWARP_LIMITS = MpaFrameLimits.SIW;
+    public static final MpaFrameLimits IWARP_LIMITS = MpaFrameLimits.SIW;
 
     /** How a kernel iWARP provider fills the IRD/ORD fields of rdma_cm events (shared notes §3). */
-    enum EventReading {
+    public enum EventReading {
         /** siw: CONNECT_REQUEST carries the peer's IRD/ORD, ESTABLISHED the values adopted from the Reply. */
         STANDARD,
         /** cxgb4: ESTABLISHED reports IRD and ORD the other way round. */
@@ -75,7 +75,7 @@ final class CmNegotiation {
         /** irdma/i40iw: CONNECT_REQUEST carries only the IRD, the ORD is left 0 (unknown, not 0). */
         NO_ORD_AT_REQUEST;
 
-        static EventReading of(String deviceName) {
+        public static EventReading of(String deviceName) {
             String n = deviceName == null ? "" : deviceName.toLowerCase(Locale.ROOT);
             if (n.startsWith("cxgb4") || n.startsWith("iw_cxgb4")) {
                 return SWAPPED_AT_ESTABLISHED;
@@ -92,23 +92,23 @@ final class CmNegotiation {
     private final int maxIrd;
     private final int maxOrd;
 
-    CmNegotiation(DeviceInfo device) {
+    public CmNegotiation(DeviceInfo device) {
         this(device.transport() != DeviceInfo.Transport.IWARP, EventReading.of(device.name()), device.maxQpRdAtom(),
                 device.maxQpInitRdAtom());
     }
 
-    CmNegotiation(boolean roce, EventReading reading, int deviceMaxIrd, int deviceMaxOrd) {
+    public CmNegotiation(boolean roce, EventReading reading, int deviceMaxIrd, int deviceMaxOrd) {
         this.roce = roce;
         this.reading = reading;
         this.maxIrd = cap(deviceMaxIrd);
         this.maxOrd = cap(deviceMaxOrd);
     }
 
-    boolean roce() {
+    public boolean roce() {
         return roce;
     }
 
-    MpaFrameLimits limits() {
+    public MpaFrameLimits limits() {
         return roce ? ROCE_LIMITS : IWARP_LIMITS;
     }
 
@@ -117,14 +117,14 @@ final class CmNegotiation {
     }
 
     /** A local IRD/ORD as rdma_cm can carry it: the request bounded by the device, 0x3FFF = the device maximum. */
-    static int offer(int requested, int deviceCap) {
+    public static int offer(int requested, int deviceCap) {
         return requested == ConnectionParameters.NO_NEGOTIATION ? deviceCap : Math.min(requested, deviceCap);
     }
 
     // ---- initiator --------------------------------------------------------------------------
 
     /** One connection attempt of the initiator (RFC 6581 §9.1 request, then the reply). */
-    Initiator initiator(ConnectionParameters p) {
+    public Initiator initiator(ConnectionParameters p) {
         checkUlp(p.privateData(), IB_REQ_PRIVATE_DATA, "connect request");
         int ird = offer(p.ird(), maxIrd);
         int ord = offer(p.ord(), maxOrd);
@@ -135,9 +135,9 @@ final class CmNegotiation {
         return new Initiator(new InitiatorNegotiator(cfg));
     }
 
-    final class Initiator {
-        final InitiatorNegotiator engine;
-        final MpaFrame request;
+    public final class Initiator {
+        public final InitiatorNegotiator engine;
+        public final MpaFrame request;
 
         private Initiator(InitiatorNegotiator engine) {
             this.engine = engine;
@@ -145,17 +145,17 @@ final class CmNegotiation {
         }
 
         /** rdma_conn_param.responder_resources: the IRD offered (RFC 6581 §9.1). */
-        int responderResources() {
+        public int responderResources() {
             return request.enhancedData().ird();
         }
 
         /** rdma_conn_param.initiator_depth: the ORD wanted. */
-        int initiatorDepth() {
+        public int initiatorDepth() {
             return request.enhancedData().ord();
         }
 
         /** rdma_conn_param.private_data of rdma_connect. */
-        byte[] privateData() {
+        public byte[] privateData() {
             return roce ? CmPrivateData.toPrivateData(request) : request.ulpPrivateData();
         }
 
@@ -164,7 +164,7 @@ final class CmNegotiation {
          *
          * @throws MpaDecodeException when RoCE private data cannot be the RFC 6581 §9 data of a jwarp peer
          */
-        NegotiationDecision onReply(CmEvent ev, boolean rejected) throws MpaDecodeException {
+        public NegotiationDecision onReply(CmEventValues ev, boolean rejected) throws MpaDecodeException {
             MpaFrame reply;
             if (roce) {
                 reply = CmPrivateData.toFrame(MpaFrame.Kind.REPLY, rejected, ev.privateData(), ROCE_LIMITS);
@@ -175,7 +175,7 @@ final class CmNegotiation {
         }
 
         /** The peer's ULP private data from an outcome (RoCE: as CmPrivateData's length delimits it). */
-        byte[] peerPrivateData(NegotiationOutcome o) {
+        public byte[] peerPrivateData(NegotiationOutcome o) {
             return o.peerPrivateData();
         }
     }
@@ -185,7 +185,7 @@ final class CmNegotiation {
      * responder can have produced (its ORD at most our IRD, RFC 6581 §9.1) is chosen; when neither
      * is, the standard reading goes to the engine, which terminates (TERM code 6).
      */
-    MpaFrame iwarpReply(CmEvent ev, boolean rejected, int localIrd) {
+    public MpaFrame iwarpReply(CmEventValues ev, boolean rejected, int localIrd) {
         int rr = checkedPeer("responder_resources", ev.responderResources());
         int id = checkedPeer("initiator_depth", ev.initiatorDepth());
         MpaFrame.Builder b = MpaFrame.reply().reject(rejected).limits(MpaFrameLimits.RFC)
@@ -206,7 +206,7 @@ final class CmNegotiation {
     // ---- responder --------------------------------------------------------------------------
 
     /** One incoming request at the responder. */
-    Responder responder(CmEvent ev) throws MpaDecodeException {
+    public Responder responder(CmEventValues ev) throws MpaDecodeException {
         MpaFrame req;
         boolean ordUnknown = false;
         if (roce) {
@@ -237,7 +237,7 @@ final class CmNegotiation {
      * its ORD at the listener). A jwarp initiator puts the same values in both places, so the
      * REQ's values are taken only when the private data has none (RFC 6581 §9.1).
      */
-    private static MpaFrame withIbCmValues(MpaFrame req, CmEvent ev) {
+    private static MpaFrame withIbCmValues(MpaFrame req, CmEventValues ev) {
         EnhancedConnectionData ed = req.enhancedData();
         int peerIrd = checkedPeer("initiator_depth", ev.initiatorDepth());
         int peerOrd = checkedPeer("responder_resources", ev.responderResources());
@@ -249,7 +249,7 @@ final class CmNegotiation {
                 .enhancedData(new EnhancedConnectionData(false, false, false, false, peerIrd, peerOrd)).build();
     }
 
-    final class Responder {
+    public final class Responder {
         /** Settles the RFC 6581 §9.1 values; only the ULP's accept parameters differ per connection. */
         private ResponderNegotiator engine;
         private final MpaFrame request;
@@ -270,24 +270,24 @@ final class CmNegotiation {
         }
 
         /** The request as the ULP sees it. */
-        PeerRequest peer() {
+        public PeerRequest peer() {
             return peer;
         }
 
-        int peerIrd() {
+        public int peerIrd() {
             return peer.enhanced() ? peer.ird() : -1;
         }
 
-        int peerOrd() {
+        public int peerOrd() {
             return peer.enhanced() && !ordUnknown ? peer.ord() : -1;
         }
 
-        byte[] peerPrivateData() {
+        public byte[] peerPrivateData() {
             return peer.ulpPrivateData();
         }
 
         /** The engine's acceptance with the ULP's parameters: IRD/ORD to put into rdma_accept. */
-        NegotiationDecision accept(ConnectionParameters p) {
+        public NegotiationDecision accept(ConnectionParameters p) {
             checkUlp(p.privateData(), IB_REP_PRIVATE_DATA, "connect reply");
             ResponderConfig cfg = SetupConfigs.responder(p, 0, limits()).toBuilder().maxIrd(offer(p.ird(), maxIrd))
                     .ord(offer(p.ord(), maxOrd)).ulpPrivateData(p.privateData()).build();
@@ -295,14 +295,14 @@ final class CmNegotiation {
         }
 
         /** The engine's rejection carrying {@code ulp} (RFC 5044 §7.1.1 R=1). */
-        NegotiationDecision reject(byte[] ulp) {
+        public NegotiationDecision reject(byte[] ulp) {
             byte[] d = ulp == null ? new byte[0] : ulp;
             checkUlp(d, IB_REJ_PRIVATE_DATA, "reject");
             return engine.reject(d);
         }
 
         /** rdma_conn_param.private_data for the decision's frame (accept or reject). */
-        byte[] privateData(NegotiationDecision d) {
+        public byte[] privateData(NegotiationDecision d) {
             return roce ? CmPrivateData.toPrivateData(d.frame()) : d.frame().ulpPrivateData();
         }
     }
@@ -310,14 +310,14 @@ final class CmNegotiation {
     // ---- shared -----------------------------------------------------------------------------
 
     /** Connection info from an established outcome. */
-    static ConnectionInfo info(java.net.InetSocketAddress local, java.net.InetSocketAddress remote, NegotiationOutcome o,
+    public static ConnectionInfo info(java.net.InetSocketAddress local, java.net.InetSocketAddress remote, NegotiationOutcome o,
             int peerIrd, int peerOrd, byte[] peerPd, boolean roce) {
         return new ConnectionInfo(local, remote, o.ird(), o.ord(), peerIrd, peerOrd, o.peerToPeer(), o.rtr(),
                 false, roce ? 0 : 2, peerPd, null, null);
     }
 
     /** The IRD/ORD value of a CM event, u8 in rdma_cm; anything else is refused (RFC 6581 §9.1). */
-    static int checkedPeer(String field, int v) {
+    public static int checkedPeer(String field, int v) {
         if (v < 0 || v > CONN_PARAM_MAX) {
             throw new IllegalArgumentException(field + ": CM event value " + v + " is outside 0..255 (rdma_conn_param "
                     + "u8, RFC 6581 §9.1)");
@@ -326,7 +326,7 @@ final class CmNegotiation {
     }
 
     /** Checks ULP private data against what the transport carries for {@code message}. */
-    void checkUlp(byte[] ulp, int ibSize, String message) {
+    public void checkUlp(byte[] ulp, int ibSize, String message) {
         int cap = roce ? ibSize - CmPrivateData.OVERHEAD : ConnectionParameters.SIW_SAFE_PRIVATE_DATA;
         if (ulp.length > cap) {
             throw new IllegalArgumentException("privateData: " + ulp.length + " bytes exceed the " + cap + " bytes a "
@@ -336,7 +336,7 @@ final class CmNegotiation {
     }
 
     /** Enhanced data at the start of RoCE private data (for tests and logs). */
-    static EnhancedConnectionData enhancedOf(byte[] privateData) {
+    public static EnhancedConnectionData enhancedOf(byte[] privateData) {
         return EnhancedConnectionData.get(ByteBuffer.wrap(privateData), 0);
     }
 }

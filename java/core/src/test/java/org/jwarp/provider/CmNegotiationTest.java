@@ -1,4 +1,4 @@
-package org.jwarp.disni.impl;
+package org.jwarp.provider;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,15 +26,20 @@ import org.jwarp.verbs.DeviceInfo;
 import org.junit.jupiter.api.Test;
 
 /**
- * The DiSNI provider's use of the RFC 6581 §9 engines over rdma_cm, without a device: CM events
+ * The device providers' use of the RFC 6581 §9 engines over rdma_cm, without a device: CM events
  * as the kernel iWARP providers fill them, and CmPrivateData as the padded IB CM carries it.
  */
 class CmNegotiationTest {
     static final CmNegotiation SIW = new CmNegotiation(false, CmNegotiation.EventReading.STANDARD, 128, 128);
     static final CmNegotiation ROCE = new CmNegotiation(true, CmNegotiation.EventReading.STANDARD, 128, 128);
 
-    static CmEvent ev(int type, int rr, int id, byte[] pd) {
-        return new CmEvent(type, 0, rr, id, pd, null, null);
+    /** rdma_cm_event_type values of the events these tests stand in for (only the name matters here). */
+    static final int CONNECT_REQUEST = 4;
+    static final int REJECTED = 8;
+    static final int ESTABLISHED = 9;
+
+    static CmEventValues ev(int type, int rr, int id, byte[] pd) {
+        return CmEventValues.of(rr, id, pd);
     }
 
     static ConnectionParameters params(int ird, int ord, String pd) {
@@ -49,7 +54,7 @@ class CmNegotiationTest {
     @Test
     void iwarpConnectRequestReportsInitiatorIrdOrdToUlp_6581_9_1() throws Exception {
         // siw at CONNECT_REQUEST: initiator_depth = the initiator's IRD, responder_resources = its ORD
-        CmNegotiation.Responder r = SIW.responder(ev(CmEvent.CONNECT_REQUEST, 2, 4, "hi".getBytes()));
+        CmNegotiation.Responder r = SIW.responder(ev(CONNECT_REQUEST, 2, 4, "hi".getBytes()));
         assertEquals(4, r.peerIrd());
         assertEquals(2, r.peerOrd());
         assertArrayEquals("hi".getBytes(), r.peerPrivateData());
@@ -58,7 +63,7 @@ class CmNegotiationTest {
 
     @Test
     void responderOrdNeverExceedsInitiatorIrdAndIrdCoversItsOrd_6581_9_1() throws Exception {
-        CmNegotiation.Responder r = SIW.responder(ev(CmEvent.CONNECT_REQUEST, 2, 4, new byte[0]));
+        CmNegotiation.Responder r = SIW.responder(ev(CONNECT_REQUEST, 2, 4, new byte[0]));
         NegotiationDecision d = r.accept(params(8, 16, ""));
         assertEquals(NegotiationAction.ESTABLISH, d.action());
         assertEquals(4, d.outcome().ord(), "ORD lowered to the initiator's IRD");
@@ -70,7 +75,7 @@ class CmNegotiationTest {
             @ForAll @IntRange(max = 255) int peerOrd, @ForAll @IntRange(max = 0x3FFF) int ird,
             @ForAll @IntRange(max = 0x3FFF) int ord, @ForAll @IntRange(min = 1, max = 512) int devMax) throws Exception {
         CmNegotiation n = new CmNegotiation(false, CmNegotiation.EventReading.STANDARD, devMax, devMax);
-        CmNegotiation.Responder r = n.responder(ev(CmEvent.CONNECT_REQUEST, peerOrd, peerIrd, new byte[0]));
+        CmNegotiation.Responder r = n.responder(ev(CONNECT_REQUEST, peerOrd, peerIrd, new byte[0]));
         NegotiationOutcome o = r.accept(ConnectionParameters.builder().ird(ird).ord(ord).build()).outcome();
         int cap = Math.min(devMax, 255);
         assertTrue(o.ird() <= cap && o.ord() <= cap, o.toString());
@@ -81,7 +86,7 @@ class CmNegotiationTest {
 
     @Test
     void zeroZeroAtConnectRequestIsARev1InitiatorWithoutEnhancedData_6581_10() throws Exception {
-        CmNegotiation.Responder r = SIW.responder(ev(CmEvent.CONNECT_REQUEST, 0, 0, new byte[0]));
+        CmNegotiation.Responder r = SIW.responder(ev(CONNECT_REQUEST, 0, 0, new byte[0]));
         assertEquals(-1, r.peerIrd());
         assertEquals(-1, r.peerOrd());
         NegotiationOutcome o = r.accept(params(6, 3, "")).outcome();
@@ -93,7 +98,7 @@ class CmNegotiationTest {
     @Test
     void irdmaRequestOrdZeroIsUnknownNotZero_6581_9_1() throws Exception {
         CmNegotiation irdma = new CmNegotiation(false, CmNegotiation.EventReading.NO_ORD_AT_REQUEST, 64, 64);
-        CmNegotiation.Responder r = irdma.responder(ev(CmEvent.CONNECT_REQUEST, 0, 8, new byte[0]));
+        CmNegotiation.Responder r = irdma.responder(ev(CONNECT_REQUEST, 0, 8, new byte[0]));
         assertEquals(8, r.peerIrd());
         assertEquals(-1, r.peerOrd(), "irdma leaves ORD 0: not a value the initiator sent");
         NegotiationOutcome o = r.accept(params(12, 16, "")).outcome();
@@ -111,7 +116,7 @@ class CmNegotiationTest {
         assertEquals(6, i.initiatorDepth());
         assertArrayEquals("x".getBytes(), i.privateData(), "kernel iWARP adds the enhanced data itself");
         // siw at ESTABLISHED: responder_resources = the responder's IRD, initiator_depth = its ORD
-        NegotiationDecision d = i.onReply(ev(CmEvent.ESTABLISHED, 2, 3, "key".getBytes()), false);
+        NegotiationDecision d = i.onReply(ev(ESTABLISHED, 2, 3, "key".getBytes()), false);
         assertEquals(NegotiationAction.ESTABLISH, d.action());
         assertEquals(2, d.outcome().ord());
         assertEquals(4, d.outcome().ird());
@@ -124,7 +129,7 @@ class CmNegotiationTest {
     @Test
     void cxgb4SwapsEstablishedValues_6581_9_1() throws Exception {
         CmNegotiation cxgb4 = new CmNegotiation(false, CmNegotiation.EventReading.SWAPPED_AT_ESTABLISHED, 32, 32);
-        NegotiationOutcome o = cxgb4.initiator(params(4, 6, "")).onReply(ev(CmEvent.ESTABLISHED, 3, 2, new byte[0]),
+        NegotiationOutcome o = cxgb4.initiator(params(4, 6, "")).onReply(ev(ESTABLISHED, 3, 2, new byte[0]),
                 false).outcome();
         assertEquals(2, o.peerIrd());
         assertEquals(3, o.peerOrd());
@@ -134,7 +139,7 @@ class CmNegotiationTest {
     @Test
     void onlyTheReadingAConformingResponderCanSendIsTaken_6581_9_1() throws Exception {
         // our IRD is 4: a responder ORD of 16 cannot be, the swapped reading (ORD 3) can
-        NegotiationOutcome o = SIW.initiator(params(4, 16, "")).onReply(ev(CmEvent.ESTABLISHED, 3, 16, new byte[0]),
+        NegotiationOutcome o = SIW.initiator(params(4, 16, "")).onReply(ev(ESTABLISHED, 3, 16, new byte[0]),
                 false).outcome();
         assertEquals(16, o.peerIrd());
         assertEquals(3, o.peerOrd());
@@ -144,7 +149,7 @@ class CmNegotiationTest {
     @Test
     void responderOrdAboveOurIrdLimitTerminatesWithCode6_6581_9_1() throws Exception {
         CmNegotiation small = new CmNegotiation(false, CmNegotiation.EventReading.STANDARD, 8, 8);
-        NegotiationDecision d = small.initiator(params(4, 4, "")).onReply(ev(CmEvent.ESTABLISHED, 64, 64, new byte[0]),
+        NegotiationDecision d = small.initiator(params(4, 4, "")).onReply(ev(ESTABLISHED, 64, 64, new byte[0]),
                 false);
         assertEquals(NegotiationAction.TERMINATE, d.action());
         assertEquals(TermCode.MPA_INSUFFICIENT_IRD, d.term());
@@ -152,7 +157,7 @@ class CmNegotiationTest {
 
     @Test
     void iwarpRejectCarriesUlpPrivateData_5044_7_1_1() throws Exception {
-        NegotiationOutcome o = SIW.initiator(params(4, 4, "")).onReply(ev(CmEvent.REJECTED, 0, 0, "busy".getBytes()),
+        NegotiationOutcome o = SIW.initiator(params(4, 4, "")).onReply(ev(REJECTED, 0, 0, "busy".getBytes()),
                 true).outcome();
         assertEquals(NegotiationStatus.REJECTED, o.status());
         assertArrayEquals("busy".getBytes(), o.peerPrivateData());
@@ -173,7 +178,7 @@ class CmNegotiationTest {
     @Test
     void eventValuesOutsideU8AreRefused_6581_9_1() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> SIW.responder(ev(CmEvent.CONNECT_REQUEST, 300, 1, new byte[0])));
+                () -> SIW.responder(ev(CONNECT_REQUEST, 300, 1, new byte[0])));
         assertTrue(e.getMessage().contains("responder_resources") && e.getMessage().contains("9.1"), e.getMessage());
     }
 
@@ -199,7 +204,7 @@ class CmNegotiationTest {
         byte[] hello = "jwarp-hello\0".getBytes(StandardCharsets.US_ASCII); // a trailing 0 must survive the padding
         CmNegotiation.Initiator i = ROCE.initiator(ConnectionParameters.builder().ird(4).ord(2).privateData(hello)
                 .build());
-        CmNegotiation.Responder r = ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 0, 0,
+        CmNegotiation.Responder r = ROCE.responder(ev(CONNECT_REQUEST, 0, 0,
                 pad(i.privateData(), CmNegotiation.IB_REQ_PRIVATE_DATA)));
         assertEquals(4, r.peerIrd());
         assertEquals(2, r.peerOrd());
@@ -211,7 +216,7 @@ class CmNegotiationTest {
         assertEquals(3, acc.outcome().ord(), "responder ORD within the initiator's IRD 4");
         assertEquals(RtrType.WRITE, acc.outcome().rtr());
         byte[] rep = pad(r.privateData(acc), CmNegotiation.IB_REP_PRIVATE_DATA);
-        NegotiationDecision d = i.onReply(ev(CmEvent.ESTABLISHED, 0, 0, rep), false);
+        NegotiationDecision d = i.onReply(ev(ESTABLISHED, 0, 0, rep), false);
         assertEquals(NegotiationAction.ESTABLISH, d.action());
         assertEquals(2, d.outcome().ord());
         assertEquals(2, d.outcome().peerIrd());
@@ -223,7 +228,7 @@ class CmNegotiationTest {
     @Test
     void roceRequestOfAPlainRdmaCmPeerTakesTheIbCmValues_6581_9_1() throws Exception {
         // rdma-core's rping: no private data (the IB CM pads 56 zero bytes), IRD 1 / ORD 1 in the REQ
-        CmNegotiation.Responder r = ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 1, 1,
+        CmNegotiation.Responder r = ROCE.responder(ev(CONNECT_REQUEST, 1, 1,
                 new byte[CmNegotiation.IB_REQ_PRIVATE_DATA]));
         assertEquals(1, r.peerIrd());
         assertEquals(1, r.peerOrd());
@@ -234,7 +239,7 @@ class CmNegotiationTest {
         assertEquals(1, acc.outcome().ord(), "an RDMA Read toward rping's IRD 1 is allowed");
         // the REQ's values only stand in when the private data has none: a jwarp peer's win
         CmNegotiation.Initiator i = ROCE.initiator(params(4, 2, ""));
-        CmNegotiation.Responder j = ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 7, 7,
+        CmNegotiation.Responder j = ROCE.responder(ev(CONNECT_REQUEST, 7, 7,
                 pad(i.privateData(), CmNegotiation.IB_REQ_PRIVATE_DATA)));
         assertEquals(4, j.peerIrd());
         assertEquals(2, j.peerOrd());
@@ -243,10 +248,10 @@ class CmNegotiationTest {
     @Test
     void roceRejectCarriesUlpPrivateDataAndPeerValues_6581_9_1() throws Exception {
         CmNegotiation.Initiator i = ROCE.initiator(params(4, 4, ""));
-        CmNegotiation.Responder r = ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 0, 0,
+        CmNegotiation.Responder r = ROCE.responder(ev(CONNECT_REQUEST, 0, 0,
                 pad(i.privateData(), CmNegotiation.IB_REQ_PRIVATE_DATA)));
         byte[] rej = pad(r.privateData(r.reject("go-away".getBytes())), CmNegotiation.IB_REJ_PRIVATE_DATA);
-        NegotiationOutcome o = i.onReply(ev(CmEvent.REJECTED, 0, 0, rej), true).outcome();
+        NegotiationOutcome o = i.onReply(ev(REJECTED, 0, 0, rej), true).outcome();
         assertEquals(NegotiationStatus.REJECTED, o.status());
         assertArrayEquals("go-away".getBytes(), i.peerPrivateData(o));
         assertTrue(o.peerValuesKnown());
@@ -264,8 +269,8 @@ class CmNegotiationTest {
     @Test
     void roceLengthBytePastTheDataIsRefused_6581_9() {
         byte[] pd = new byte[] {0, 4, 0, 4, 9, 1, 2};
-        assertThrows(MpaDecodeException.class, () -> ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 0, 0, pd)));
-        assertThrows(MpaDecodeException.class, () -> ROCE.responder(ev(CmEvent.CONNECT_REQUEST, 0, 0, new byte[3])));
+        assertThrows(MpaDecodeException.class, () -> ROCE.responder(ev(CONNECT_REQUEST, 0, 0, pd)));
+        assertThrows(MpaDecodeException.class, () -> ROCE.responder(ev(CONNECT_REQUEST, 0, 0, new byte[3])));
     }
 
     @Property

@@ -1,4 +1,4 @@
-package org.jwarp.disni.impl;
+package org.jwarp.provider;
 
 import org.jwarp.verbs.WcOpcode;
 import org.jwarp.verbs.WorkRequestException;
@@ -24,18 +24,18 @@ import org.jwarp.verbs.WorkRequestException;
  * their own wr_id, and the ring's head moves past a slot only once everything before it is done.
  *
  * <p>Preallocated arrays, no allocation per post or completion. Not thread-safe: the owning QP
- * guards it.
+ * guards it. Shared by the providers that post to a device (DiSNI, ffm).
  */
-final class WrRing {
+public final class WrRing {
     /** Tag of send-queue tokens. */
-    static final long SEND_TAG = 0b10L << 62;
+    public static final long SEND_TAG = 0b10L << 62;
     /** Tag of receive-queue tokens. */
-    static final long RECV_TAG = 0b01L << 62;
-    static final long TAG_MASK = 0b11L << 62;
-    static final int GEN_BITS = 20;
-    static final int SEQ_BITS = 62 - GEN_BITS;
-    static final long SEQ_MASK = (1L << SEQ_BITS) - 1;
-    static final int GEN_MASK = (1 << GEN_BITS) - 1;
+    public static final long RECV_TAG = 0b01L << 62;
+    public static final long TAG_MASK = 0b11L << 62;
+    public static final int GEN_BITS = 20;
+    public static final int SEQ_BITS = 62 - GEN_BITS;
+    public static final long SEQ_MASK = (1L << SEQ_BITS) - 1;
+    public static final int GEN_MASK = (1 << GEN_BITS) - 1;
     private static final WcOpcode[] OPS = WcOpcode.values();
 
     private final long tag;
@@ -57,17 +57,17 @@ final class WrRing {
     private long retiredWrId;
     private WcOpcode retiredOp;
 
-    WrRing(long tag, int capacity) {
+    public WrRing(long tag, int capacity) {
         this(tag, capacity, 0);
     }
 
     /** A ring whose tokens carry the low {@value #GEN_BITS} bits of {@code generation}. */
-    WrRing(long tag, int capacity, int generation) {
+    public WrRing(long tag, int capacity, int generation) {
         this(tag, capacity, generation, 0);
     }
 
     /** Starting at sequence number {@code firstSeq} (tests exercise the token wrap). */
-    WrRing(long tag, int capacity, int generation, long firstSeq) {
+    public WrRing(long tag, int capacity, int generation, long firstSeq) {
         if (tag != SEND_TAG && tag != RECV_TAG) {
             throw new IllegalArgumentException("tag " + Long.toHexString(tag));
         }
@@ -84,36 +84,36 @@ final class WrRing {
         this.tail = firstSeq;
     }
 
-    int capacity() {
+    public int capacity() {
         return wrIds.length;
     }
 
     /** WRs posted and not yet retired. */
-    int outstanding() {
+    public int outstanding() {
         return (int) (tail - head);
     }
 
-    boolean full() {
+    public boolean full() {
         return outstanding() == wrIds.length;
     }
 
     /** Outstanding RDMA Reads (RFC 6581 §9.1: bounded by the negotiated ORD). */
-    int readsOutstanding() {
+    public int readsOutstanding() {
         return reads;
     }
 
     /** The token the next posted WR carries as its device wr_id. */
-    long nextToken() {
+    public long nextToken() {
         return prefix | (tail & SEQ_MASK);
     }
 
     /** The token of the WR {@code ahead} places behind the next one (a chain being prepared). */
-    long tokenAhead(int ahead) {
+    public long tokenAhead(int ahead) {
         return prefix | ((tail + ahead) & SEQ_MASK);
     }
 
     /** Whether {@code token} has this queue's tag (send or receive), whatever its generation. */
-    boolean owns(long token) {
+    public boolean owns(long token) {
         return (token & TAG_MASK) == tag;
     }
 
@@ -122,12 +122,12 @@ final class WrRing {
      *
      * @throws IllegalStateException when the ring is full
      */
-    void posted(long wrId, WcOpcode op) {
+    public void posted(long wrId, WcOpcode op) {
         posted(wrId, op, true);
     }
 
     /** As {@link #posted(long, WcOpcode)}, saying whether the WR is signalled. */
-    void posted(long wrId, WcOpcode op, boolean isSignalled) {
+    public void posted(long wrId, WcOpcode op, boolean isSignalled) {
         if (full()) {
             throw new IllegalStateException("work queue full (" + wrIds.length + " outstanding)");
         }
@@ -149,7 +149,7 @@ final class WrRing {
      * completion). On true, {@link #retiredWrId()} and {@link #retiredOp()} describe the
      * completing WR.
      */
-    boolean retireThrough(long token) {
+    public boolean retireThrough(long token) {
         if ((token & ~SEQ_MASK) != prefix) {
             return false;
         }
@@ -187,11 +187,11 @@ final class WrRing {
         }
     }
 
-    long retiredWrId() {
+    public long retiredWrId() {
         return retiredWrId;
     }
 
-    WcOpcode retiredOp() {
+    public WcOpcode retiredOp() {
         return retiredOp;
     }
 
@@ -201,7 +201,7 @@ final class WrRing {
      * the refused WR, or {@link WorkRequestException#INDEX_UNKNOWN} when the device did not name one
      * inside the chain.
      */
-    static int postedOf(long result, int k) {
+    public static int postedOf(long result, int k) {
         if (result == 0) {
             return k;
         }
