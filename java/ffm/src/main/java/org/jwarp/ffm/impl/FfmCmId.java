@@ -58,13 +58,10 @@ final class FfmCmId implements AutoCloseable {
 
     /** Binds to {@code local} and listens ({@code rdma_bind_addr}, {@code rdma_listen}). */
     void listen(InetSocketAddress local, int backlog) throws RdmaException {
+        bind(local);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
-            int rc = (int) RdmaCm.BIND_ADDR.invokeExact(state, id, sockaddr(arena, local));
-            if (rc != 0) {
-                throw new RdmaException("rdma_bind_addr(" + local + ") failed with " + Ibv.describe(Ibv.errno(state)));
-            }
-            rc = (int) RdmaCm.LISTEN.invokeExact(state, id, backlog);
+            int rc = (int) RdmaCm.LISTEN.invokeExact(state, id, backlog);
             if (rc != 0) {
                 throw new RdmaException("rdma_listen(" + local + ") failed with " + Ibv.describe(Ibv.errno(state)));
             }
