@@ -48,7 +48,8 @@ final class FfmListener implements Listener {
         try {
             id = FfmCmId.create(ch);
             id.listen(address, backlog);
-            return new FfmListener(dev, ch, id, address);
+            InetSocketAddress bound = FfmAddresses.local(id.id); // the port the kernel chose for port 0
+            return new FfmListener(dev, ch, id, bound != null ? bound : address);
         } catch (RdmaException | RuntimeException e) {
             if (id != null) {
                 id.close();
@@ -90,7 +91,7 @@ final class FfmListener implements Listener {
                 }
                 continue;
             }
-            return new Request(child, own, neg);
+            return new Request(child, own, neg, FfmAddresses.peer(child.id));
         }
     }
 
@@ -105,17 +106,19 @@ final class FfmListener implements Listener {
         private final FfmCmId child;
         private final FfmCmChannel own;
         private final CmNegotiation.Responder neg;
+        private final InetSocketAddress remote;
         private boolean decided;
 
-        Request(FfmCmId child, FfmCmChannel own, CmNegotiation.Responder neg) {
+        Request(FfmCmId child, FfmCmChannel own, CmNegotiation.Responder neg, InetSocketAddress remote) {
             this.child = child;
             this.own = own;
             this.neg = neg;
+            this.remote = remote;
         }
 
         @Override
         public InetSocketAddress remote() {
-            return null; // rdma_cm's route record is not read yet
+            return remote;
         }
 
         @Override
@@ -177,7 +180,7 @@ final class FfmListener implements Listener {
                 }
                 qp.established(ord);
                 qp.context(qpc.context());
-                ConnectionInfo ci = CmNegotiation.info(local, null, o, neg.peerIrd(), neg.peerOrd(), neg.peerPrivateData(),
+                ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(), neg.peerPrivateData(),
                         dev.roce);
                 ok = true;
                 return new FfmConnection(child, own, qp, ci);
