@@ -387,6 +387,34 @@ public abstract class ProviderContractTest extends DeviceSuite {
     }
 
     @Test
+    @DisplayName("A connection request is answered once: accept or reject after the answer throws")
+    void requestIsAnsweredOnce() throws Exception {
+        try (Side server = new Side(); Side client = new Side()) {
+            try (Listener l = server.dev.connectionManager().listen(new InetSocketAddress(bindAddress(), nextPort()), 4)) {
+                CompletableFuture<Object[]> acc = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        ConnectionRequest r = l.next(SETUP);
+                        Connection sc = r.accept(server.qp(), ConnectionParameters.builder().build());
+                        RdmaException again = assertThrows(RdmaException.class,
+                                () -> r.accept(server.qp(), ConnectionParameters.builder().build()));
+                        RdmaException late = assertThrows(RdmaException.class, () -> r.reject(new byte[0]));
+                        return new Object[] {sc, again.getMessage() + " / " + late.getMessage()};
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                try (Connection cc = client.dev.connectionManager().connect(l.localAddress(), client.qp(),
+                        ConnectionParameters.builder().build(), SETUP)) {
+                    Object[] res = acc.get(60, TimeUnit.SECONDS);
+                    try (Connection sc = (Connection) res[0]) {
+                        System.out.println(providerName() + " second answer: " + res[1]);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     @DisplayName("IRD/ORD as negotiated; ORD Reads may be outstanding at once (RFC 6581 §9.1)")
     void irdOrdAsNegotiatedAndOrdReadsOutstanding_6581_9_1() throws Exception {
         ConnectionParameters cp = ConnectionParameters.builder().ird(4).ord(2).build();

@@ -2,13 +2,12 @@ package org.jwarp.ffm.impl;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.Set;
-import org.jwarp.ground.RtrType;
 import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.negotiation.NegotiationAction;
 import org.jwarp.negotiation.NegotiationDecision;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.provider.CmNegotiation;
+import org.jwarp.provider.NegotiatedRequest;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionParameters;
@@ -102,55 +101,14 @@ final class FfmListener implements Listener {
     }
 
     /** One request, answered once by accept or reject. */
-    private final class Request implements ConnectionRequest {
+    private final class Request extends NegotiatedRequest {
         private final FfmCmId child;
         private final FfmCmChannel own;
-        private final CmNegotiation.Responder neg;
-        private final InetSocketAddress remote;
-        private boolean decided;
 
         Request(FfmCmId child, FfmCmChannel own, CmNegotiation.Responder neg, InetSocketAddress remote) {
+            super(neg, remote);
             this.child = child;
             this.own = own;
-            this.neg = neg;
-            this.remote = remote;
-        }
-
-        @Override
-        public InetSocketAddress remote() {
-            return remote;
-        }
-
-        @Override
-        public int peerIrd() {
-            return neg.peerIrd();
-        }
-
-        @Override
-        public int peerOrd() {
-            return neg.peerOrd();
-        }
-
-        @Override
-        public boolean peerToPeer() {
-            return neg.peer().peerToPeer();
-        }
-
-        @Override
-        public Set<RtrType> offeredRtrTypes() {
-            return neg.peer().offeredRtrTypes();
-        }
-
-        @Override
-        public byte[] privateData() {
-            return neg.peerPrivateData();
-        }
-
-        private void decide() throws RdmaException {
-            if (decided) {
-                throw new RdmaException("connection request on " + local + " was already accepted or rejected");
-            }
-            decided = true;
         }
 
         @Override
