@@ -75,7 +75,7 @@ public final class RpingCommand implements Callable<Integer> {
     boolean debug;
     @Option(names = "-P", description = "Persistent server: serve connections until interrupted, each on its own thread.")
     boolean persistent;
-    @Option(names = "--provider", description = "Provider: soft or disni (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--provider", description = "Provider: soft, disni or ffm (default: ${DEFAULT-VALUE}).")
     String provider = Rdma.DEFAULT_PROVIDER;
     @Option(names = "--timeout", paramLabel = "SECONDS", description = "Longest wait of any one step, seconds "
             + "(default: ${DEFAULT-VALUE}).")

@@ -354,6 +354,67 @@ public abstract class ProviderContractTest extends DeviceSuite {
     }
 
     @Test
+    @DisplayName("Listening on port 0 reports the bound port; a request and its connection name the initiator")
+    void portZeroListenerReportsBoundPortAndRequestNamesPeer() throws Exception {
+        try (Side server = new Side(); Side client = new Side()) {
+            try (Listener l = server.dev.connectionManager().listen(new InetSocketAddress(bindAddress(), 0), 4)) {
+                InetSocketAddress local = l.localAddress();
+                assertEquals(bindAddress(), local.getAddress(), local.toString());
+                assertTrue(local.getPort() > 0, "listener on port 0 reports " + local);
+                CompletableFuture<Object[]> acc = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        ConnectionRequest r = l.next(SETUP);
+                        InetSocketAddress remote = r.remote();
+                        return new Object[] {remote, r.accept(server.qp(), ConnectionParameters.builder().build())};
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                try (Connection cc = client.dev.connectionManager().connect(local, client.qp(),
+                        ConnectionParameters.builder().build(), SETUP)) {
+                    Object[] res = acc.get(60, TimeUnit.SECONDS);
+                    try (Connection sc = (Connection) res[1]) {
+                        InetSocketAddress remote = (InetSocketAddress) res[0];
+                        assertNotNull(remote, "ConnectionRequest.remote()");
+                        assertEquals(bindAddress(), remote.getAddress(), remote.toString());
+                        assertTrue(remote.getPort() > 0, remote.toString());
+                        assertEquals(remote, sc.info().remote(), sc.info().toString());
+                        assertEquals(local.getPort(), sc.info().local().getPort(), sc.info().toString());
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("A connection request is answered once: accept or reject after the answer throws")
+    void requestIsAnsweredOnce() throws Exception {
+        try (Side server = new Side(); Side client = new Side()) {
+            try (Listener l = server.dev.connectionManager().listen(new InetSocketAddress(bindAddress(), nextPort()), 4)) {
+                CompletableFuture<Object[]> acc = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        ConnectionRequest r = l.next(SETUP);
+                        Connection sc = r.accept(server.qp(), ConnectionParameters.builder().build());
+                        RdmaException again = assertThrows(RdmaException.class,
+                                () -> r.accept(server.qp(), ConnectionParameters.builder().build()));
+                        RdmaException late = assertThrows(RdmaException.class, () -> r.reject(new byte[0]));
+                        return new Object[] {sc, again.getMessage() + " / " + late.getMessage()};
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                try (Connection cc = client.dev.connectionManager().connect(l.localAddress(), client.qp(),
+                        ConnectionParameters.builder().build(), SETUP)) {
+                    Object[] res = acc.get(60, TimeUnit.SECONDS);
+                    try (Connection sc = (Connection) res[0]) {
+                        System.out.println(providerName() + " second answer: " + res[1]);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     @DisplayName("IRD/ORD as negotiated; ORD Reads may be outstanding at once (RFC 6581 §9.1)")
     void irdOrdAsNegotiatedAndOrdReadsOutstanding_6581_9_1() throws Exception {
         ConnectionParameters cp = ConnectionParameters.builder().ird(4).ord(2).build();

@@ -4,8 +4,8 @@ import com.ibm.disni.verbs.RdmaCmId;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.Set;
 import org.jwarp.provider.CmNegotiation;
+import org.jwarp.provider.NegotiatedRequest;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionParameters;
@@ -18,7 +18,6 @@ import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.negotiation.NegotiationAction;
 import org.jwarp.negotiation.NegotiationDecision;
 import org.jwarp.negotiation.NegotiationOutcome;
-import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.disni.natives.JwarpNative;
 import org.slf4j.Logger;
@@ -109,53 +108,12 @@ final class DisniListener implements Listener {
     }
 
     /** One pending request; exactly one of accept/reject. */
-    final class Request implements ConnectionRequest {
+    final class Request extends NegotiatedRequest {
         private final RdmaCmId child;
-        private final InetSocketAddress remote;
-        private final CmNegotiation.Responder neg;
-        private boolean decided;
 
         Request(RdmaCmId child, InetSocketAddress remote, CmNegotiation.Responder neg) {
+            super(neg, remote);
             this.child = child;
-            this.remote = remote;
-            this.neg = neg;
-        }
-
-        @Override
-        public InetSocketAddress remote() {
-            return remote;
-        }
-
-        @Override
-        public int peerIrd() {
-            return neg.peerIrd();
-        }
-
-        @Override
-        public int peerOrd() {
-            return neg.peerOrd();
-        }
-
-        @Override
-        public boolean peerToPeer() {
-            return neg.peer().peerToPeer();
-        }
-
-        @Override
-        public Set<RtrType> offeredRtrTypes() {
-            return neg.peer().offeredRtrTypes();
-        }
-
-        @Override
-        public byte[] privateData() {
-            return neg.peerPrivateData();
-        }
-
-        private void decide() throws RdmaException {
-            if (decided) {
-                throw new RdmaException("connection request from " + remote + " was already accepted or rejected");
-            }
-            decided = true;
         }
 
         @Override

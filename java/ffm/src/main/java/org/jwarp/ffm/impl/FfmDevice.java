@@ -166,6 +166,9 @@ final class FfmDevice implements Device, ConnectionManager {
 
     @Override
     public CompletionQueue createCompletionQueue(int entries, CompletionChannel channel) throws RdmaException {
+        if (channel == null) {
+            return createCompletionQueue(entries); // Device's contract: no channel is the plain CQ
+        }
         throw new RdmaException("the ffm provider has no completion channels yet");
     }
 

@@ -2,13 +2,12 @@ package org.jwarp.ffm.impl;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.Set;
-import org.jwarp.ground.RtrType;
 import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.negotiation.NegotiationAction;
 import org.jwarp.negotiation.NegotiationDecision;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.provider.CmNegotiation;
+import org.jwarp.provider.NegotiatedRequest;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionParameters;
@@ -48,7 +47,8 @@ final class FfmListener implements Listener {
         try {
             id = FfmCmId.create(ch);
             id.listen(address, backlog);
-            return new FfmListener(dev, ch, id, address);
+            InetSocketAddress bound = FfmAddresses.local(id.id); // the port the kernel chose for port 0
+            return new FfmListener(dev, ch, id, bound != null ? bound : address);
         } catch (RdmaException | RuntimeException e) {
             if (id != null) {
                 id.close();
@@ -90,7 +90,7 @@ final class FfmListener implements Listener {
                 }
                 continue;
             }
-            return new Request(child, own, neg);
+            return new Request(child, own, neg, FfmAddresses.peer(child.id));
         }
     }
 
@@ -101,53 +101,14 @@ final class FfmListener implements Listener {
     }
 
     /** One request, answered once by accept or reject. */
-    private final class Request implements ConnectionRequest {
+    private final class Request extends NegotiatedRequest {
         private final FfmCmId child;
         private final FfmCmChannel own;
-        private final CmNegotiation.Responder neg;
-        private boolean decided;
 
-        Request(FfmCmId child, FfmCmChannel own, CmNegotiation.Responder neg) {
+        Request(FfmCmId child, FfmCmChannel own, CmNegotiation.Responder neg, InetSocketAddress remote) {
+            super(neg, remote);
             this.child = child;
             this.own = own;
-            this.neg = neg;
-        }
-
-        @Override
-        public InetSocketAddress remote() {
-            return null; // rdma_cm's route record is not read yet
-        }
-
-        @Override
-        public int peerIrd() {
-            return neg.peerIrd();
-        }
-
-        @Override
-        public int peerOrd() {
-            return neg.peerOrd();
-        }
-
-        @Override
-        public boolean peerToPeer() {
-            return neg.peer().peerToPeer();
-        }
-
-        @Override
-        public Set<RtrType> offeredRtrTypes() {
-            return neg.peer().offeredRtrTypes();
-        }
-
-        @Override
-        public byte[] privateData() {
-            return neg.peerPrivateData();
-        }
-
-        private void decide() throws RdmaException {
-            if (decided) {
-                throw new RdmaException("connection request on " + local + " was already accepted or rejected");
-            }
-            decided = true;
         }
 
         @Override
@@ -177,7 +138,7 @@ final class FfmListener implements Listener {
                 }
                 qp.established(ord);
                 qp.context(qpc.context());
-                ConnectionInfo ci = CmNegotiation.info(local, null, o, neg.peerIrd(), neg.peerOrd(), neg.peerPrivateData(),
+                ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(), neg.peerPrivateData(),
                         dev.roce);
                 ok = true;
                 return new FfmConnection(child, own, qp, ci);
