@@ -11,6 +11,8 @@ import org.jwarp.rdmap.RdmapListener;
 import org.jwarp.rdmap.RdmapSettings;
 import org.jwarp.ground.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
+import org.jwarp.soft.tx.FpduSizing;
+import org.jwarp.soft.tx.TxGather;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

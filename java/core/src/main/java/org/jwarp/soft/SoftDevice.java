@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.jwarp.memory.StagTable;
+import org.jwarp.soft.tx.DirectBufferPool;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;

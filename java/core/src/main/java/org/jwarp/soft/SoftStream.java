@@ -447,7 +447,7 @@ void clearDeadline() {
         StreamTransmit st = sender;
         return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (t == null ? 0 : t.position())
                 + ", key " + ops + (receiver.isPolled() ? ", polled" : "") + (st.starved ? ", starved" : "")
-                + (st.waiting ? ", waiting for staging" : "") + (st.granted != null ? ", granted" : "")
+                + st.stagingState()
                 + ", staging lent " + device.buffers().stagingInUse() + " waiters " + device.buffers().stagingWaiters()
                 + ", reactor " + reactor.thread().getName() + " " + reactor.thread().getState()
                 + (holder == null ? "" : ", I/O lock held by \"" + holder.getName() + "\" #" + holder.getId() + " "

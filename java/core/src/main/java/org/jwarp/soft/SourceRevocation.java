@@ -6,6 +6,7 @@ import org.jwarp.memory.SourceFence;
 import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagRegion;
 import org.jwarp.memory.StagTable;
+import org.jwarp.soft.tx.TxGather;
 
 /**
  * RFC 5041 §8.3.1 (6) for the source side of one stream's zero-copy transmit: when a region is
@@ -51,7 +52,7 @@ final class SourceRevocation implements StagTable.RevocationListener {
         StagTable stags = qp.pd().device().stags();
         SourceRevocation l = new SourceRevocation(stream.io, qp.pd().engineDomain(), gather);
         stags.addRevocationListener(l);
-        gather.onRelease = () -> stags.removeRevocationListener(l);
+        gather.onRelease(() -> stags.removeRevocationListener(l));
     }
 
     @Override

@@ -1,0 +1,11 @@
+/**
+ * Transmit buffers of the soft provider (the buffer side of siw_qp_tx): the staging areas a
+ * connection borrows from its device's {@link org.jwarp.soft.tx.DirectBufferPool}, the zero-copy
+ * {@link org.jwarp.soft.tx.TxGather} that turns the engine's FPDUs (RFC 5044 §4) into one gathering
+ * socket write, and the FPDU size from the interface's MTU ({@link org.jwarp.soft.tx.FpduSizing}).
+ *
+ * <p>Imports: nothing else of {@code soft}; every other sub-package may use this one. A transmitter
+ * waiting for an area is a {@link org.jwarp.soft.tx.StagingWaiter}, whose queue state the pool
+ * keeps. Checked by {@code LayeringTest}.
+ */
+package org.jwarp.soft.tx;
