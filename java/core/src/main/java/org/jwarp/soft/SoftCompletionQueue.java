@@ -3,6 +3,8 @@ package org.jwarp.soft;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.SnapshotArrays;
+import org.jwarp.soft.verbs.CompletionSink;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
@@ -69,7 +71,7 @@ import org.slf4j.LoggerFactory;
  * (a no-op on RNICs and kernel devices): the spinning thread then places the Write itself, at
  * the cost of one non-blocking {@code read()} per call.
  */
-public final class SoftCompletionQueue implements CompletionQueue {
+public final class SoftCompletionQueue implements CompletionSink, CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(SoftCompletionQueue.class);
 
     private final WorkCompletion[] ring;
@@ -149,7 +151,8 @@ public final class SoftCompletionQueue implements CompletionQueue {
      * Producer side (reactor thread, or a closing thread when flushing). {@code qpContext} is the
      * QP's user context, stored by reference in the slot (no allocation).
      */
-    void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, Object qpContext,
+    @Override
+    public void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, Object qpContext,
                   int vendorError, int invalidatedRkey, boolean withInvalidate, boolean solicited) {
         synchronized (lock) {
             if (closed) {
@@ -231,6 +234,26 @@ public final class SoftCompletionQueue implements CompletionQueue {
     @Override
     public CompletionChannel channel() {
         return channel;
+    }
+
+    /** A stream attached to {@code qp} (RFC 5040 §6.1): the QP's CQs poll its socket from now on. */
+    static void addStream(SoftQueuePair qp, SoftStream s) {
+        SoftCompletionQueue send = (SoftCompletionQueue) qp.sendCq();
+        SoftCompletionQueue recv = (SoftCompletionQueue) qp.recvCq();
+        send.addStream(s);
+        if (recv != send) {
+            recv.addStream(s);
+        }
+    }
+
+    /** The stream closed: the CQs of its QP no longer poll it. */
+    static void removeStream(SoftQueuePair qp, SoftStream s) {
+        SoftCompletionQueue send = (SoftCompletionQueue) qp.sendCq();
+        SoftCompletionQueue recv = (SoftCompletionQueue) qp.recvCq();
+        send.removeStream(s);
+        if (recv != send) {
+            recv.removeStream(s);
+        }
     }
 
     /** A QP using this CQ got its stream (established). */

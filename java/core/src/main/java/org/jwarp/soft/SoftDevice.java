@@ -7,6 +7,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.jwarp.memory.StagTable;
 import org.jwarp.soft.tx.DirectBufferPool;
+import org.jwarp.soft.verbs.DeviceResources;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
@@ -16,7 +18,7 @@ import org.jwarp.verbs.RdmaException;
  * The one device of the embedded provider (the RNIC of RFC 5040 §1.2 / RFC 5041 §8). It owns the STag table
  * (RFC 5041 §8.2, shared by its protection domains) and the connection manager.
  */
-public final class SoftDevice implements Device {
+public final class SoftDevice implements DeviceResources, Device {
     /** Live registrations per device. */
     static final int STAG_CAPACITY = 1 << 16;
 
@@ -63,7 +65,8 @@ public final class SoftDevice implements Device {
         return provider.config();
     }
 
-    StagTable stags() {
+    @Override
+    public StagTable stags() {
         return stags;
     }
 
@@ -126,7 +129,8 @@ public final class SoftDevice implements Device {
     }
 
     /** Where this device's asynchronous events go. */
-    org.jwarp.provider.EventDispatcher events() {
+    @Override
+    public org.jwarp.provider.EventDispatcher events() {
         return events;
     }
 
@@ -139,7 +143,8 @@ public final class SoftDevice implements Device {
         owned.add(c);
     }
 
-    void forget(AutoCloseable c) {
+    @Override
+    public void forget(AutoCloseable c) {
         owned.remove(c);
     }
 

@@ -13,6 +13,8 @@ import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.verbs.QpConnection;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
@@ -47,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * on) hands it back at once. Reads happen only under the lock, so the byte stream reaches the
  * engine in order whoever reads it.
  */
-final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed {
+final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
 
     enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION, ESTABLISHED, CLOSING, CLOSED }
@@ -376,7 +378,8 @@ void clearDeadline() {
      * application asked for ({@link SoftConnection#terminate}) or met (a post naming a region that is
      * gone); {@code cause} is what {@code failure()} says. Cold path.
      */
-    void terminateLocally(TermCode code, RdmaException cause) {
+    @Override
+    public void terminateLocally(TermCode code, RdmaException cause) {
         Runnable end = () -> {
             lockIo();
             try {
@@ -419,11 +422,7 @@ void clearDeadline() {
      * send-queue completions (I/O lock held; cold path).
      */
     long progress() {
-        long sent;
-        synchronized (qp.lock) {
-            sent = qp.sq.done;
-        }
-        return data.fpdusReceived() + sent;
+        return data.fpdusReceived() + qp.sendsDone();
     }
 
     /** Inbound FPDUs decoded so far (racy read: tests, diagnostics). */
@@ -433,7 +432,13 @@ void clearDeadline() {
     }
 
     /** Counters for diagnostics (racy reads, any thread). */
-    String debugState() {
+    @Override
+    public void kick() {
+        sender.kick();
+    }
+
+    @Override
+    public String debugState() {
         SoftDataPath d = data;
         Thread holder = io.owner();
         ByteBuffer t = tx; // read once: the I/O-lock holder may give the staging area back meanwhile

@@ -7,6 +7,7 @@ import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagRegion;
 import org.jwarp.memory.StagTable;
 import org.jwarp.soft.tx.TxGather;
+import org.jwarp.soft.verbs.SoftQueuePair;
 
 /**
  * RFC 5041 §8.3.1 (6) for the source side of one stream's zero-copy transmit: when a region is

@@ -6,7 +6,7 @@
  * <p>Structure: a {@link org.jwarp.soft.SoftProvider} owns a fixed number of NIO event loops
  * ({@code Reactor}, default one) that drive every listener and every connection; there is no
  * thread per QP. Application threads post into preallocated rings of a
- * {@link org.jwarp.soft.SoftQueuePair} and wake the loop; the loop moves the work into the wire
+ * {@link org.jwarp.soft.verbs.SoftQueuePair} and wake the loop; the loop moves the work into the wire
  * engine's {@code RdmapEndpoint}, writes FPDUs from a per-connection direct buffer (flushed on
  * OP_WRITE when TCP is full) and fills the {@link org.jwarp.soft.SoftCompletionQueue}. Connection
  * setup runs the foundation's {@code InitiatorNegotiator}/{@code ResponderNegotiator} with a

@@ -61,7 +61,7 @@ class LayeringTest {
      * Inside {@code soft}, bottom first: a sub-package may use only those before it, and the bare
      * {@code soft} (the provider, its config and factory, and the connection) sits on top.
      */
-    static final List<String> SOFT_ORDER = List.of("soft.tx", "soft");
+    static final List<String> SOFT_ORDER = List.of("soft.tx", "soft.verbs", "soft");
 
     /** A package path below org.jwarp, e.g. "disni.impl" in org.jwarp.disni.impl.DisniQp. */
     private static final Pattern REF = Pattern.compile("\\borg\\.jwarp\\.([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)*)");
@@ -291,7 +291,10 @@ class LayeringTest {
                 violations("package org.jwarp.soft.tx;\nimport org.jwarp.soft.SoftConfig;\n"));
         assertEquals(Set.of("soft.tx → soft.nowhere (against soft's order " + SOFT_ORDER + ")"),
                 violations("package org.jwarp.soft.tx;\nclass X { org.jwarp.soft.nowhere.Y y; }\n"));
+        assertEquals(Set.of("soft.tx → soft.verbs (against soft's order " + SOFT_ORDER + ")"),
+                violations("package org.jwarp.soft.tx;\nimport org.jwarp.soft.verbs.SoftQueuePair;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.soft;\nimport org.jwarp.soft.tx.TxGather;\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.soft.verbs;\nimport org.jwarp.soft.tx.TxGather;\n"));
     }
 
     @Test

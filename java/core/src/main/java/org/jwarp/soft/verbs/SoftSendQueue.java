@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.verbs;
 
 import java.nio.ByteBuffer;
 
