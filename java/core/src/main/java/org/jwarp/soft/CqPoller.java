@@ -15,6 +15,8 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.jwarp.soft.loop.Reactor;
+
 /**
  * Receive polling of one {@link SoftCompletionQueue} (the CQ side of siw_qp_rx run on the waiting
  * thread): a thread waiting on the CQ reads the sockets of the CQ's streams itself, driven by the
@@ -31,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * them only once its thread has kept polling ({@link #pollProgress}): a thread that polls, arms
  * and sleeps leaves them with the reactor.
  */
-final class CqPoller {
+final class CqPoller implements Reactor.Polled {
     private static final Logger LOG = LoggerFactory.getLogger(CqPoller.class);
 
     private final SoftCompletionQueue cq;
@@ -287,7 +289,8 @@ final class CqPoller {
      * Reactor thread: if no thread has led or polled for {@code leaseNanos}, hands this poller's
      * streams on {@code r} back to it. True when this poller holds none of {@code r}'s streams now.
      */
-    boolean revokeIfStale(Reactor r, long now, long leaseNanos) {
+    @Override
+    public boolean revokeIfStale(Reactor r, long now, long leaseNanos) {
         if (held.get() == 0 || present || now - leftAt < leaseNanos) {
             return false;
         }

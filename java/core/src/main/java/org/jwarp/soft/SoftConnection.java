@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.DeviceResources;
 import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.AsyncEvent;

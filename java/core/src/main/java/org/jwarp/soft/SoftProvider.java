@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.SoftLimits;
 import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.RdmaException;

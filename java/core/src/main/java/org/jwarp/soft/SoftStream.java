@@ -13,6 +13,7 @@ import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.QpConnection;
 import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionTerminatedException;
@@ -275,7 +276,7 @@ void onIoError(IOException e) {
     }
 
     @Override
-    void runScheduled() {
+    protected void runScheduled() {
         lockIo();
         try {
             if (phase != Phase.ESTABLISHED) {
