@@ -6,6 +6,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.jwarp.memory.StagTable;
+import org.jwarp.soft.cq.CqDevice;
+import org.jwarp.soft.cq.SoftCompletionChannel;
+import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.tx.DirectBufferPool;
 import org.jwarp.soft.verbs.DeviceResources;
 import org.jwarp.soft.verbs.SoftProtectionDomain;
@@ -18,7 +21,7 @@ import org.jwarp.verbs.RdmaException;
  * The one device of the embedded provider (the RNIC of RFC 5040 §1.2 / RFC 5041 §8). It owns the STag table
  * (RFC 5041 §8.2, shared by its protection domains) and the connection manager.
  */
-public final class SoftDevice implements DeviceResources, Device {
+public final class SoftDevice implements CqDevice, Device {
     /** Live registrations per device. */
     static final int STAG_CAPACITY = 1 << 16;
 
@@ -57,7 +60,8 @@ public final class SoftDevice implements DeviceResources, Device {
     }
 
     /** Direct buffers: poll buffers released on close, transmit staging lent while bytes wait (see {@link DirectBufferPool}). */
-    DirectBufferPool buffers() {
+    @Override
+    public DirectBufferPool buffers() {
         return buffers;
     }
 
@@ -89,7 +93,7 @@ public final class SoftDevice implements DeviceResources, Device {
         if (entries > SoftProvider.MAX_CQE) {
             throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
         }
-        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries);
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, null, config().pollSpinMicros(), config().pollMaxStreams());
         owned.add(cq);
         return cq;
     }
@@ -107,7 +111,7 @@ public final class SoftDevice implements DeviceResources, Device {
         if (entries > SoftProvider.MAX_CQE) {
             throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
         }
-        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, ch);
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, ch, config().pollSpinMicros(), config().pollMaxStreams());
         owned.add(cq);
         return cq;
     }

@@ -13,6 +13,8 @@ import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.CqPoller;
+import org.jwarp.soft.cq.PolledStream;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.QpConnection;
 import org.jwarp.soft.verbs.SoftQueuePair;
@@ -50,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * on) hands it back at once. Reads happen only under the lock, so the byte stream reaches the
  * engine in order whoever reads it.
  */
-final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection {
+final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection, PolledStream {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
 
     enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION, ESTABLISHED, CLOSING, CLOSED }
@@ -168,7 +170,33 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** The socket (the CQ's poll selector registers it). */
-    SocketChannel channel() {
+    @Override
+    public Reactor reactor() {
+        return reactor;
+    }
+
+    @Override
+    public int claim(CqPoller p) {
+        return receiver.claim(p);
+    }
+
+    @Override
+    public int pollReceive(ByteBuffer rx, CqPoller p) {
+        return receiver.pollReceive(rx, p);
+    }
+
+    @Override
+    public void releasePoll(CqPoller p) {
+        receiver.releasePoll(p);
+    }
+
+    @Override
+    public boolean revokePoll(CqPoller p) {
+        return receiver.revokePoll(p);
+    }
+
+    @Override
+    public SocketChannel channel() {
         return ch;
     }
 
@@ -399,7 +427,8 @@ void clearDeadline() {
     }
 
     /** A fatal local condition outside the stream (a CQ overrun), run on the reactor: tear down and flush. */
-    void failFatal(RdmaException cause) {
+    @Override
+    public void failFatal(RdmaException cause) {
         lockIo();
         try {
             closer.teardown(cause, false);

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
 import org.slf4j.Logger;

@@ -18,6 +18,7 @@ import org.jwarp.negotiation.NegotiationStatus;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionTerminatedException;

@@ -61,7 +61,7 @@ class LayeringTest {
      * Inside {@code soft}, bottom first: a sub-package may use only those before it, and the bare
      * {@code soft} (the provider, its config and factory, and the connection) sits on top.
      */
-    static final List<String> SOFT_ORDER = List.of("soft.loop", "soft.tx", "soft.verbs", "soft");
+    static final List<String> SOFT_ORDER = List.of("soft.loop", "soft.tx", "soft.verbs", "soft.cq", "soft");
 
     /** A package path below org.jwarp, e.g. "disni.impl" in org.jwarp.disni.impl.DisniQp. */
     private static final Pattern REF = Pattern.compile("\\borg\\.jwarp\\.([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)*)");

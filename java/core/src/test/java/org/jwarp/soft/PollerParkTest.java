@@ -48,7 +48,7 @@ class PollerParkTest {
             CountDownLatch inHook = new CountDownLatch(1);
             CountDownLatch goOn = new CountDownLatch(1);
             AtomicInteger hooks = new AtomicInteger();
-            f.cq.afterLead = () -> {
+            f.cq.afterLead(() -> {
                 if (hooks.getAndIncrement() == 0) {
                     inHook.countDown();
                     try {
@@ -57,7 +57,7 @@ class PollerParkTest {
                         Thread.currentThread().interrupt();
                     }
                 }
-            };
+            });
             AtomicReference<WorkCompletion> got = new AtomicReference<>();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread leader = new Thread(() -> {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.Access;
