@@ -34,10 +34,7 @@ public final class SoftProvider implements RdmaProvider {
     public static final int MAX_SGE_RD = SoftLimits.MAX_SGE_RD;
     /** Largest inline payload a QP may ask for (siw grants 80 bytes; the soft provider copies into per-slot buffers). */
     public static final int MAX_INLINE_DATA = SoftLimits.MAX_INLINE_DATA;
-    /**
-     * Largest region (max_mr_size): a region is one direct {@link java.nio.ByteBuffer}, so at most
-     * {@link Integer#MAX_VALUE} bytes; {@link SoftProtectionDomain#allocate} refuses more.
-     */
+    /** Largest region (max_mr_size): one direct buffer, see {@link SoftLimits#MAX_MR_SIZE}. */
     public static final long MAX_MR_SIZE = SoftLimits.MAX_MR_SIZE;
 
     private static final AtomicInteger INSTANCE = new AtomicInteger();
