@@ -12,6 +12,7 @@ import org.jwarp.rdmap.RdmapSettings;
 import org.jwarp.ground.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
 import org.jwarp.soft.tx.FpduSizing;
+import org.jwarp.soft.tx.SourceRevocation;
 import org.jwarp.soft.tx.TxGather;
 import org.jwarp.soft.verbs.ReceiveFeed;
 import org.jwarp.soft.verbs.SoftQueuePair;
@@ -80,7 +81,7 @@ final class SoftDataPath implements RdmapListener {
         gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
         stream.sender.attachGather(gather);
         qp.useGather(gather);
-        SourceRevocation.attach(stream, qp, gather);
+        SourceRevocation.attach(stream.io, qp.pd().device().stags(), qp.pd().engineDomain(), gather);
         receives = new ReceiveFeed(qp, ep, maxSge);
         fenced = !initiator;
         checkFirst = !initiator;

@@ -15,6 +15,7 @@ import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
 import org.jwarp.soft.cq.CqPoller;
 import org.jwarp.soft.cq.PolledStream;
+import org.jwarp.soft.loop.IoLock;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.QpConnection;
 import org.jwarp.soft.verbs.SoftQueuePair;

@@ -16,9 +16,11 @@
  * <p>Sub-packages, by concern as in Linux siw, each importing only those before it (checked by
  * {@code LayeringTest}):
  * <ol>
- *   <li>{@code soft.loop}: the event loop ({@code Reactor}).
+ *   <li>{@code soft.loop}: the event loop ({@code Reactor}) and a connection's I/O lock
+ *       ({@code IoLock}).
  *   <li>{@code soft.tx}: transmit buffers (staging areas lent by {@code DirectBufferPool}, the
- *       zero-copy {@code TxGather}, FPDU sizing).
+ *       zero-copy {@code TxGather}, FPDU sizing) and what a revoked region means for bytes the
+ *       gather still references ({@code SourceRevocation}, RFC 5041 §8.3).
  *   <li>{@code soft.verbs}: the verbs objects and memory (siw_verbs, siw_mem): PD, MR, QP with its
  *       send and receive rings, SRQ; they see the device, the connection and the CQ only as the
  *       narrow interfaces {@code DeviceResources}, {@code QpConnection}, {@code CompletionSink}.
