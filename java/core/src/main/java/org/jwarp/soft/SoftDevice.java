@@ -10,7 +10,6 @@ import org.jwarp.soft.cq.CqDevice;
 import org.jwarp.soft.cq.SoftCompletionChannel;
 import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.tx.DirectBufferPool;
-import org.jwarp.soft.verbs.DeviceResources;
 import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.Device;

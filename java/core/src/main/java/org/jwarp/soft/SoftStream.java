@@ -170,7 +170,6 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return tx;
     }
 
-    /** The socket (the CQ's poll selector registers it). */
     @Override
     public Reactor reactor() {
         return reactor;
@@ -196,6 +195,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return receiver.revokePoll(p);
     }
 
+    /** The socket (the CQ's poll selector registers it). */
     @Override
     public SocketChannel channel() {
         return ch;
