@@ -26,10 +26,10 @@ import java.util.Map;
  *                          decoders keep what they need)
  * @param reactors          event-loop threads per provider (connections are spread round-robin)
  * @param pollSpinMicros    receive polling ({@code jwarp.soft.pollSpinMicros}): a thread in
- *                          {@link SoftCompletionQueue#await} on an empty CQ reads the sockets of that
+ *                          {@link org.jwarp.soft.cq.SoftCompletionQueue#await} on an empty CQ reads the sockets of that
  *                          CQ's streams itself; it spins this long on the ring (no system call)
  *                          before it blocks in the CQ's selector; 0 turns receive polling off (the
- *                          reactor delivers every completion). See {@link SoftCompletionQueue}.
+ *                          reactor delivers every completion). See {@link org.jwarp.soft.cq.SoftCompletionQueue}.
  * @param pollMaxStreams    receive polling is used only on CQs serving at most this many streams
  *                          ({@code jwarp.soft.pollMaxStreams}; default: no practical limit, as the
  *                          poller reads only the sockets its selector reports readable)

@@ -1,5 +1,8 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.loop.Reactor;
+import org.jwarp.soft.verbs.DeviceResources;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.ConnectionTerminatedException;
 
@@ -42,13 +45,13 @@ public final class SoftConnection implements Connection {
                 o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, o.peerToPeer(), rtr,
                 o.crc(), o.revision(), o.peerPrivateData(),
                 stream.requestBytes(), stream.replyBytes());
-        SoftDevice device = qp.pd().device();
+        DeviceResources device = qp.pd().device();
         raise(device, AsyncEvent.Type.ESTABLISHED, "connected with " + stream.remoteAddress());
         stream.closed.thenRun(() -> closedEvents(device));
     }
 
     /** After the stream closed: what ended it (QP fatal, peer disconnect), then CLOSED. */
-    private void closedEvents(SoftDevice device) {
+    private void closedEvents(DeviceResources device) {
         RdmaException f = stream.failure();
         String why = f == null ? "closed" : f.getMessage();
         if (f instanceof ConnectionTerminatedException t) {
@@ -65,7 +68,7 @@ public final class SoftConnection implements Connection {
     }
 
     /** One event of this connection's QP, with the QP's user context. */
-    private void raise(SoftDevice device, AsyncEvent.Type type, String detail) {
+    private void raise(DeviceResources device, AsyncEvent.Type type, String detail) {
         device.events().raise(new AsyncEvent(type, qp.qpNum(), this, null, null, detail, qp.context()));
     }
 

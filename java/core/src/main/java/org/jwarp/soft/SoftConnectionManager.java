@@ -14,6 +14,8 @@ import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.negotiation.InitiatorConfig;
 import org.jwarp.negotiation.InitiatorNegotiator;
 import org.jwarp.negotiation.ResponderConfig;
+import org.jwarp.soft.loop.Reactor;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Listener;

@@ -7,6 +7,7 @@ import java.util.Set;
 import org.jwarp.negotiation.PeerRequest;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.NegotiationOutcome;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.ConnectionRequest;

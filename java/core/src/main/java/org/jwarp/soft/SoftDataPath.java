@@ -11,6 +11,11 @@ import org.jwarp.rdmap.RdmapListener;
 import org.jwarp.rdmap.RdmapSettings;
 import org.jwarp.ground.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
+import org.jwarp.soft.tx.FpduSizing;
+import org.jwarp.soft.tx.SourceRevocation;
+import org.jwarp.soft.tx.TxGather;
+import org.jwarp.soft.verbs.ReceiveFeed;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *       zero-length message of the negotiated RTR type, else TERM code 7. Posts made meanwhile
  *       wait in the QP's rings. A TERM in place of the RTR is accepted even with CRC 0 (siw sends
  *       setup TERMs without CRC).</li>
- *   <li>The engine transmits from the QP's send ring in place ({@link SoftSendQueue} is its
+ *   <li>The engine transmits from the QP's send ring in place ({@code SoftSendQueue} is its
  *       {@link org.jwarp.rdmap.SendRing}); completions are reported in posting order.</li>
  * </ul>
  */
@@ -70,15 +75,13 @@ final class SoftDataPath implements RdmapListener {
         int fpdu = FpduSizing.forLocalAddress(local == null ? null : local.getAddress(), config.maxFpdu());
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
-        int maxSge = Math.max(qp.sq.maxSge, qp.maxRecvSge);
-        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge, qp.sq);
+        int maxSge = qp.maxSge();
+        ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge, qp.sendRing());
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
         gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
         stream.sender.attachGather(gather);
-        synchronized (qp.lock) {
-            qp.sq.gather = gather;
-        }
-        SourceRevocation.attach(stream, qp, gather);
+        qp.useGather(gather);
+        SourceRevocation.attach(stream.io, qp.pd().device().stags(), qp.pd().engineDomain(), gather);
         receives = new ReceiveFeed(qp, ep, maxSge);
         fenced = !initiator;
         checkFirst = !initiator;
@@ -264,9 +267,7 @@ final class SoftDataPath implements RdmapListener {
         if (ep.state() != RdmapEndpoint.State.RTS) {
             return;
         }
-        synchronized (qp.lock) {
-            qp.sq.issue();
-        }
+        qp.issueSends();
     }
 
     /** After engine work: a finished TERM or a peer TERM ends the stream. */
@@ -338,9 +339,7 @@ final class SoftDataPath implements RdmapListener {
         }
         stopped = true;
         if (peerTerm != null) {
-            synchronized (qp.lock) { // the oldest outstanding send-queue WR is the one the peer refused
-                qp.sq.finishOldest(SoftTerm.statusFor(peerTerm.code()));
-            }
+            qp.finishOldestSend(SoftTerm.statusFor(peerTerm.code())); // the one the peer refused
         }
         if (ep.state() != RdmapEndpoint.State.RTS) {
             ep.flush();
@@ -361,7 +360,7 @@ final class SoftDataPath implements RdmapListener {
     /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
     void completeAccepted(TxGather g) {
         if (!stopped) {
-            qp.sq.completeAccepted(g);
+            qp.completeAccepted(g);
         }
     }
 

@@ -6,6 +6,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.jwarp.memory.StagTable;
+import org.jwarp.soft.cq.CqDevice;
+import org.jwarp.soft.cq.SoftCompletionChannel;
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.tx.DirectBufferPool;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
@@ -15,7 +20,7 @@ import org.jwarp.verbs.RdmaException;
  * The one device of the embedded provider (the RNIC of RFC 5040 §1.2 / RFC 5041 §8). It owns the STag table
  * (RFC 5041 §8.2, shared by its protection domains) and the connection manager.
  */
-public final class SoftDevice implements Device {
+public final class SoftDevice implements CqDevice, Device {
     /** Live registrations per device. */
     static final int STAG_CAPACITY = 1 << 16;
 
@@ -54,7 +59,8 @@ public final class SoftDevice implements Device {
     }
 
     /** Direct buffers: poll buffers released on close, transmit staging lent while bytes wait (see {@link DirectBufferPool}). */
-    DirectBufferPool buffers() {
+    @Override
+    public DirectBufferPool buffers() {
         return buffers;
     }
 
@@ -62,7 +68,8 @@ public final class SoftDevice implements Device {
         return provider.config();
     }
 
-    StagTable stags() {
+    @Override
+    public StagTable stags() {
         return stags;
     }
 
@@ -85,7 +92,7 @@ public final class SoftDevice implements Device {
         if (entries > SoftProvider.MAX_CQE) {
             throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
         }
-        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries);
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, null, config().pollSpinMicros(), config().pollMaxStreams());
         owned.add(cq);
         return cq;
     }
@@ -103,7 +110,7 @@ public final class SoftDevice implements Device {
         if (entries > SoftProvider.MAX_CQE) {
             throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
         }
-        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, ch);
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, ch, config().pollSpinMicros(), config().pollMaxStreams());
         owned.add(cq);
         return cq;
     }
@@ -125,7 +132,8 @@ public final class SoftDevice implements Device {
     }
 
     /** Where this device's asynchronous events go. */
-    org.jwarp.provider.EventDispatcher events() {
+    @Override
+    public org.jwarp.provider.EventDispatcher events() {
         return events;
     }
 
@@ -138,7 +146,8 @@ public final class SoftDevice implements Device {
         owned.add(c);
     }
 
-    void forget(AutoCloseable c) {
+    @Override
+    public void forget(AutoCloseable c) {
         owned.remove(c);
     }
 

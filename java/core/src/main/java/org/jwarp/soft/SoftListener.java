@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jwarp.negotiation.ResponderConfig;
+import org.jwarp.soft.loop.Reactor;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.RdmaException;

@@ -8,6 +8,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jwarp.soft.loop.Reactor;
+import org.jwarp.soft.verbs.SoftLimits;
 import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaProvider;
@@ -24,19 +26,16 @@ public final class SoftProvider implements RdmaProvider {
     public static final String DEVICE_NAME = "soft0";
     /** Same limit as Linux siw (SIW_MAX_IRD_QP / SIW_MAX_ORD_QP). */
     public static final int MAX_IRD_ORD = 128;
-    public static final int MAX_QP_WR = 16384;
+    public static final int MAX_QP_WR = SoftLimits.MAX_QP_WR;
     public static final int MAX_CQE = 1 << 20;
     /** Scatter-gather entries per Send/Write and per receive. */
-    public static final int MAX_SGE = 16;
+    public static final int MAX_SGE = SoftLimits.MAX_SGE;
     /** Entries per RDMA Read sink: a Read Request names one sink STag and TO (RFC 5040 §4.4), as in siw. */
-    public static final int MAX_SGE_RD = 1;
+    public static final int MAX_SGE_RD = SoftLimits.MAX_SGE_RD;
     /** Largest inline payload a QP may ask for (siw grants 80 bytes; the soft provider copies into per-slot buffers). */
-    public static final int MAX_INLINE_DATA = 256;
-    /**
-     * Largest region (max_mr_size): a region is one direct {@link java.nio.ByteBuffer}, so at most
-     * {@link Integer#MAX_VALUE} bytes; {@link SoftProtectionDomain#allocate} refuses more.
-     */
-    public static final long MAX_MR_SIZE = Integer.MAX_VALUE;
+    public static final int MAX_INLINE_DATA = SoftLimits.MAX_INLINE_DATA;
+    /** Largest region (max_mr_size): one direct buffer, see {@link SoftLimits#MAX_MR_SIZE}. */
+    public static final long MAX_MR_SIZE = SoftLimits.MAX_MR_SIZE;
 
     private static final AtomicInteger INSTANCE = new AtomicInteger();
 

@@ -13,6 +13,12 @@ import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.CqPoller;
+import org.jwarp.soft.cq.PolledStream;
+import org.jwarp.soft.loop.IoLock;
+import org.jwarp.soft.loop.Reactor;
+import org.jwarp.soft.verbs.QpConnection;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
@@ -47,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * on) hands it back at once. Reads happen only under the lock, so the byte stream reaches the
  * engine in order whoever reads it.
  */
-final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed {
+final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection, PolledStream {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
 
     enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION, ESTABLISHED, CLOSING, CLOSED }
@@ -164,8 +170,34 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return tx;
     }
 
+    @Override
+    public Reactor reactor() {
+        return reactor;
+    }
+
+    @Override
+    public int claim(CqPoller p) {
+        return receiver.claim(p);
+    }
+
+    @Override
+    public int pollReceive(ByteBuffer rx, CqPoller p) {
+        return receiver.pollReceive(rx, p);
+    }
+
+    @Override
+    public void releasePoll(CqPoller p) {
+        receiver.releasePoll(p);
+    }
+
+    @Override
+    public boolean revokePoll(CqPoller p) {
+        return receiver.revokePoll(p);
+    }
+
     /** The socket (the CQ's poll selector registers it). */
-    SocketChannel channel() {
+    @Override
+    public SocketChannel channel() {
         return ch;
     }
 
@@ -273,7 +305,7 @@ void onIoError(IOException e) {
     }
 
     @Override
-    void runScheduled() {
+    protected void runScheduled() {
         lockIo();
         try {
             if (phase != Phase.ESTABLISHED) {
@@ -376,7 +408,8 @@ void clearDeadline() {
      * application asked for ({@link SoftConnection#terminate}) or met (a post naming a region that is
      * gone); {@code cause} is what {@code failure()} says. Cold path.
      */
-    void terminateLocally(TermCode code, RdmaException cause) {
+    @Override
+    public void terminateLocally(TermCode code, RdmaException cause) {
         Runnable end = () -> {
             lockIo();
             try {
@@ -395,7 +428,8 @@ void clearDeadline() {
     }
 
     /** A fatal local condition outside the stream (a CQ overrun), run on the reactor: tear down and flush. */
-    void failFatal(RdmaException cause) {
+    @Override
+    public void failFatal(RdmaException cause) {
         lockIo();
         try {
             closer.teardown(cause, false);
@@ -419,11 +453,7 @@ void clearDeadline() {
      * send-queue completions (I/O lock held; cold path).
      */
     long progress() {
-        long sent;
-        synchronized (qp.lock) {
-            sent = qp.sq.done;
-        }
-        return data.fpdusReceived() + sent;
+        return data.fpdusReceived() + qp.sendsDone();
     }
 
     /** Inbound FPDUs decoded so far (racy read: tests, diagnostics). */
@@ -433,7 +463,13 @@ void clearDeadline() {
     }
 
     /** Counters for diagnostics (racy reads, any thread). */
-    String debugState() {
+    @Override
+    public void kick() {
+        sender.kick();
+    }
+
+    @Override
+    public String debugState() {
         SoftDataPath d = data;
         Thread holder = io.owner();
         ByteBuffer t = tx; // read once: the I/O-lock holder may give the staging area back meanwhile
@@ -447,7 +483,7 @@ void clearDeadline() {
         StreamTransmit st = sender;
         return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (t == null ? 0 : t.position())
                 + ", key " + ops + (receiver.isPolled() ? ", polled" : "") + (st.starved ? ", starved" : "")
-                + (st.waiting ? ", waiting for staging" : "") + (st.granted != null ? ", granted" : "")
+                + st.stagingState()
                 + ", staging lent " + device.buffers().stagingInUse() + " waiters " + device.buffers().stagingWaiters()
                 + ", reactor " + reactor.thread().getName() + " " + reactor.thread().getState()
                 + (holder == null ? "" : ", I/O lock held by \"" + holder.getName() + "\" #" + holder.getId() + " "

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
 import org.slf4j.Logger;
@@ -205,7 +206,7 @@ void finishClose() {
         closeChannel(); // before the flush: no byte of a flushed WR's buffer is written after it
         if (s.qp != null) {
             s.qp.flush();
-            s.qp.detach(s);
+            SoftCompletionQueue.removeStream(s.qp, s);
         }
         if (!s.initiator && s.listener != null) {
             s.listener.pendingDone(s);
@@ -313,7 +314,7 @@ void releaseTxLater() {
             s.receiver.unpoll();
             stopData();
             if (s.qp != null) {
-                s.qp.detach(s);
+                SoftCompletionQueue.removeStream(s.qp, s);
                 s.qp.flush();
             }
             if (s.connection != null) {

@@ -6,6 +6,8 @@ import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 
 import org.jwarp.mpa.FpduDecoder;
+import org.jwarp.soft.cq.CqPoller;
+import org.jwarp.soft.cq.PolledStream;
 import org.jwarp.verbs.RdmaTimeoutException;
 
 /**
@@ -19,9 +21,9 @@ import org.jwarp.verbs.RdmaTimeoutException;
  */
 final class StreamReceive {
     /** {@link #claim} / {@link #pollReceive} results. */
-    static final int POLL_NO = 0;
-    static final int POLL_BUSY = 1;
-    static final int POLL_HELD = 2;
+    static final int POLL_NO = PolledStream.POLL_NO;
+    static final int POLL_BUSY = PolledStream.POLL_BUSY;
+    static final int POLL_HELD = PolledStream.POLL_HELD;
     /** Bytes an established stream reads per reactor turn (bounded work per connection per turn). */
     static final int READ_BUDGET = 64 * 1024;
     /** The CQ poller that reads the socket while OP_READ is off; written under the I/O lock, read racily. */
@@ -104,7 +106,7 @@ final class StreamReceive {
             return false;
         }
         owner = p;
-        p.held.incrementAndGet();
+        p.holdOne();
         s.reactor.addPolled(p);
         return true;
     }
@@ -235,7 +237,7 @@ final class StreamReceive {
         CqPoller p = owner;
         if (p != null) {
             owner = null;
-            p.held.decrementAndGet();
+            p.releaseOne();
             readInterest(true);
             s.reactor.removePolled(p);
             if (s.data != null && s.data.partialInput() && !s.timed) {

@@ -18,6 +18,8 @@ import org.jwarp.negotiation.NegotiationStatus;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
@@ -339,6 +341,7 @@ void establish() {
         // a closed connection pinned in the device.
         s.device.track(s.connection);
         s.qp.attach(s, s.data.ord());
+        SoftCompletionQueue.addStream(s.qp, s);
         if (!s.initiator && s.listener != null) {
             s.listener.established(s);
         }

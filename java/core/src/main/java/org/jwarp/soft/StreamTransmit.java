@@ -4,6 +4,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 
+import org.jwarp.soft.tx.DirectBufferPool;
+import org.jwarp.soft.tx.StagingWaiter;
+import org.jwarp.soft.tx.TxGather;
+import org.jwarp.soft.tx.TxStaging;
+
 /**
  * Transmit path of one {@link SoftStream} in FPDU mode (siw_qp_tx): moves the engine's FPDUs
  * (RFC 5044 §4) into the stream's tx buffer and onto the socket, from a posting thread that wins
@@ -23,7 +28,7 @@ import java.nio.channels.SelectionKey;
  * stops pumping and neither loops nor asks the reactor again; the pool hands it the next area
  * given back and schedules it ({@link #stagingGranted}), so the wake-up cannot be lost.
  */
-final class StreamTransmit {
+final class StreamTransmit extends StagingWaiter {
     /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
     private static final int INLINE_PUMPS = 64;
     /** True while a posting or polling thread drives the engine under the I/O lock; guarded by it. */
@@ -39,13 +44,6 @@ final class StreamTransmit {
     TxStaging staging;
     /** The last borrow found no staging area: the pool will hand one over; guarded by the I/O lock. */
     boolean starved;
-    /** Queued in the pool for a staging area; guarded by the pool's lock. */
-    boolean waiting;
-    /** An area the pool handed over while this stream waited; guarded by the pool's lock. */
-    TxStaging granted;
-    /** The last borrow failed with nothing lent (direct memory exhausted): retry on a later turn; I/O lock. */
-    boolean retryStaging;
-
     private final SoftStream s;
 
     StreamTransmit(SoftStream s) {
@@ -149,15 +147,14 @@ void pumpInline() {
         TxStaging st = s.device.buffers().borrowStaging(this, setup);
         if (st == null) {
             starved = true;
-            if (retryStaging) {
-                retryStaging = false; // not queued: nobody would hand it an area, so it asks again itself
+            if (takeStagingRetry()) { // not queued: nobody would hand it an area, so it asks again itself
                 s.reactor.schedule(s);
             }
             return null;
         }
         starved = false;
         staging = st;
-        s.tx = st.buf;
+        s.tx = st.buffer();
         if (gather != null) {
             gather.bind(st);
         }
@@ -200,7 +197,8 @@ void pumpInline() {
     }
 
     /** The pool handed this starved stream a staging area (any thread, no lock): the reactor resumes it. */
-    void stagingGranted() {
+    @Override
+    protected void stagingGranted() {
         s.reactor.schedule(s);
     }
 

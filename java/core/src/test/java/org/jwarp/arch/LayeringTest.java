@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
  *       {@code disni} names them in strings only at the entry points in {@link #DISNI_ENTRY_POINTS}.
  *   <li>Every file sits in a package of the layer map, never in the bare {@code org.jwarp}.
  *   <li>The sub-packages of a layer in {@link #ACYCLIC} form no import cycle.
+ *   <li>Inside {@code soft} the sub-packages point one way only, down {@link #SOFT_ORDER}.
  * </ul>
  */
 class LayeringTest {
@@ -55,6 +56,12 @@ class LayeringTest {
 
     /** Layers whose sub-packages must not import each other in a cycle. */
     static final Set<String> ACYCLIC = Set.of("rdmap", "soft");
+
+    /**
+     * Inside {@code soft}, bottom first: a sub-package may use only those before it, and the bare
+     * {@code soft} (the provider, its config and factory, and the connection) sits on top.
+     */
+    static final List<String> SOFT_ORDER = List.of("soft.loop", "soft.tx", "soft.verbs", "soft.cq", "soft");
 
     /** A package path below org.jwarp, e.g. "disni.impl" in org.jwarp.disni.impl.DisniQp. */
     private static final Pattern REF = Pattern.compile("\\borg\\.jwarp\\.([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)*)");
@@ -189,6 +196,9 @@ class LayeringTest {
                 bad.add(own + " → " + used + " (package not in the layer map)");
             } else if (!layerOf(used).equals(layerOf(own)) && r >= ownRank) {
                 bad.add(own + " → " + layerOf(used));
+            } else if (layerOf(own).equals("soft") && layerOf(used).equals("soft") && !used.equals(own)
+                    && !(SOFT_ORDER.indexOf(used) >= 0 && SOFT_ORDER.indexOf(used) < SOFT_ORDER.indexOf(own))) {
+                bad.add(own + " → " + used + " (against soft's order " + SOFT_ORDER + ")");
             } else if (disniLoaded(used) && !disniLoaded(own)) {
                 bad.add(own + " → " + used + " (DiSNI's class loader defines it: reach it through DisniRuntime)");
             }
@@ -273,6 +283,18 @@ class LayeringTest {
         assertEquals(Set.of("cli → bench"), violations("package org.jwarp.cli;\nimport org.jwarp.bench.X;\n"));
         assertEquals(Set.of("cli → ffm (package not in the layer map)"), violations("package org.jwarp.cli;\nimport org.jwarp.ffm.X;\n"));
         assertEquals(Set.of("examples.kv → cli"), violations("package org.jwarp.examples.kv;\nimport org.jwarp.cli.X;\n"));
+    }
+
+    @Test
+    void softSubPackagesPointOnlyDown() {
+        assertEquals(Set.of("soft.tx → soft (against soft's order " + SOFT_ORDER + ")"),
+                violations("package org.jwarp.soft.tx;\nimport org.jwarp.soft.SoftConfig;\n"));
+        assertEquals(Set.of("soft.tx → soft.nowhere (against soft's order " + SOFT_ORDER + ")"),
+                violations("package org.jwarp.soft.tx;\nclass X { org.jwarp.soft.nowhere.Y y; }\n"));
+        assertEquals(Set.of("soft.tx → soft.verbs (against soft's order " + SOFT_ORDER + ")"),
+                violations("package org.jwarp.soft.tx;\nimport org.jwarp.soft.verbs.SoftQueuePair;\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.soft;\nimport org.jwarp.soft.tx.TxGather;\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.soft.verbs;\nimport org.jwarp.soft.tx.TxGather;\n"));
     }
 
     @Test

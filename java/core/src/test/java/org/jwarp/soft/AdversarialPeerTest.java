@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.RdmaException;

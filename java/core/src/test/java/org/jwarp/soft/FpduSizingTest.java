@@ -12,6 +12,9 @@ import java.util.Collections;
 import java.util.List;
 
 import org.jwarp.mpa.Fpdu;
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.tx.FpduSizing;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.QueuePairConfig;
 import org.junit.jupiter.api.Test;

@@ -18,6 +18,7 @@ import org.jwarp.memory.StagAccess;
 import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagRegion;
 import org.jwarp.memory.StagTable;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.SendOpcode;

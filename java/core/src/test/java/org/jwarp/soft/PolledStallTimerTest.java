@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Connection;
 import org.junit.jupiter.api.Test;
 

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.SendRequest;
@@ -47,7 +48,7 @@ class PollerParkTest {
             CountDownLatch inHook = new CountDownLatch(1);
             CountDownLatch goOn = new CountDownLatch(1);
             AtomicInteger hooks = new AtomicInteger();
-            f.cq.afterLead = () -> {
+            f.cq.afterLead(() -> {
                 if (hooks.getAndIncrement() == 0) {
                     inHook.countDown();
                     try {
@@ -56,7 +57,7 @@ class PollerParkTest {
                         Thread.currentThread().interrupt();
                     }
                 }
-            };
+            });
             AtomicReference<WorkCompletion> got = new AtomicReference<>();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread leader = new Thread(() -> {

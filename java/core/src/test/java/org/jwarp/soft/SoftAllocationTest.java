@@ -7,6 +7,7 @@ import java.lang.management.ManagementFactory;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.RecvRequest;
 import org.jwarp.verbs.SendRequest;

@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionRejectedException;

@@ -22,6 +22,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.Connection;

@@ -11,6 +11,9 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.SendRequest;

@@ -12,6 +12,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;

@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;

@@ -13,6 +13,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.jwarp.soft.verbs.SoftMemoryRegion;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
+import org.jwarp.soft.verbs.SoftSharedReceiveQueue;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.WorkRequestException;

@@ -15,6 +15,7 @@ import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.Fpdu;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.rdmap.ReadRequestHeader;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.ground.RtrType;

@@ -10,6 +10,9 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
+import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairConfig;

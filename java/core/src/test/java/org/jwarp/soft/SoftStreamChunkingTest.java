@@ -14,6 +14,7 @@ import org.jwarp.mpa.FpduEncoder;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.rdmap.RdmapOpcode;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.WcStatus;

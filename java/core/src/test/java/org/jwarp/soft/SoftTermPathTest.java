@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRequest;

@@ -12,6 +12,8 @@ import java.util.EnumSet;
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.Rdma;

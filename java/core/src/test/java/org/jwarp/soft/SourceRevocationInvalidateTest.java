@@ -18,6 +18,10 @@ import org.jwarp.memory.StagAccess;
 import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagRegion;
 import org.jwarp.memory.StagTable;
+import org.jwarp.soft.loop.IoLock;
+import org.jwarp.soft.tx.SourceRevocation;
+import org.jwarp.soft.tx.TxGather;
+import org.jwarp.soft.tx.TxStaging;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

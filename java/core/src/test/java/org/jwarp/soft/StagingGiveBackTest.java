@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import org.jwarp.soft.tx.DirectBufferPool;
+import org.jwarp.soft.tx.TxStaging;
+
 /**
  * Transmit staging areas (RFC 5044 §4 FPDUs staged for the socket) are lent and given back on
  * every flush that drains a stream, under the device-wide pool lock: the give-back checks for a

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import org.jwarp.soft.tx.DirectBufferPool;
+import org.jwarp.soft.tx.TxStaging;
+
 /**
  * RFC 5044 §4 FPDUs wait for transmit staging only while another stream holds an area that will
  * come back: a borrow that fails because direct memory ran out must not leave the stream queued
@@ -19,12 +22,12 @@ class StagingOutOfMemoryTest {
     void outOfMemoryLeavesNoOrphanWaiter_5044_4() {
         DirectBufferPool pool = new DirectBufferPool(0, 64 * 1024, 8);
         boolean[] exhausted = {true};
-        pool.allocator = capacity -> {
+        pool.allocator(capacity -> {
             if (exhausted[0]) {
                 throw new OutOfMemoryError("Cannot reserve " + capacity + " bytes of direct buffer memory (simulated)");
             }
             return new TxStaging(capacity);
-        };
+        });
         StreamTransmit first = new StreamTransmit(null);
         StreamTransmit second = new StreamTransmit(null);
         assertNull(pool.borrowStaging(first, false));

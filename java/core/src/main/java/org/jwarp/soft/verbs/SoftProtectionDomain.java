@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.verbs;
 
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -28,7 +28,7 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
     /** Each region gets its own base tagged offset, so a peer that forgets the address is caught. */
     private static final AtomicLong NEXT_BASE = new AtomicLong(1);
 
-    private final SoftDevice device;
+    private final DeviceResources device;
     private final StagDomain pd = new StagDomain();
     private final List<SoftMemoryRegion> regions = new CopyOnWriteArrayList<>();
     private final List<SoftSharedReceiveQueue> srqs = new CopyOnWriteArrayList<>();
@@ -36,15 +36,15 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
     private final ReentrantReadWriteLock life = new ReentrantReadWriteLock();
     private volatile boolean closed;
 
-    SoftProtectionDomain(SoftDevice device) {
+    public SoftProtectionDomain(DeviceResources device) {
         this.device = device;
     }
 
-    StagDomain engineDomain() {
+    public StagDomain engineDomain() {
         return pd;
     }
 
-    SoftDevice device() {
+    public DeviceResources device() {
         return device;
     }
 
@@ -88,7 +88,7 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
 
     /**
      * Allocates a direct buffer of {@code length} bytes and registers it. The embedded provider's
-     * regions are single direct buffers, so its limit ({@link SoftProvider#MAX_MR_SIZE}, reported as
+     * regions are single direct buffers, so its limit ({@link SoftLimits#MAX_MR_SIZE}, reported as
      * {@link org.jwarp.verbs.DeviceInfo#maxMrSize()}) is what one {@link ByteBuffer} holds; a longer
      * region is refused with a {@link RegionSizeException} before anything is allocated.
      */
@@ -97,8 +97,8 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
         if (length <= 0) {
             throw new IllegalArgumentException("length: a region needs at least one byte, got " + length);
         }
-        if (length > SoftProvider.MAX_MR_SIZE) {
-            throw new RegionSizeException(length, SoftProvider.MAX_MR_SIZE,
+        if (length > SoftLimits.MAX_MR_SIZE) {
+            throw new RegionSizeException(length, SoftLimits.MAX_MR_SIZE,
                     "the soft provider backs a region by one direct ByteBuffer");
         }
         return register(ByteBuffer.allocateDirect((int) length), access);
@@ -120,7 +120,7 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
     }
 
     /** Shared receive queues of this domain not yet closed (tests, leak checks). */
-    int liveSharedReceiveQueues() {
+    public int liveSharedReceiveQueues() {
         return srqs.size();
     }
 

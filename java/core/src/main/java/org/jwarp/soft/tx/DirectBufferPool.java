@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -30,7 +30,7 @@ import java.util.Map;
  * lost and no waiter is overtaken. Borrow and give-back are a lock and an array slot, no
  * allocation once as many areas exist as were ever in use at once.
  */
-final class DirectBufferPool {
+public final class DirectBufferPool {
     private final long maxPooledBytes;
     private final Map<Integer, ArrayDeque<ByteBuffer>> free = new HashMap<>();
     private long pooledBytes;
@@ -44,20 +44,15 @@ final class DirectBufferPool {
     private int freeStagingCount;
     private int stagingInUse;
     /** Streams waiting for a staging area, first come first served. */
-    private final ArrayDeque<StreamTransmit> waiters = new ArrayDeque<>();
+    private final ArrayDeque<StagingWaiter> waiters = new ArrayDeque<>();
     /** Makes a new staging area of the given capacity (tests replace it to simulate exhausted direct memory). */
-    java.util.function.IntFunction<TxStaging> allocator = TxStaging::new;
-
-    DirectBufferPool(long maxPooledBytes) {
-        this(maxPooledBytes, SoftConfig.defaults().txBufferSize(), SoftConfig.DEFAULT_TX_STAGING_AREAS);
-    }
-
+    private java.util.function.IntFunction<TxStaging> allocator = TxStaging::new;
     /**
      * @param maxPooledBytes   free bytes kept (poll buffers, and free staging areas)
-     * @param stagingCapacity  bytes of one staging area ({@link SoftConfig#txBufferSize()})
-     * @param maxStagingInUse  most staging areas lent at once ({@link SoftConfig#txStagingAreas()})
+     * @param stagingCapacity  bytes of one staging area (the config's txBufferSize)
+     * @param maxStagingInUse  most staging areas lent at once (the config's txStagingAreas)
      */
-    DirectBufferPool(long maxPooledBytes, int stagingCapacity, int maxStagingInUse) {
+    public DirectBufferPool(long maxPooledBytes, int stagingCapacity, int maxStagingInUse) {
         if (maxPooledBytes < 0) {
             throw new IllegalArgumentException("maxPooledBytes: " + maxPooledBytes);
         }
@@ -71,6 +66,11 @@ final class DirectBufferPool {
         this.freeStaging = new TxStaging[keep];
     }
 
+    /** Tests: replaces how a new staging area is made (to simulate exhausted direct memory). */
+    public void allocator(java.util.function.IntFunction<TxStaging> a) {
+        allocator = a;
+    }
+
     /**
      * A staging area for {@code t}'s stream, or null when {@link #maxStagingInUse} are lent: then the
      * stream is queued and, once an area is given back, it is handed that area (the next call
@@ -78,7 +78,7 @@ final class DirectBufferPool {
      * TERM of the data path: short and bounded by the handshake) never waits. Call under the
      * stream's I/O lock; the stream holds at most one area, so it calls only while it holds none.
      */
-    TxStaging borrowStaging(StreamTransmit t, boolean setup) {
+    public TxStaging borrowStaging(StagingWaiter t, boolean setup) {
         boolean allocate;
         synchronized (this) {
             TxStaging st = t.granted;
@@ -138,11 +138,11 @@ final class DirectBufferPool {
      * reference to it. The first waiter, if any, is handed it and scheduled. A second give-back
      * is refused in constant time (the area's lent flag), kept by the pool or not.
      */
-    void giveBackStaging(TxStaging st) {
+    public void giveBackStaging(TxStaging st) {
         if (st == null) {
             return;
         }
-        StreamTransmit w;
+        StagingWaiter w;
         synchronized (this) {
             if (!st.lent) {
                 throw new IllegalStateException("staging area given back twice");
@@ -166,7 +166,7 @@ final class DirectBufferPool {
     }
 
     /** {@code t}'s stream closes: it leaves the waiters, and an area handed to it meanwhile goes back. */
-    void cancelStaging(StreamTransmit t) {
+    public void cancelStaging(StagingWaiter t) {
         TxStaging st;
         synchronized (this) {
             if (t.waiting) {
@@ -180,22 +180,22 @@ final class DirectBufferPool {
     }
 
     /** Staging areas lent now (tests, leak checks). */
-    synchronized int stagingInUse() {
+    public synchronized int stagingInUse() {
         return stagingInUse;
     }
 
     /** Staging areas kept free (tests). */
-    synchronized int stagingFree() {
+    public synchronized int stagingFree() {
         return freeStagingCount;
     }
 
     /** Streams waiting for a staging area (tests). */
-    synchronized int stagingWaiters() {
+    public synchronized int stagingWaiters() {
         return waiters.size();
     }
 
     /** A cleared direct buffer of exactly {@code capacity} bytes, from the pool when one is free. */
-    ByteBuffer acquire(int capacity) {
+    public ByteBuffer acquire(int capacity) {
         synchronized (this) {
             ArrayDeque<ByteBuffer> q = free.get(capacity);
             ByteBuffer b = q == null ? null : q.pollFirst();
@@ -211,7 +211,7 @@ final class DirectBufferPool {
      * Gives {@code b} (from {@link #acquire}) back; the caller holds no other reference to it. Kept
      * for the next acquire while the pool holds less than its cap, else left to the GC.
      */
-    void release(ByteBuffer b) {
+    public void release(ByteBuffer b) {
         if (b == null || !b.isDirect()) {
             return;
         }
@@ -232,12 +232,12 @@ final class DirectBufferPool {
     }
 
     /** Bytes held free (tests, leak checks). */
-    synchronized long pooledBytes() {
+    public synchronized long pooledBytes() {
         return pooledBytes;
     }
 
     /** Buffers held free (tests, leak checks). */
-    synchronized int pooledCount() {
+    public synchronized int pooledCount() {
         int n = 0;
         for (ArrayDeque<ByteBuffer> q : free.values()) {
             n += q.size();

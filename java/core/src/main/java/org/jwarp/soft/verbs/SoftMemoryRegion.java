@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.verbs;
 
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
@@ -34,7 +34,7 @@ public final class SoftMemoryRegion implements MemoryRegion {
         return localWrite;
     }
 
-    org.jwarp.memory.StagRegion engineRegion() {
+    public org.jwarp.memory.StagRegion engineRegion() {
         return mr;
     }
 
@@ -47,11 +47,11 @@ public final class SoftMemoryRegion implements MemoryRegion {
      * every stream of the PD, so it is read and written by absolute index only; its position and
      * limit never move (it is not the application's buffer).
      */
-    ByteBuffer raw() {
+    public ByteBuffer raw() {
         return buffer;
     }
 
-    boolean isValid() {
+    public boolean isValid() {
         return mr.isValid();
     }
 

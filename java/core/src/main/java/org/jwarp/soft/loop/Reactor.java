@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.loop;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,22 +28,22 @@ import org.slf4j.LoggerFactory;
  * {@link #schedule(Scheduled)}; the handler is queued at most once (a flag, no allocation) and the
  * selector is woken only when the loop is about to sleep or sleeping.
  *
- * <p>Exception: receive polling (see {@link SoftCompletionQueue}). A thread waiting on a CQ may
+ * <p>Exception: receive polling (see {@code SoftCompletionQueue}). A thread waiting on a CQ may
  * read a stream's socket itself; while it does, the stream is <em>polled</em>: its key has no
  * OP_READ interest, so data arriving for it does not wake this loop. The loop keeps the CQ pollers
  * holding its streams in a list and, while it is not empty, wakes at least every lease period to
  * take back (OP_READ on again) the streams of any poller that went away for longer than the
  * lease: one check per CQ, not per stream.
  */
-final class Reactor implements AutoCloseable {
+public final class Reactor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Reactor.class);
     /** Longest sleep in select, so deadlines are checked even when nothing happens. */
-    static final long MAX_SELECT_MILLIS = 100;
+    public static final long MAX_SELECT_MILLIS = 100;
     /** Bytes read from a socket at a time. */
-    static final int RX_BUFFER = 256 * 1024;
+    public static final int RX_BUFFER = 256 * 1024;
 
     /** Something registered with the selector. */
-    interface Handler {
+    public interface Handler {
         /** Called on the reactor thread when {@code key} is ready. */
         void onReady(SelectionKey key);
 
@@ -52,16 +52,16 @@ final class Reactor implements AutoCloseable {
     }
 
     /** A unit the reactor runs on request, at most once per request batch. */
-    abstract static class Scheduled {
+    public abstract static class Scheduled {
         /** Guarded by the reactor's ready lock. */
         boolean queued;
 
         /** Runs on the reactor thread. */
-        abstract void runScheduled();
+        protected abstract void runScheduled();
     }
 
     /** A deadline owner; {@link #onDeadline} runs on the reactor thread once the deadline passes. */
-    interface Timed {
+    public interface Timed {
         long deadlineNanos();
 
         void onDeadline(long nowNanos);
@@ -93,25 +93,30 @@ final class Reactor implements AutoCloseable {
         }
     }
 
+    /** A CQ poller that may hold streams of this loop (their keys without OP_READ). */
+    public interface Polled {
+        /**
+         * Reactor thread: if the poller has been away for {@code leaseNanos}, hands its streams on
+         * {@code r} back; true when it holds none of them now.
+         */
+        boolean revokeIfStale(Reactor r, long now, long leaseNanos);
+    }
+
     /** CQ pollers holding streams of this loop (OP_READ off); guarded by {@link #lock}. */
-    private final ArrayList<CqPoller> pollers = new ArrayList<>();
+    private final ArrayList<Polled> pollers = new ArrayList<>();
     /** Reactor-thread copy of {@link #pollers} for the lease check (no allocation per turn). */
-    private final ArrayList<CqPoller> pollerBatch = new ArrayList<>();
+    private final ArrayList<Polled> pollerBatch = new ArrayList<>();
     /** Streams of this loop a poller holds; written under {@link #lock}. */
     private volatile int polledCount;
     private final long pollLeaseNanos;
     private final long maxSelectMillis;
 
-    Reactor(String name) throws IOException {
-        this(name, TimeUnit.MICROSECONDS.toNanos(SoftConfig.DEFAULT_POLL_LEASE_MICROS));
-    }
-
-    Reactor(String name, long pollLeaseNanos) throws IOException {
+    public Reactor(String name, long pollLeaseNanos) throws IOException {
         this(name, pollLeaseNanos, MAX_SELECT_MILLIS);
     }
 
     /** {@code maxSelectMillis}: longest sleep in select (tests lengthen it). */
-    Reactor(String name, long pollLeaseNanos, long maxSelectMillis) throws IOException {
+    public Reactor(String name, long pollLeaseNanos, long maxSelectMillis) throws IOException {
         this.pollLeaseNanos = pollLeaseNanos;
         this.maxSelectMillis = maxSelectMillis;
         selector = Selector.open();
@@ -121,42 +126,42 @@ final class Reactor implements AutoCloseable {
     }
 
     /** The loop's shared receive buffer; reactor thread only. */
-    java.nio.ByteBuffer rxBuffer() {
+    public java.nio.ByteBuffer rxBuffer() {
         return rx;
     }
 
     /** The loop thread (diagnostics and tests). */
-    Thread thread() {
+    public Thread thread() {
         return thread;
     }
 
-    boolean inReactorThread() {
+    public boolean inReactorThread() {
         return Thread.currentThread() == thread;
     }
 
-    boolean isRunning() {
+    public boolean isRunning() {
         return running;
     }
 
     /** Registers {@code ch} (already non-blocking) for {@code ops}; reactor thread only. */
-    SelectionKey register(SelectableChannel ch, int ops, Handler h) throws IOException {
+    public SelectionKey register(SelectableChannel ch, int ops, Handler h) throws IOException {
         assert inReactorThread();
         return ch.register(selector, ops, h);
     }
 
     /** Adds a deadline owner; reactor thread only. It stays until {@link #cancelDeadline}. */
-    void addDeadline(Timed t) {
+    public void addDeadline(Timed t) {
         assert inReactorThread();
         timed.add(t);
     }
 
-    void cancelDeadline(Timed t) {
+    public void cancelDeadline(Timed t) {
         assert inReactorThread();
         timed.remove(t);
     }
 
     /** Runs {@code task} on the reactor thread soon (cold path: setup, close). */
-    void execute(Runnable task) {
+    public void execute(Runnable task) {
         synchronized (lock) {
             if (!running) {
                 throw new IllegalStateException("reactor closed");
@@ -167,7 +172,7 @@ final class Reactor implements AutoCloseable {
     }
 
     /** Runs {@code task} on the reactor thread and waits for its result. */
-    <T> T call(Supplier<T> task, long timeoutMillis) throws IOException {
+    public <T> T call(Supplier<T> task, long timeoutMillis) throws IOException {
         if (inReactorThread()) {
             return task.get();
         }
@@ -199,7 +204,7 @@ final class Reactor implements AutoCloseable {
     }
 
     /** Hot path: asks the reactor to run {@code s}; allocation-free, at most one queue entry per handler. */
-    void schedule(Scheduled s) {
+    public void schedule(Scheduled s) {
         synchronized (lock) {
             if (s.queued) {
                 return;
@@ -217,14 +222,14 @@ final class Reactor implements AutoCloseable {
      * call is then applied by the next select (the selector applies interest changes only when it
      * enters select, so re-enabling OP_READ from another thread needs this).
      */
-    void wake() {
+    public void wake() {
         if (sleeping) {
             selector.wakeup();
         }
     }
 
     /** Poller {@code p} took a stream of this loop over (its key lost OP_READ); the lease check now covers it. */
-    void addPolled(CqPoller p) {
+    public void addPolled(Polled p) {
         boolean first;
         synchronized (lock) {
             first = polledCount++ == 0;
@@ -242,7 +247,7 @@ final class Reactor implements AutoCloseable {
     }
 
     /** A stream of this loop is read by the reactor again. */
-    void removePolled(CqPoller p) {
+    public void removePolled(Polled p) {
         synchronized (lock) {
             if (--polledCount == 0) {
                 pollers.clear();
@@ -251,7 +256,7 @@ final class Reactor implements AutoCloseable {
     }
 
     /** Number of streams a poller currently reads (tests, diagnostics). */
-    int polledCount() {
+    public int polledCount() {
         return polledCount;
     }
 

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.loop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

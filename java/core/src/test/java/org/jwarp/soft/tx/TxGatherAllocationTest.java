@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

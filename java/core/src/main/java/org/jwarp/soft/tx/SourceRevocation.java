@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -6,6 +6,7 @@ import org.jwarp.memory.SourceFence;
 import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagRegion;
 import org.jwarp.memory.StagTable;
+import org.jwarp.soft.loop.IoLock;
 
 /**
  * RFC 5041 §8.3.1 (6) for the source side of one stream's zero-copy transmit: when a region is
@@ -31,8 +32,8 @@ import org.jwarp.memory.StagTable;
  * lets go, or, if the holder is itself an invalidating thread waiting for fences, from its wait
  * ({@link #helpFences}, which runs nothing but fences, not other work handed to the lock).
  */
-final class SourceRevocation implements StagTable.RevocationListener {
-    /** The stream's I/O lock ({@link SoftStream#io}). */
+public final class SourceRevocation implements StagTable.RevocationListener {
+    /** The stream's I/O lock. */
     private final IoLock io;
     private final StagDomain pd;
     private final TxGather gather;
@@ -40,18 +41,17 @@ final class SourceRevocation implements StagTable.RevocationListener {
     private final ConcurrentLinkedQueue<SourceFence> handed = new ConcurrentLinkedQueue<>();
     private final Runnable runHanded = this::helpFences;
 
-    SourceRevocation(IoLock io, StagDomain pd, TxGather gather) {
+    public SourceRevocation(IoLock io, StagDomain pd, TxGather gather) {
         this.io = io;
         this.pd = pd;
         this.gather = gather;
     }
 
     /** Registers the stream's listener; {@link TxGather#release} removes it. */
-    static void attach(SoftStream stream, SoftQueuePair qp, TxGather gather) {
-        StagTable stags = qp.pd().device().stags();
-        SourceRevocation l = new SourceRevocation(stream.io, qp.pd().engineDomain(), gather);
+    public static void attach(IoLock io, StagTable stags, StagDomain pd, TxGather gather) {
+        SourceRevocation l = new SourceRevocation(io, pd, gather);
         stags.addRevocationListener(l);
-        gather.onRelease = () -> stags.removeRevocationListener(l);
+        gather.onRelease(() -> stags.removeRevocationListener(l));
     }
 
     @Override

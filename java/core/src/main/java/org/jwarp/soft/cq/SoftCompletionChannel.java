@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cq;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
@@ -17,8 +17,8 @@ import org.jwarp.verbs.CompletionQueue;
  *
  * <p>Thread-safe: any number of threads may wait in {@link #next}; each event goes to one.
  */
-final class SoftCompletionChannel implements CompletionChannel {
-    private final SoftDevice device;
+public final class SoftCompletionChannel implements CompletionChannel {
+    private final CqDevice device;
     private final ArrayDeque<SoftCompletionQueue> pending = new ArrayDeque<>();
     private final Object lock = new Object();
     private boolean closed;
@@ -27,7 +27,7 @@ final class SoftCompletionChannel implements CompletionChannel {
     /** CQs created on this channel (copy-on-write: creating and closing a CQ is cold). */
     private volatile SoftCompletionQueue[] cqs = NO_CQS;
 
-    SoftCompletionChannel(SoftDevice device) {
+    public SoftCompletionChannel(CqDevice device) {
         this.device = device;
     }
 

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.verbs;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -9,12 +9,12 @@ import org.jwarp.rdmap.RdmapOpcode;
 import org.jwarp.verbs.WcStatus;
 
 /**
- * The receive side of one stream's FPDU mode ({@link SoftDataPath}): the QP's posted receives
+ * The receive side of one stream's FPDU mode ({@code SoftDataPath}): the QP's posted receives
  * handed to the wire engine as the untagged buffers of queue 0 (RFC 5041 §5.1.2, RFC 5040 §5.3
  * Send), in posting order, and their completions back to the QP. No allocation per receive: a
  * multi-piece receive goes through a scratch scatter list the engine copies.
  */
-final class ReceiveFeed {
+public final class ReceiveFeed {
     static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
     /** Internal receive buffer consumed by a Send RTR (RFC 6581 §9.2). */
     private static final long RTR_RECV_ID = Long.MIN_VALUE + 1;
@@ -27,7 +27,7 @@ final class ReceiveFeed {
     private final int[] sgOff;
     private final int[] sgLen;
 
-    ReceiveFeed(SoftQueuePair qp, RdmapEndpoint ep, int maxSge) {
+    public ReceiveFeed(SoftQueuePair qp, RdmapEndpoint ep, int maxSge) {
         this.qp = qp;
         this.ep = ep;
         sgBuf = new ByteBuffer[maxSge];
@@ -37,12 +37,12 @@ final class ReceiveFeed {
     }
 
     /** The responder's zero-length buffer a Send RTR consumes (it takes MSN 1). */
-    void postRtrBuffer() {
+    public void postRtrBuffer() {
         ep.postReceive(RTR_RECV_ID, EMPTY, 0, 0);
     }
 
     /** Hands the QP's posted receives to the engine. */
-    void feed() {
+    public void feed() {
         synchronized (qp.lock) {
             issue();
         }
@@ -53,7 +53,7 @@ final class ReceiveFeed {
      * the next shared buffer now (in arrival order across the SRQ's QPs); without one the engine
      * reports RFC 5041 §7.2 error 2/2 as before.
      */
-    void pullShared() {
+    public void pullShared() {
         synchronized (qp.lock) {
             if (qp.pullShared()) {
                 issue();
@@ -90,7 +90,7 @@ final class ReceiveFeed {
     }
 
     /** A receive completed (the RTR's internal buffer completes nothing). */
-    void completed(long wrId, int opcode, int byteLength, int invalidatedStag) {
+    public void completed(long wrId, int opcode, int byteLength, int invalidatedStag) {
         if (wrId == RTR_RECV_ID) {
             return;
         }
@@ -105,7 +105,7 @@ final class ReceiveFeed {
      * nothing was placed. It completes with LOC_PROT_ERR (what siw reports for a receive whose
      * memory fails its check) and the stream terminates (DDP 0/0), flushing the rest.
      */
-    void revoked(long wrId) {
+    public void revoked(long wrId) {
         synchronized (qp.lock) {
             qp.finishRecv(wrId, WcStatus.LOC_PROT_ERR, 0, false, 0, false);
         }
@@ -117,7 +117,7 @@ final class ReceiveFeed {
      * terminates (TERM DDP 2/5, RFC 5041 §7.2), flushing the rest. The RTR's internal buffer
      * completes nothing.
      */
-    void tooShort(long wrId) {
+    public void tooShort(long wrId) {
         if (wrId == RTR_RECV_ID) {
             return;
         }

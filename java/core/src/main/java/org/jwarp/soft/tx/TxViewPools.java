@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -13,7 +13,7 @@ import java.util.IdentityHashMap;
  * ({@link #revoked}, RFC 5041 §8.3.1 (6)): its idle views would keep the region's memory
  * reachable for the QP's life. Guarded by the stream's I/O lock.
  */
-final class TxViewPools {
+public final class TxViewPools {
     /** Pools by source; sized for the few regions a QP usually sends from (grows if needed). */
     private final IdentityHashMap<ByteBuffer, TxViewPool> bySource = new IdentityHashMap<>(4);
     /** The same pools, for eviction without an iterator: [0, count). */

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.verbs;
 
 import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.verbs.AsyncEvent;
@@ -41,11 +41,11 @@ public final class SoftSharedReceiveQueue implements SharedReceiveQueue {
     private boolean closed;
 
     SoftSharedReceiveQueue(SoftProtectionDomain pd, int maxWr, int maxSge) {
-        if (maxWr < 1 || maxWr > SoftProvider.MAX_QP_WR) {
-            throw new IllegalArgumentException("maxWr " + maxWr + " outside 1.." + SoftProvider.MAX_QP_WR);
+        if (maxWr < 1 || maxWr > SoftLimits.MAX_QP_WR) {
+            throw new IllegalArgumentException("maxWr " + maxWr + " outside 1.." + SoftLimits.MAX_QP_WR);
         }
-        if (maxSge < 1 || maxSge > SoftProvider.MAX_SGE) {
-            throw new IllegalArgumentException("maxSge " + maxSge + " outside 1.." + SoftProvider.MAX_SGE);
+        if (maxSge < 1 || maxSge > SoftLimits.MAX_SGE) {
+            throw new IllegalArgumentException("maxSge " + maxSge + " outside 1.." + SoftLimits.MAX_SGE);
         }
         this.pd = pd;
         this.regions = r -> SoftMemoryRegion.verdict(pd, r);

@@ -1,8 +1,10 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cq;
 
 import java.util.concurrent.TimeUnit;
 
 import org.jwarp.ground.SnapshotArrays;
+import org.jwarp.soft.verbs.CompletionSink;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
@@ -35,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * reads, runs the engine and fills the CQ, then wakes the thread blocked in {@link #await}. A
  * plain TCP ping-pong thread reads its own socket instead. So a thread that awaits on an empty
  * CQ first becomes the CQ's <em>leader</em> (one at a time, by try-lock; the others park on the
- * monitor): it spins on the ring for up to {@link SoftConfig#pollSpinMicros()} without a system
+ * monitor): it spins on the ring for up to {@code SoftConfig.pollSpinMicros} without a system
  * call (a completion produced by another thread may land), then blocks in the CQ's own selector,
  * where every stream of the CQ is registered, and reads only the sockets it reports readable,
  * each under that stream's I/O lock taken without waiting (a busy lock means the reactor or a
@@ -52,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * the reactor thread for nothing). The hand-over is sticky: a leader that found a completion
  * keeps the streams, because its thread usually comes back within microseconds (a ping-pong).
  * The reactor stays responsible for liveness: when no thread has led or polled this CQ for
- * {@link SoftConfig#pollLeaseMicros()}, it takes the CQ's streams back (peers that only need the
+ * {@code SoftConfig.pollLeaseMicros}, it takes the CQ's streams back (peers that only need the
  * reactor: Read Requests to answer, Writes to place, a TERM, a close); that check costs one test
  * per CQ per reactor turn, not one per stream. A thread about to sleep on the CQ's completion
  * channel hands them back at once, and an empty {@link #poll} claims them only for a thread that
@@ -69,12 +71,12 @@ import org.slf4j.LoggerFactory;
  * (a no-op on RNICs and kernel devices): the spinning thread then places the Write itself, at
  * the cost of one non-blocking {@code read()} per call.
  */
-public final class SoftCompletionQueue implements CompletionQueue {
+public final class SoftCompletionQueue implements CompletionSink, CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(SoftCompletionQueue.class);
 
     private final WorkCompletion[] ring;
     private final Object lock = new Object();
-    private final SoftDevice device;
+    private final CqDevice device;
     /** Written under {@link #lock}; volatile so an empty poll need not take it. */
     private volatile long head;
     private volatile long tail;
@@ -83,9 +85,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private volatile int waiters;
     private volatile boolean closed;
 
-    private static final SoftStream[] NO_STREAMS = new SoftStream[0];
+    private static final PolledStream[] NO_STREAMS = new PolledStream[0];
     /** Streams of the QPs using this CQ (copy-on-write: attach and close are cold). */
-    private volatile SoftStream[] streams = NO_STREAMS;
+    private volatile PolledStream[] streams = NO_STREAMS;
     private final Object streamsLock = new Object();
     /** Receive polling by waiting threads (leader, selector, leases). */
     private final CqPoller poller;
@@ -102,20 +104,19 @@ public final class SoftCompletionQueue implements CompletionQueue {
     /** Set at the first overrun: the event was raised and the QPs were sent to ERR. */
     private boolean overrun;
 
-    SoftCompletionQueue(SoftDevice device, int entries) {
-        this(device, entries, null);
-    }
-
-    SoftCompletionQueue(SoftDevice device, int entries, SoftCompletionChannel channel) {
+    /**
+     * @param spinMicros  how long a waiting thread polls the sockets before it parks (0: no receive polling)
+     * @param maxStreams  most streams a waiting thread polls itself
+     */
+    public SoftCompletionQueue(CqDevice device, int entries, SoftCompletionChannel channel, int spinMicros, int maxStreams) {
         this.channel = channel;
         if (entries < 1) {
             throw new IllegalArgumentException("entries: " + entries + " must be >= 1");
         }
         this.device = device;
-        SoftConfig cfg = device != null ? device.config() : SoftConfig.defaults();
-        spinNanos = TimeUnit.MICROSECONDS.toNanos(cfg.pollSpinMicros());
-        maxPollStreams = cfg.pollMaxStreams();
-        pollOn = cfg.pollSpinMicros() > 0;
+        spinNanos = TimeUnit.MICROSECONDS.toNanos(spinMicros);
+        maxPollStreams = maxStreams;
+        pollOn = spinMicros > 0;
         poller = new CqPoller(this, device, spinNanos);
         if (channel != null) {
             channel.attach(this);
@@ -149,7 +150,8 @@ public final class SoftCompletionQueue implements CompletionQueue {
      * Producer side (reactor thread, or a closing thread when flushing). {@code qpContext} is the
      * QP's user context, stored by reference in the slot (no allocation).
      */
-    void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, Object qpContext,
+    @Override
+    public void complete(long wrId, WcStatus status, WcOpcode opcode, int byteLength, int qpNum, Object qpContext,
                   int vendorError, int invalidatedRkey, boolean withInvalidate, boolean solicited) {
         synchronized (lock) {
             if (closed) {
@@ -203,9 +205,9 @@ public final class SoftCompletionQueue implements CompletionQueue {
         }
         device.events().raise(new AsyncEvent(AsyncEvent.Type.CQ_ERROR, qpNum, null, this, null,
                 "CQ overrun: " + ring.length + " entries full; its QPs go to ERR and flush"));
-        for (SoftStream s : streams) {
+        for (PolledStream s : streams) {
             try {
-                s.reactor.execute(() -> s.failFatal(new RdmaException(OVERRUN_CAUSE + " (" + ring.length + " entries)")));
+                s.reactor().execute(() -> s.failFatal(new RdmaException(OVERRUN_CAUSE + " (" + ring.length + " entries)")));
             } catch (IllegalStateException e) {
                 LOG.debug("reactor gone while failing a stream after a CQ overrun");
             }
@@ -233,11 +235,31 @@ public final class SoftCompletionQueue implements CompletionQueue {
         return channel;
     }
 
+    /** A stream attached to {@code qp} (RFC 5040 §6.1): the QP's CQs poll its socket from now on. */
+    public static void addStream(SoftQueuePair qp, PolledStream s) {
+        SoftCompletionQueue send = (SoftCompletionQueue) qp.sendCq();
+        SoftCompletionQueue recv = (SoftCompletionQueue) qp.recvCq();
+        send.addStream(s);
+        if (recv != send) {
+            recv.addStream(s);
+        }
+    }
+
+    /** The stream closed: the CQs of its QP no longer poll it. */
+    public static void removeStream(SoftQueuePair qp, PolledStream s) {
+        SoftCompletionQueue send = (SoftCompletionQueue) qp.sendCq();
+        SoftCompletionQueue recv = (SoftCompletionQueue) qp.recvCq();
+        send.removeStream(s);
+        if (recv != send) {
+            recv.removeStream(s);
+        }
+    }
+
     /** A QP using this CQ got its stream (established). */
-    void addStream(SoftStream s) {
+    void addStream(PolledStream s) {
         synchronized (streamsLock) {
-            SoftStream[] a = streams;
-            for (SoftStream x : a) {
+            PolledStream[] a = streams;
+            for (PolledStream x : a) {
                 if (x == s) {
                     return;
                 }
@@ -247,23 +269,23 @@ public final class SoftCompletionQueue implements CompletionQueue {
     }
 
     /** The stream closed. */
-    void removeStream(SoftStream s) {
+    void removeStream(PolledStream s) {
         synchronized (streamsLock) {
             streams = SnapshotArrays.without(streams, s, NO_STREAMS);
         }
     }
 
     /** Streams attached (tests, diagnostics). */
-    int streamCount() {
+    public int streamCount() {
         return streams.length;
     }
 
     /** True when receive polling applies to this CQ now. */
-    private boolean pollable(SoftStream[] ss) {
+    private boolean pollable(PolledStream[] ss) {
         return pollOn && ss.length > 0 && ss.length <= maxPollStreams;
     }
 
-    SoftStream[] streams() {
+    PolledStream[] streams() {
         return streams;
     }
 
@@ -275,33 +297,38 @@ public final class SoftCompletionQueue implements CompletionQueue {
         return closed;
     }
 
-    boolean hasWaiters() {
+    public boolean hasWaiters() {
         return waiters > 0;
     }
 
     /** Ring, waiters and poller state (stall reports in tests; racy reads). */
-    String debugState() {
+    public String debugState() {
         return "CQ[" + (tail - head) + " queued, " + overruns + " overruns, " + waiters + " parked, streams "
                 + streams.length + ", " + poller.debugState() + "]";
     }
 
     /** Test hook: runs on an awaiting thread right after it led (null in production). */
-    Runnable afterLead;
+    private Runnable afterLead;
+
+    /** Tests: sets the hook run on an awaiting thread right after it led. */
+    public void afterLead(Runnable hook) {
+        afterLead = hook;
+    }
 
     /** True while a leader blocks in the CQ's selector (tests). */
-    boolean pollerBlocked() {
+    public boolean pollerBlocked() {
         return poller.blocked;
     }
 
     /** True while a thread leads (tests). */
-    boolean pollerLed() {
+    public boolean pollerLed() {
         return poller.leader.isLocked();
     }
 
     @Override
     public int poll(WorkCompletion[] out, int max) {
         if (tail == head) {
-            SoftStream[] ss = streams;
+            PolledStream[] ss = streams;
             if (!pollable(ss)) {
                 return 0; // empty: no lock (a racing completion is seen by the next poll)
             }
@@ -328,7 +355,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
      */
     @Override
     public void progress() {
-        SoftStream[] ss = streams;
+        PolledStream[] ss = streams;
         if (!closed && pollable(ss)) {
             poller.progress(ss);
         }

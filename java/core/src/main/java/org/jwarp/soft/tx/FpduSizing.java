@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * host talking to a 1500-MTU one); its FPDUs then span two segments, which TCP and siw accept
  * (siw's receive path does not check the MULPDU) but which RFC 5044 §8.1 recommends against.
  */
-final class FpduSizing {
+public final class FpduSizing {
     private static final Logger LOG = LoggerFactory.getLogger(FpduSizing.class);
     /** IPv4 header without options, TCP header, and the TCP timestamp option (Linux default on). */
     private static final int IPV4 = 20;
@@ -31,13 +31,13 @@ final class FpduSizing {
     private static final int TCP = 20;
     private static final int TCP_TIMESTAMPS = 12;
     /** The fallback FPDU: an Ethernet MSS with timestamps (MTU 1500), already a multiple of 8. */
-    static final int ETHERNET_FPDU = 1448;
+    public static final int ETHERNET_FPDU = 1448;
 
     private FpduSizing() {
     }
 
     /** The FPDU size for a path with this MTU: the MSS rounded down to a multiple of 8 (siw's rule). */
-    static int forMtu(int mtu, boolean ipv6) {
+    public static int forMtu(int mtu, boolean ipv6) {
         int mss = mtu - (ipv6 ? IPV6 : IPV4) - TCP - TCP_TIMESTAMPS;
         return mss & ~7;
     }
@@ -46,7 +46,7 @@ final class FpduSizing {
      * The FPDU size for a connection whose local address is {@code local}: {@link #forMtu} of its
      * interface's MTU, capped by {@code configMax}; the Ethernet fallback when the MTU is unknown.
      */
-    static int forLocalAddress(InetAddress local, int configMax) {
+    public static int forLocalAddress(InetAddress local, int configMax) {
         int mtu = -1;
         try {
             NetworkInterface nif = local == null ? null : NetworkInterface.getByInetAddress(local);

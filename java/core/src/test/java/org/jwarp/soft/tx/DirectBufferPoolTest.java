@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -17,7 +17,7 @@ class DirectBufferPoolTest {
     @Test
     @DisplayName("RFC 5044 §7.1.2: a released buffer is the next acquire of its size, cleared")
     void releasedBufferIsReusedCleared_5044_7_1_2() {
-        DirectBufferPool pool = new DirectBufferPool(1 << 20);
+        DirectBufferPool pool = new DirectBufferPool(1 << 20, 65536, 1024);
         ByteBuffer a = pool.acquire(4096);
         assertTrue(a.isDirect());
         a.putInt(7).limit(100);
@@ -34,7 +34,7 @@ class DirectBufferPoolTest {
     @Test
     @DisplayName("RFC 5044 §7.1.2: the pool keeps at most its cap free; a double release is refused")
     void capAndDoubleRelease_5044_7_1_2() {
-        DirectBufferPool pool = new DirectBufferPool(8192);
+        DirectBufferPool pool = new DirectBufferPool(8192, 65536, 1024);
         ByteBuffer a = pool.acquire(4096);
         ByteBuffer b = pool.acquire(4096);
         ByteBuffer c = pool.acquire(4096);

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -44,7 +44,7 @@ import org.jwarp.mpa.FpduSink;
  * ({@link #revoked}) snapshots the bytes the region holds at that moment, not those it held at
  * staging.
  */
-final class TxGather implements FpduSink {
+public final class TxGather implements FpduSink {
     /** Payload slices one write may carry (2 iovecs each, well below IOV_MAX 1024). */
     static final int SLICES = 128;
 
@@ -87,13 +87,13 @@ final class TxGather implements FpduSink {
     private int builtTail;
     private long rebuilds;
 
-    TxGather(int sqDepth, int budget) {
+    public TxGather(int sqDepth, int budget) {
         this.budget = budget;
         done = new TxCompletions(sqDepth);
     }
 
     /** Binds the staging area the stream borrowed (its views and slice table come with it). */
-    void bind(TxStaging st) {
+    public void bind(TxStaging st) {
         if (staging != st) {
             if (pending()) {
                 throw new IllegalStateException("rebinding staging with bytes pending");
@@ -122,7 +122,7 @@ final class TxGather implements FpduSink {
      * Everything staged or referenced has left ({@link #pending} false): forgets the staging area so
      * the stream can give it back; its slice table is empty. Returns it, or null when none was bound.
      */
-    TxStaging unbind() {
+    public TxStaging unbind() {
         TxStaging st = staging;
         if (st == null) {
             return null;
@@ -176,32 +176,32 @@ final class TxGather implements FpduSink {
     }
 
     /** Whether payload slices of registered memory wait for the socket. */
-    boolean referencing() {
+    public boolean referencing() {
         return count > 0;
     }
 
     /** Staged or referenced bytes not yet accepted by the socket. */
-    boolean pending() {
+    public boolean pending() {
         return tx != null && (tx.position() > sent || count > 0);
     }
 
     /** Room for another full FPDU: staging room and a free slice. */
-    boolean room(int maxFpduWire) {
+    public boolean room(int maxFpduWire) {
         return tx.remaining() >= maxFpduWire && count < SLICES && sliceBytes < budget;
     }
 
     /** The stream offset just past everything staged or referenced so far. */
-    long queuedEnd() {
+    public long queuedEnd() {
         return accepted + (tx.position() - sent) + sliceBytes;
     }
 
     /** Send slot {@code slot} completes once the socket accepted the stream up to {@code end}. */
-    void completeAt(int slot, long end) {
+    public void completeAt(int slot, long end) {
         done.add(slot, end);
     }
 
     /** The next slot whose bytes the socket accepted, or -1. */
-    int acceptedSlot() {
+    public int acceptedSlot() {
         return done.next(accepted);
     }
 
@@ -211,7 +211,7 @@ final class TxGather implements FpduSink {
      * resumes it at its first unwritten entry instead of rebuilding it ({@link #compact} shifts its
      * staging runs along with the bytes).
      */
-    long write(SocketChannel ch) throws IOException {
+    public long write(SocketChannel ch) throws IOException {
         int end = tx.position();
         if (count == 0 && end == sent) {
             return 0;
@@ -306,7 +306,7 @@ final class TxGather implements FpduSink {
     }
 
     /** Drops written staging bytes so the staging buffer has room again (slice positions shift). */
-    void compact() {
+    public void compact() {
         if (sent == 0) {
             return;
         }
@@ -342,7 +342,7 @@ final class TxGather implements FpduSink {
      * inside {@link #write}, under the same I/O lock as this method, so no write is half-way through
      * a slice here. Cold path: allocates the snapshots. Returns the bytes copied.
      */
-    long revoked(ByteBuffer src, int from, int to) {
+    public long revoked(ByteBuffer src, int from, int to) {
         TxViewPool p = pools.revoked(src); // its idle views go: nothing keeps the region reachable
         long copied = 0;
         if (p == null || p.lent == 0 || view == null) {
@@ -372,13 +372,18 @@ final class TxGather implements FpduSink {
     }
 
     /** Run once by {@link #release} (the stream's revocation listener leaves the STag table). */
-    Runnable onRelease;
+    private Runnable onRelease;
+
+    /** Runs once when this gather is released (the stream's revocation listener unregisters). */
+    public void onRelease(Runnable r) {
+        onRelease = r;
+    }
 
     /**
      * The stream closed: forget references to staging and registered memory. The staging area, if
      * one was bound, is returned with an empty slice table (for its owner to give back), else null.
      */
-    TxStaging release() {
+    public TxStaging release() {
         Runnable r = onRelease;
         onRelease = null;
         if (r != null) {

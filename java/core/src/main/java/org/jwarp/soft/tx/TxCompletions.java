@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 /**
  * Send WRs of one stream's zero-copy transmit ({@link TxGather}) waiting for the socket: each is
@@ -7,7 +7,7 @@ package org.jwarp.soft;
  * the completion. A ring of slot and end offset, as deep as the send queue; no allocation after
  * construction. Guarded by the stream's I/O lock.
  */
-final class TxCompletions {
+public final class TxCompletions {
     private final int[] slot;
     private final long[] end;
     private int head;

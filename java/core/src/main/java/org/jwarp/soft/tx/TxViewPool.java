@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -12,7 +12,7 @@ import java.util.Arrays;
  * Evicted or revoked, a pool is {@linkplain #reset reset} and reused for another source
  * ({@link TxViewPools}). Guarded by the stream's I/O lock.
  */
-final class TxViewPool {
+public final class TxViewPool {
     ByteBuffer src;
     ByteBuffer[] idle = new ByteBuffer[4];
     int idleCount;

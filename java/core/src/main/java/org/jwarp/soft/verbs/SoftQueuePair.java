@@ -1,8 +1,10 @@
-package org.jwarp.soft;
+package org.jwarp.soft.verbs;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jwarp.provider.WorkRequestChecks;
+import org.jwarp.rdmap.SendRing;
+import org.jwarp.soft.tx.TxGather;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.QueuePairCaps;
@@ -43,11 +45,11 @@ public final class SoftQueuePair implements QueuePair {
     final int qpNum = NEXT_QPN.getAndIncrement();
     private final QueuePairConfig config;
     final SoftProtectionDomain pd;
-    private final SoftCompletionQueue sendCq;
-    private final SoftCompletionQueue recvCq;
+    private final CompletionSink sendCq;
+    private final CompletionSink recvCq;
     final Object lock = new Object();
     volatile QpState state = QpState.INIT;
-    private volatile SoftStream stream;
+    private volatile QpConnection stream;
     /** The send queue: its ring, its checks and the ORD count. */
     final SoftSendQueue sq;
     private long postCalls;
@@ -70,23 +72,23 @@ public final class SoftQueuePair implements QueuePair {
     /** This QP as the shared post-time checks see it (RFC 5040 §7); read under the QP lock. */
     final WorkRequestChecks.Target checks = new Checks();
 
-    SoftQueuePair(QueuePairConfig config) throws RdmaException {
+    public SoftQueuePair(QueuePairConfig config) throws RdmaException {
         if (!(config.pd() instanceof SoftProtectionDomain p)) {
             throw new IllegalArgumentException("pd: not a soft-provider protection domain");
         }
-        if (!(config.sendCq() instanceof SoftCompletionQueue s) || !(config.recvCq() instanceof SoftCompletionQueue r)) {
+        if (!(config.sendCq() instanceof CompletionSink s) || !(config.recvCq() instanceof CompletionSink r)) {
             throw new IllegalArgumentException("sendCq/recvCq: not soft-provider completion queues");
         }
-        if (config.maxSendWr() > SoftProvider.MAX_QP_WR || config.maxRecvWr() > SoftProvider.MAX_QP_WR) {
-            throw new IllegalArgumentException("queue depth exceeds maxQpWr " + SoftProvider.MAX_QP_WR);
+        if (config.maxSendWr() > SoftLimits.MAX_QP_WR || config.maxRecvWr() > SoftLimits.MAX_QP_WR) {
+            throw new IllegalArgumentException("queue depth exceeds maxQpWr " + SoftLimits.MAX_QP_WR);
         }
-        if (config.maxSendSge() > SoftProvider.MAX_SGE || config.maxRecvSge() > SoftProvider.MAX_SGE) {
+        if (config.maxSendSge() > SoftLimits.MAX_SGE || config.maxRecvSge() > SoftLimits.MAX_SGE) {
             throw new IllegalArgumentException("SGEs per WR: send " + config.maxSendSge() + " / recv "
-                    + config.maxRecvSge() + " exceed the device's maxSge " + SoftProvider.MAX_SGE);
+                    + config.maxRecvSge() + " exceed the device's maxSge " + SoftLimits.MAX_SGE);
         }
-        if (config.maxInlineData() > SoftProvider.MAX_INLINE_DATA) {
+        if (config.maxInlineData() > SoftLimits.MAX_INLINE_DATA) {
             throw new IllegalArgumentException("maxInlineData " + config.maxInlineData() + " exceeds the device's "
-                    + SoftProvider.MAX_INLINE_DATA);
+                    + SoftLimits.MAX_INLINE_DATA);
         }
         if (config.srq() != null) {
             if (!(config.srq() instanceof SoftSharedReceiveQueue q)) {
@@ -112,11 +114,11 @@ public final class SoftQueuePair implements QueuePair {
         rSgOff = new int[m * maxRecvSge];
         rSgLen = new int[m * maxRecvSge];
         rSgCount = new int[m];
-        caps = new QueuePairCaps(n, m, sq.maxSge, maxRecvSge, SoftProvider.MAX_SGE_RD, sq.maxInline);
+        caps = new QueuePairCaps(n, m, sq.maxSge, maxRecvSge, SoftLimits.MAX_SGE_RD, sq.maxInline);
     }
 
     /** Runs the configuration's hook (posting receives before any peer message can arrive). */
-    void runBeforeConnect() throws WorkRequestException {
+    public void runBeforeConnect() throws WorkRequestException {
         if (config.beforeConnect() != null) {
             try {
                 config.beforeConnect().prepare(this);
@@ -137,46 +139,77 @@ public final class SoftQueuePair implements QueuePair {
         return context;
     }
 
-    SoftProtectionDomain pd() {
+    public SoftProtectionDomain pd() {
         return pd;
     }
 
-    SoftCompletionQueue sendCq() {
+    public CompletionSink sendCq() {
         return sendCq;
     }
 
-    SoftCompletionQueue recvCq() {
+    public CompletionSink recvCq() {
         return recvCq;
     }
 
-    int sqSize() {
+    /** SGEs per WR the engine must take, send or receive. */
+    public int maxSge() {
+        return Math.max(sq.maxSge, maxRecvSge);
+    }
+
+    /** The send queue as the engine's source of work requests to segment. */
+    public SendRing sendRing() {
+        return sq;
+    }
+
+    /** FPDU mode begins: the send queue's completions wait for the socket through {@code g}. */
+    public void useGather(TxGather g) {
+        synchronized (lock) {
+            sq.gather = g;
+        }
+    }
+
+    /** Hands the posted send WRs to the engine (RFC 5040 §5 ordering kept by the ring). */
+    public void issueSends() {
+        synchronized (lock) {
+            sq.issue();
+        }
+    }
+
+    /** The peer terminated: the oldest outstanding send WR is the one it refused. */
+    public void finishOldestSend(WcStatus status) {
+        synchronized (lock) {
+            sq.finishOldest(status);
+        }
+    }
+
+    /** Completes the send WRs whose bytes the socket has now accepted (after a write, I/O lock held). */
+    public void completeAccepted(TxGather g) {
+        sq.completeAccepted(g);
+    }
+
+    /** Send WRs completed so far (progress for the listener's idle check; cold path). */
+    public long sendsDone() {
+        synchronized (lock) {
+            return sq.done;
+        }
+    }
+
+    public int sqSize() {
         return sq.size();
     }
 
-    int rqSize() {
+    public int rqSize() {
         return rWrId.length;
     }
 
     /** Attaches the stream and the negotiated ORD; the QP moves to RTS (RFC 5040 §6.1 stream initialization). */
-    void attach(SoftStream s, int negotiatedOrd) {
+    public void attach(QpConnection s, int negotiatedOrd) {
         synchronized (lock) {
             stream = s;
             sq.ord = negotiatedOrd;
             if (state == QpState.INIT) {
                 state = QpState.RTS;
             }
-        }
-        sendCq.addStream(s);
-        if (recvCq != sendCq) {
-            recvCq.addStream(s);
-        }
-    }
-
-    /** The stream closed: its CQs no longer poll it. */
-    void detach(SoftStream s) {
-        sendCq.removeStream(s);
-        if (recvCq != sendCq) {
-            recvCq.removeStream(s);
         }
     }
 
@@ -254,7 +287,7 @@ public final class SoftQueuePair implements QueuePair {
     public void postSend(SendRequest first) throws WorkRequestException {
         WorkRequestException refused = null;
         int posted = 0;
-        SoftStream s;
+        QpConnection s;
         synchronized (lock) {
             int k = 0;
             for (SendRequest wr = first; wr != null; wr = wr.next, k++) {
@@ -270,7 +303,7 @@ public final class SoftQueuePair implements QueuePair {
             s = stream;
         }
         if (posted > 0 && s != null) {
-            s.sender.kick();
+            s.kick();
         }
         if (refused != null) {
             SendRequest bad = first;
@@ -288,7 +321,7 @@ public final class SoftQueuePair implements QueuePair {
      * stream ends with TERM 0/0/0 (RFC 5040 §4.8 local catastrophic error, §7) besides the
      * exception, never silently (issue 31). Cold path: only after a refusal.
      */
-    private void terminateIfGone(SoftStream s, ScatterGatherList sgl, MemoryRegion one,
+    private void terminateIfGone(QpConnection s, ScatterGatherList sgl, MemoryRegion one,
             WorkRequestException refused) {
         if (s == null) {
             return;
@@ -336,7 +369,7 @@ public final class SoftQueuePair implements QueuePair {
     public void postRecv(RecvRequest first) throws WorkRequestException {
         WorkRequestException refused = null;
         int posted = 0;
-        SoftStream s;
+        QpConnection s;
         synchronized (lock) {
             int k = 0;
             for (RecvRequest wr = first; wr != null; wr = wr.next, k++) {
@@ -352,7 +385,7 @@ public final class SoftQueuePair implements QueuePair {
             s = stream;
         }
         if (posted > 0 && s != null) {
-            s.sender.kick();
+            s.kick();
         }
         if (refused != null) {
             RecvRequest bad = first;
@@ -367,7 +400,7 @@ public final class SoftQueuePair implements QueuePair {
     @Override
     public void postRecv(long wrId, MemoryRegion region, long offset, int length) throws WorkRequestException {
         WorkRequestException refused;
-        SoftStream s;
+        QpConnection s;
         synchronized (lock) {
             refused = enqueueRecv(wrId, null, region, offset, length, 0);
             if (refused == null) {
@@ -380,7 +413,7 @@ public final class SoftQueuePair implements QueuePair {
             throw refused;
         }
         if (s != null) {
-            s.sender.kick();
+            s.kick();
         }
     }
 
@@ -423,7 +456,7 @@ public final class SoftQueuePair implements QueuePair {
      * Every WR not yet completed completes with WR_FLUSH_ERR, in order (RFC 5040 §6.2.2, ibv
      * flush semantics). Safe from any thread once the reactor no longer drives the stream.
      */
-    void flush() {
+    public void flush() {
         synchronized (lock) {
             state = QpState.ERR;
             sq.flush();
@@ -444,7 +477,7 @@ public final class SoftQueuePair implements QueuePair {
 
     @Override
     public String toString() {
-        SoftStream st = stream;
+        QpConnection st = stream;
         return "SoftQueuePair[qp=" + qpNum + ", " + state + ", " + sq + ", rq posted/issued/done=" + rqPosted + "/" + rqIssued + "/"
                 + rqDone + (st != null ? ", " + st.debugState() : "") + "]";
     }

@@ -1,10 +1,11 @@
-package org.jwarp.soft;
+package org.jwarp.soft.verbs;
 
 import java.nio.ByteBuffer;
 
 import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.rdmap.SendRing;
 import org.jwarp.rdmap.RdmapOpcode;
+import org.jwarp.soft.tx.TxGather;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
 import org.jwarp.verbs.WcStatus;

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import java.nio.ByteBuffer;
 
@@ -14,7 +14,7 @@ import java.nio.ByteBuffer;
  * <p>One owner at a time: the pool, or the one stream that borrowed it (under that stream's I/O
  * lock).
  */
-final class TxStaging {
+public final class TxStaging {
     final ByteBuffer buf;
     /** Views of {@link #buf}, one per staged run between slices (made once, with the buffer). */
     final ByteBuffer[] runs = new ByteBuffer[TxGather.SLICES + 1];
@@ -30,15 +30,20 @@ final class TxStaging {
     /** Lent by the pool (to a stream, or handed to a waiter), not free; guarded by the pool's lock. */
     boolean lent;
 
-    TxStaging(ByteBuffer buf) {
+    public TxStaging(ByteBuffer buf) {
         this.buf = buf;
         for (int i = 0; i < runs.length; i++) {
             runs[i] = buf.duplicate();
         }
     }
 
-    TxStaging(int capacity) {
+    public TxStaging(int capacity) {
         this(ByteBuffer.allocateDirect(capacity));
+    }
+
+    /** The area itself, which the stream writes FPDUs into. */
+    public ByteBuffer buffer() {
+        return buf;
     }
 
     int capacity() {

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cq;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -15,6 +15,8 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.jwarp.soft.loop.Reactor;
+
 /**
  * Receive polling of one {@link SoftCompletionQueue} (the CQ side of siw_qp_rx run on the waiting
  * thread): a thread waiting on the CQ reads the sockets of the CQ's streams itself, driven by the
@@ -23,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * CQ). See {@link SoftCompletionQueue} for the scheme and its guarantees.
  *
  * <p>Ownership: one thread at a time leads (by try-lock). The leader claims the CQ's streams from
- * their reactor (OP_READ off there, {@link StreamReceive#claim}); the claim is sticky across
+ * their reactor (OP_READ off there, {@link PolledStream#claim}); the claim is sticky across
  * waits, and the reactor takes the streams back only when this poller has been away (neither
  * leading nor polling) for the lease ({@link #revokeIfStale}): one check per poller per reactor
  * turn, not one per stream. A thread about to block elsewhere (on a completion channel) hands the
@@ -31,11 +33,11 @@ import org.slf4j.LoggerFactory;
  * them only once its thread has kept polling ({@link #pollProgress}): a thread that polls, arms
  * and sleeps leaves them with the reactor.
  */
-final class CqPoller {
+public final class CqPoller implements Reactor.Polled {
     private static final Logger LOG = LoggerFactory.getLogger(CqPoller.class);
 
     private final SoftCompletionQueue cq;
-    private final SoftDevice device;
+    private final CqDevice device;
     /** Held by the thread that reads the streams' sockets. */
     final ReentrantLock leader = new ReentrantLock();
     /** The leader's receive buffer, allocated at the first poll; guarded by {@link #leader}. */
@@ -43,7 +45,7 @@ final class CqPoller {
     /** This CQ's selector over the streams' sockets; created at the first poll. */
     private volatile Selector selector;
     /** Streams registered with {@link #selector} (the array last keyed); guarded by {@link #leader}. */
-    private SoftStream[] keyed;
+    private PolledStream[] keyed;
     /** Every stream of {@link #keyed} is claimed by this poller; guarded by {@link #leader}. */
     private boolean claimedAll;
     /** A claim found a stream's lock busy: the leader retries before it blocks; guarded by {@link #leader}. */
@@ -60,6 +62,17 @@ final class CqPoller {
     private volatile boolean closed;
     /** Streams this poller holds (claimed, not yet handed back). */
     final AtomicInteger held = new AtomicInteger();
+
+    /** A stream claimed for this poller (its claim succeeded). */
+    public void holdOne() {
+        held.incrementAndGet();
+    }
+
+    /** A stream this poller held went back to its reactor. */
+    public void releaseOne() {
+        held.decrementAndGet();
+    }
+
     private final Consumer<SelectionKey> reader = this::readReady;
     /** Empty polls in a row before {@link #pollProgress} claims streams (a poll, arm, poll, sleep makes two). */
     static final int CLAIM_POLLS = 64;
@@ -68,7 +81,7 @@ final class CqPoller {
     private long emptySince;
     private final long spinNanos;
 
-    CqPoller(SoftCompletionQueue cq, SoftDevice device, long spinNanos) {
+    CqPoller(SoftCompletionQueue cq, CqDevice device, long spinNanos) {
         this.cq = cq;
         this.device = device;
         this.spinNanos = spinNanos;
@@ -80,7 +93,7 @@ final class CqPoller {
      * spin time (a spinning thread), so a thread that polls once before it sleeps on a channel
      * does not take them from the reactor. Allocation-free.
      */
-    void pollProgress(SoftStream[] ss) {
+    void pollProgress(PolledStream[] ss) {
         if (held.get() == 0) {
             int n = emptyPolls;
             long now = System.nanoTime();
@@ -122,7 +135,7 @@ final class CqPoller {
     }
 
     private void readReady(SelectionKey k) {
-        if (((SoftStream) k.attachment()).receiver.pollReceive(rx, this) == StreamReceive.POLL_NO) {
+        if (((PolledStream) k.attachment()).pollReceive(rx, this) == PolledStream.POLL_NO) {
             lost = true;
         }
     }
@@ -132,7 +145,7 @@ final class CqPoller {
      * if needed and reads those the selector reports readable (a single stream: its socket,
      * directly, as a spinning TCP reader does). Allocation-free.
      */
-    void progress(SoftStream[] ss) {
+    void progress(PolledStream[] ss) {
         if (!leader.tryLock()) {
             return;
         }
@@ -143,7 +156,7 @@ final class CqPoller {
             }
             if (ss.length == 1) {
                 // TCP's busy-poll pattern: one non-blocking read per spin, no readiness call first
-                if (ss[0].receiver.pollReceive(rx, this) == StreamReceive.POLL_NO) {
+                if (ss[0].pollReceive(rx, this) == PolledStream.POLL_NO) {
                     lost = true;
                 }
             } else {
@@ -222,7 +235,7 @@ final class CqPoller {
      * Leader: the selector with every stream of {@code ss} registered, and the streams claimed
      * (O(n) only when the set changed or a stream went back to its reactor). Null if unusable.
      */
-    private Selector prepare(SoftStream[] ss) {
+    private Selector prepare(PolledStream[] ss) {
         Selector sel = selector;
         if (sel == null) {
             synchronized (this) {
@@ -243,7 +256,7 @@ final class CqPoller {
             rx = device != null ? device.buffers().acquire(Reactor.RX_BUFFER) : ByteBuffer.allocateDirect(Reactor.RX_BUFFER);
         }
         if (keyed != ss) {
-            for (SoftStream s : ss) {
+            for (PolledStream s : ss) {
                 SocketChannel ch = s.channel();
                 if (ch != null && ch.keyFor(sel) == null) {
                     try {
@@ -264,10 +277,10 @@ final class CqPoller {
         if (!claimedAll) {
             boolean all = true;
             boolean busy = false;
-            for (SoftStream s : ss) {
-                int r = s.receiver.claim(this);
-                all &= r == StreamReceive.POLL_HELD;
-                busy |= r == StreamReceive.POLL_BUSY;
+            for (PolledStream s : ss) {
+                int r = s.claim(this);
+                all &= r == PolledStream.POLL_HELD;
+                busy |= r == PolledStream.POLL_BUSY;
             }
             claimedAll = all;
             claimBusy = busy;
@@ -278,8 +291,8 @@ final class CqPoller {
     /** Hands every stream this poller holds back to its reactor. */
     void release() {
         claimedAll = false;
-        for (SoftStream s : cq.streams()) {
-            s.receiver.releasePoll(this);
+        for (PolledStream s : cq.streams()) {
+            s.releasePoll(this);
         }
     }
 
@@ -287,14 +300,15 @@ final class CqPoller {
      * Reactor thread: if no thread has led or polled for {@code leaseNanos}, hands this poller's
      * streams on {@code r} back to it. True when this poller holds none of {@code r}'s streams now.
      */
-    boolean revokeIfStale(Reactor r, long now, long leaseNanos) {
+    @Override
+    public boolean revokeIfStale(Reactor r, long now, long leaseNanos) {
         if (held.get() == 0 || present || now - leftAt < leaseNanos) {
             return false;
         }
         boolean none = true;
-        for (SoftStream s : cq.streams()) {
-            if (s.reactor == r) {
-                none &= s.receiver.revokePoll(this);
+        for (PolledStream s : cq.streams()) {
+            if (s.reactor() == r) {
+                none &= s.revokePoll(this);
             }
         }
         return none;
