@@ -404,7 +404,10 @@ public final class FfmQp implements QueuePair {
         }
     }
 
-    /** Destroys the QP ({@code rdma_destroy_qp} through its id); called by the id's close. */
+    /**
+     * Destroys the QP ({@code rdma_destroy_qp} through its id); called by the id's close. Its CQs
+     * keep it until the WRs it held have completed as flushed.
+     */
     void close() {
         synchronized (this) {
             if (!open) {
@@ -418,9 +421,23 @@ public final class FfmQp implements QueuePair {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("rdma_destroy_qp", t);
         }
-        sendCq.detach(this);
-        recvCq.detach(this);
+        sendCq.closed(this);
+        if (recvCq != sendCq) {
+            recvCq.closed(this);
+        }
         arena.close();
+    }
+
+    synchronized boolean isClosed() {
+        return !open;
+    }
+
+    /**
+     * Closed, and none of its WRs that complete on {@code cq} is outstanding: the device flushed
+     * what the QP held (RFC 5040 §8.2) and that CQ delivered it.
+     */
+    synchronized boolean drainedOn(FfmCq cq) {
+        return !open && (cq != sendCq || sq.outstanding() == 0) && (cq != recvCq || rq.outstanding() == 0);
     }
 
     /** The accounting behind {@link WorkRequestChecks}: WR k of a chain is not in the rings yet. */
