@@ -217,14 +217,23 @@ public final class FfmCq implements CompletionQueue {
 
     /**
      * Polls until a completion or the timeout, napping between empty polls (at most
-     * 200 µs): this provider has no completion channels yet.
+     * 200 µs): this provider has no completion channels yet. A CQ closed while the caller waits
+     * ends the wait with 0 (as the DiSNI provider's does); one closed before the call is an error.
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         long nap = 1_000;
+        boolean first = true;
         while (true) {
-            int n = poll(out, max);
+            int n;
+            synchronized (this) {
+                if (!open && !first) {
+                    return 0; // closed while this thread waited
+                }
+                n = poll(out, max);
+            }
+            first = false;
             if (n > 0) {
                 return n;
             }
