@@ -205,8 +205,8 @@ final class FfmDevice implements Device, ConnectionManager {
             if (qpc.beforeConnect() != null) {
                 qpc.beforeConnect().prepare(qp); // receives posted before rdma_connect
             }
-            id.connect(neg.responderResources(), neg.initiatorDepth(), neg.privateData(), params.retryCount(),
-                    params.rnrRetryCount());
+            id.connectWithin(neg.responderResources(), neg.initiatorDepth(), neg.privateData(), params.retryCount(),
+                    params.rnrRetryCount(), deadline);
             FfmCmChannel.Event ev = ch.next(remainingMs(deadline), "connect to " + remote);
             if (ev.type() == RdmaCm.REJECTED) {
                 throw rejected(ev, remote, neg);
@@ -240,7 +240,7 @@ final class FfmDevice implements Device, ConnectionManager {
             ok = true;
             return new FfmConnection(id, ch, qp, ci);
         } finally {
-            if (!ok) {
+            if (!ok && (id == null || !id.handedOff())) { // a handed-off id is closed by rdma_connect's helper
                 if (id != null) {
                     id.close();
                 }
