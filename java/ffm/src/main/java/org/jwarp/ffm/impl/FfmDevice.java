@@ -23,7 +23,6 @@ import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.ConnectionParameters;
-import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
@@ -43,10 +42,6 @@ final class FfmDevice implements Device, ConnectionManager {
     private static final long DEVICE_TRANSPORT = 20;
     private static final long DEVICE_NAME = 24;
     private static final int TRANSPORT_IWARP = 1;
-    /** IB CM reject reason of a consumer's rdma_reject (IBA 12.6.7.2, reason 28). */
-    private static final int IB_REJ_CONSUMER_DEFINED = 28;
-    /** iWARP: the MPA Reply had R set (siw reports -ECONNRESET). */
-    private static final int IW_MPA_REJECT = -104;
 
     final InetAddress localAddress;
     final FfmContext ctx;
@@ -209,7 +204,7 @@ final class FfmDevice implements Device, ConnectionManager {
                     params.rnrRetryCount(), deadline);
             FfmCmChannel.Event ev = ch.next(remainingMs(deadline), "connect to " + remote);
             if (ev.type() == RdmaCm.REJECTED) {
-                throw rejected(ev, remote, neg);
+                throw neg.rejected(ev, ev.status(), remote);
             }
             if (ev.type() != RdmaCm.ESTABLISHED) {
                 throw new RdmaException("connect to " + remote + ": " + ev.name() + " (status " + ev.status() + ")");
@@ -267,23 +262,6 @@ final class FfmDevice implements Device, ConnectionManager {
         }
         return FfmQp.create(id, pd, scq, rcq, qpc.maxSendWr(), qpc.maxRecvWr(), qpc.maxSendSge(), qpc.maxRecvSge(),
                 qpc.maxInlineData());
-    }
-
-    RdmaException rejected(FfmCmChannel.Event ev, InetSocketAddress remote, CmNegotiation.Initiator neg) {
-        boolean ulp = roce ? ev.status() == IB_REJ_CONSUMER_DEFINED : ev.status() == IW_MPA_REJECT;
-        if (!ulp) {
-            return new RdmaException("connect to " + remote + " refused: no listener or not reachable ("
-                    + (roce ? "IB CM reject reason " : "status ") + ev.status() + ")");
-        }
-        try {
-            NegotiationOutcome o = neg.onReply(ev, true).outcome();
-            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerIrd() : -1,
-                    o.peerValuesKnown() ? o.peerOrd() : -1);
-        } catch (MpaDecodeException | IllegalArgumentException bad) {
-            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "), private data not RFC 6581 section 9 data: " + bad.getMessage(), ev.privateData());
-        }
     }
 
     @Override
