@@ -157,6 +157,16 @@ public final class FfmCq implements CompletionQueue {
         LOG.debug("completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
     }
 
+    /** The open QP of this CQ whose {@code struct ibv_qp} is at {@code address}, or null. */
+    FfmQp qpAt(long address) {
+        for (FfmQp q : qps) {
+            if (q.qp.address() == address && !q.isClosed()) {
+                return q;
+            }
+        }
+        return null;
+    }
+
     synchronized void attach(FfmQp qp) {
         FfmQp[] now = Arrays.copyOf(qps, qps.length + 1);
         now[now.length - 1] = qp;

@@ -16,6 +16,8 @@ import org.jwarp.negotiation.NegotiationAction;
 import org.jwarp.negotiation.NegotiationDecision;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.provider.CmNegotiation;
+import org.jwarp.provider.EventDispatcher;
+import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.AsyncEventListener;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
@@ -51,6 +53,10 @@ final class FfmDevice implements Device, ConnectionManager {
     /** The id bound to the local address: it holds rdma_cm's context of the device open. */
     private final FfmCmChannel bindChannel;
     private final FfmCmId bound;
+    private final EventDispatcher events;
+    private boolean closed;
+    /** Whether this device gets its context's asynchronous events (since a listener was first set). */
+    private boolean pumped;
 
     private FfmDevice(InetAddress localAddress, FfmCmChannel bindChannel, FfmCmId bound, FfmContext ctx) {
         this.localAddress = localAddress;
@@ -60,6 +66,7 @@ final class FfmDevice implements Device, ConnectionManager {
         this.info = info(ctx);
         this.roce = info.transport() != DeviceInfo.Transport.IWARP;
         this.negotiation = new CmNegotiation(info);
+        this.events = new EventDispatcher("ffm-" + info.name());
     }
 
     static FfmDevice open(InetAddress localAddress) throws RdmaException {
@@ -169,9 +176,44 @@ final class FfmDevice implements Device, ConnectionManager {
         throw new RdmaException("the ffm provider has no completion channels yet");
     }
 
+    /**
+     * Sets the listener of the device's asynchronous events: the context's {@code ibv_async_event}s
+     * for this device's QPs and CQs (QP_FATAL, QP_REQ_ERR and QP_ACCESS_ERR as
+     * {@link AsyncEvent.Type#QP_FATAL}, which also puts the QP in ERR; CQ_ERR as
+     * {@link AsyncEvent.Type#CQ_ERROR}). A device reports only what it raises: rxe 6.1 raises
+     * nothing for a receive too short for its Send.
+     */
     @Override
     public void setEventListener(AsyncEventListener listener, Executor executor) {
-        // asynchronous events are not read yet
+        synchronized (this) {
+            if (listener != null && closed) {
+                throw new IllegalStateException("setEventListener: device " + info.name() + " is closed");
+            }
+            events.set(listener, executor);
+            if (listener != null && !pumped) {
+                FfmAsyncEvents.join(ctx.ctx, info.name(), asyncSink);
+                pumped = true;
+            }
+        }
+    }
+
+    private final FfmAsyncEvents.Sink asyncSink = this::onAsyncEvent;
+
+    private void onAsyncEvent(int type, long element) {
+        if (type == FfmAsyncEvents.QP_FATAL || type == FfmAsyncEvents.QP_REQ_ERR || type == FfmAsyncEvents.QP_ACCESS_ERR) {
+            FfmQp q = ctx.qpAt(element);
+            if (q != null) {
+                q.failed();
+                events.raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, q.qpNum(), q.connection(), null, null,
+                        "ibv async event " + type + " on QP " + q.qpNum(), q.context()));
+            }
+        } else if (type == FfmAsyncEvents.CQ_ERR) {
+            FfmCq cq = ctx.cqAt(element);
+            if (cq != null) {
+                events.raise(new AsyncEvent(AsyncEvent.Type.CQ_ERROR, -1, null, cq, null,
+                        "IBV_EVENT_CQ_ERR (CQ overrun); the QPs are left to the device"));
+            }
+        }
     }
 
     @Override
@@ -233,7 +275,9 @@ final class FfmDevice implements Device, ConnectionManager {
             ConnectionInfo ci = CmNegotiation.info(new InetSocketAddress(localAddress, 0), remote, o,
                     o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, peerPd, roce);
             ok = true;
-            return new FfmConnection(id, ch, qp, ci);
+            FfmConnection c = new FfmConnection(id, ch, qp, ci);
+            qp.connection(c);
+            return c;
         } finally {
             if (!ok && (id == null || !id.handedOff())) { // a handed-off id is closed by rdma_connect's helper
                 if (id != null) {
@@ -266,6 +310,15 @@ final class FfmDevice implements Device, ConnectionManager {
 
     @Override
     public void close() {
+        boolean leave;
+        synchronized (this) {
+            closed = true;
+            leave = pumped;
+        }
+        if (leave) {
+            FfmAsyncEvents.leave(ctx.ctx, asyncSink);
+        }
+        events.close();
         try {
             ctx.close();
         } finally {

@@ -65,6 +65,8 @@ public final class FfmQp implements QueuePair {
     private volatile QpState state = QpState.INIT;
     private int ord;
     private Object context;
+    /** The connection the QP serves, named in its asynchronous events. */
+    private volatile org.jwarp.verbs.Connection connection;
     private boolean open = true;
     private final Checks checks = new Checks();
 
@@ -189,6 +191,20 @@ public final class FfmQp implements QueuePair {
 
     void context(Object context) {
         this.context = context;
+    }
+
+    /** Names the connection this QP serves (for its asynchronous events). */
+    void connection(org.jwarp.verbs.Connection c) {
+        this.connection = c;
+    }
+
+    org.jwarp.verbs.Connection connection() {
+        return connection;
+    }
+
+    /** The device reported the QP in error (an asynchronous event, e.g. QP_FATAL): its WRs flush. */
+    void failed() {
+        state = QpState.ERR;
     }
 
     @Override
