@@ -148,7 +148,7 @@ public final class FfmCq implements CompletionQueue {
     private void dispatch(WorkCompletion wc, boolean success) {
         for (FfmQp q : qps) {
             if (q.qpNum() == wc.qpNum && q.completed(wc, success)) {
-                if (q.drainedOn(this)) {
+                if (q.isClosed() && q.drainedOn(this)) {
                     detach(q); // a closed QP's last flushed WR (runs under the poll's monitor)
                 }
                 return;

@@ -67,7 +67,8 @@ public final class FfmQp implements QueuePair {
     private Object context;
     /** The connection the QP serves, named in its asynchronous events. */
     private volatile org.jwarp.verbs.Connection connection;
-    private boolean open = true;
+    /** Written under the QP's monitor; read without it by its CQs per completion. */
+    private volatile boolean open = true;
     private final Checks checks = new Checks();
 
     private FfmQp(FfmPd pd, MemorySegment cmId, FfmCq sendCq, FfmCq recvCq, MemorySegment qp, QueuePairCaps caps) {
@@ -444,7 +445,7 @@ public final class FfmQp implements QueuePair {
         arena.close();
     }
 
-    synchronized boolean isClosed() {
+    boolean isClosed() {
         return !open;
     }
 
