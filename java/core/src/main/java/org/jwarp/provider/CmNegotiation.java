@@ -1,5 +1,6 @@
 package org.jwarp.provider;
 
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Locale;
 import org.jwarp.mpa.EnhancedConnectionData;
@@ -18,7 +19,9 @@ import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionParameters;
+import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.DeviceInfo;
+import org.jwarp.verbs.RdmaException;
 
 /**
  * Drives the project's RFC 6581 §9 engines ({@link InitiatorNegotiator}, {@link ResponderNegotiator})
@@ -61,6 +64,10 @@ public final class CmNegotiation {
     public static final int IB_REP_PRIVATE_DATA = 196;
     /** IB CM REJ private data. */
     public static final int IB_REJ_PRIVATE_DATA = 148;
+    /** IB CM reject reason of a consumer's rdma_reject (IBA 12.6.7.2, reason 28). */
+    public static final int IB_REJ_CONSUMER_DEFINED = 28;
+    /** iWARP REJECTED status of an MPA Reply with R set (siw reports -ECONNRESET; -ECONNREFUSED is a TCP refusal). */
+    public static final int IW_MPA_REJECT = -104;
     /** Private-data limits of the engines on RoCE: the u8 length of rdma_conn_param. */
     public static final MpaFrameLimits ROCE_LIMITS = new MpaFrameLimits(CONN_PARAM_MAX, CONN_PARAM_MAX);
     /** Kernel iWARP: Linux siw's 256 bytes on the wire, at most 251 of them the ULP's. */
@@ -177,6 +184,31 @@ public final class CmNegotiation {
         /** The peer's ULP private data from an outcome (RoCE: as CmPrivateData's length delimits it). */
         public byte[] peerPrivateData(NegotiationOutcome o) {
             return o.peerPrivateData();
+        }
+
+        /**
+         * What a REJECTED event with {@code status} means for the connect to {@code remote}. The
+         * responder's ULP refused (an MPA Reply with R set, RFC 5044 §7.1.1, which siw reports as
+         * {@value #IW_MPA_REJECT}; on RoCE a consumer-defined IB CM reject): a
+         * {@link ConnectionRejectedException} with its private data and IRD/ORD (RFC 6581 §9.1), or
+         * with the raw private data when that is not RFC 6581 §9 data. Any other status (no
+         * listener, not reachable) is a plain {@link RdmaException}.
+         */
+        public RdmaException rejected(CmEventValues ev, int status, InetSocketAddress remote) {
+            boolean ulp = roce ? status == IB_REJ_CONSUMER_DEFINED : status == IW_MPA_REJECT;
+            if (!ulp) {
+                return new RdmaException("connect to " + remote + " refused: no listener or not reachable ("
+                        + (roce ? "IB CM reject reason " : "status ") + status + ")");
+            }
+            try {
+                NegotiationOutcome o = onReply(ev, true).outcome();
+                return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
+                        + status + "): " + o.reason(), peerPrivateData(o), o.peerValuesKnown() ? o.peerIrd() : -1,
+                        o.peerValuesKnown() ? o.peerOrd() : -1);
+            } catch (MpaDecodeException | IllegalArgumentException bad) {
+                return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
+                        + status + "), private data not RFC 6581 section 9 data: " + bad.getMessage(), ev.privateData());
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package org.jwarp.provider;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,7 +23,9 @@ import org.jwarp.negotiation.NegotiationStatus;
 import org.jwarp.ground.RtrType;
 import org.jwarp.ground.TermCode;
 import org.jwarp.verbs.ConnectionParameters;
+import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.DeviceInfo;
+import org.jwarp.verbs.RdmaException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -162,6 +165,43 @@ class CmNegotiationTest {
         assertEquals(NegotiationStatus.REJECTED, o.status());
         assertArrayEquals("busy".getBytes(), o.peerPrivateData());
         assertFalse(o.peerValuesKnown());
+    }
+
+    static final java.net.InetSocketAddress PEER = new java.net.InetSocketAddress("10.0.0.2", 7471);
+
+    @Test
+    void iwarpMpaRejectIsTheUlpsRefusalWithItsPrivateData_5044_7_1_1() {
+        RdmaException e = SIW.initiator(params(4, 4, "")).rejected(ev(REJECTED, 0, 0, "busy".getBytes()),
+                CmNegotiation.IW_MPA_REJECT, PEER);
+        ConnectionRejectedException r = assertInstanceOf(ConnectionRejectedException.class, e);
+        assertArrayEquals("busy".getBytes(), r.privateData());
+        // a TCP refusal (-ECONNREFUSED): nobody listens, no ULP said no
+        RdmaException refused = SIW.initiator(params(4, 4, "")).rejected(ev(REJECTED, 0, 0, new byte[0]), -111, PEER);
+        assertFalse(refused instanceof ConnectionRejectedException, refused.toString());
+        assertTrue(refused.getMessage().contains("status -111"), refused.getMessage());
+    }
+
+    @Test
+    void roceConsumerRejectCarriesPeerValuesOtherReasonsAreNoListener_6581_9_1() {
+        CmNegotiation.Initiator i = ROCE.initiator(params(4, 4, ""));
+        CmNegotiation.Responder r;
+        try {
+            r = ROCE.responder(ev(CONNECT_REQUEST, 0, 0, pad(i.privateData(), CmNegotiation.IB_REQ_PRIVATE_DATA)));
+        } catch (MpaDecodeException e) {
+            throw new AssertionError(e);
+        }
+        byte[] rej = pad(r.privateData(r.reject("go-away".getBytes())), CmNegotiation.IB_REJ_PRIVATE_DATA);
+        ConnectionRejectedException e = assertInstanceOf(ConnectionRejectedException.class,
+                i.rejected(ev(REJECTED, 0, 0, rej), CmNegotiation.IB_REJ_CONSUMER_DEFINED, PEER));
+        assertArrayEquals("go-away".getBytes(), e.privateData());
+        assertTrue(e.peerIrd() >= 0 && e.requiredOrd() >= 0, e.toString());
+        // IB CM reject reason 8 (invalid service ID): no listener
+        RdmaException none = ROCE.initiator(params(4, 4, "")).rejected(ev(REJECTED, 0, 0, new byte[0]), 8, PEER);
+        assertFalse(none instanceof ConnectionRejectedException, none.toString());
+        // a consumer reject whose private data is not RFC 6581 §9 data keeps the raw bytes
+        ConnectionRejectedException raw = assertInstanceOf(ConnectionRejectedException.class, ROCE.initiator(
+                params(4, 4, "")).rejected(ev(REJECTED, 0, 0, new byte[3]), CmNegotiation.IB_REJ_CONSUMER_DEFINED, PEER));
+        assertArrayEquals(new byte[3], raw.privateData());
     }
 
     @Test

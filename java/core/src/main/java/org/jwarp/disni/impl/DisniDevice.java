@@ -389,7 +389,7 @@ final class DisniDevice implements Device, ConnectionManager {
             }
             CmEvent ev = dispatcher.await(id, deadline, "connect to " + remote);
             if (ev.type() == CmEvent.REJECTED) {
-                throw rejected(ev, remote, neg);
+                throw neg.rejected(ev, ev.status(), remote);
             }
             expect(ev, CmEvent.ESTABLISHED, remote, "connect");
             NegotiationDecision d;
@@ -506,29 +506,6 @@ final class DisniDevice implements Device, ConnectionManager {
         } catch (java.util.concurrent.CompletionException e) {
             Throwable c = e.getCause();
             throw new RdmaException("connect to " + remote + ": " + c.getMessage(), c);
-        }
-    }
-
-    /** IB CM reject reason of a consumer's rdma_reject (IBA 12.6.7.2, reason 28). */
-    static final int IB_REJ_CONSUMER_DEFINED = 28;
-    /** iWARP: the MPA Reply had R set (siw reports -ECONNRESET); -ECONNREFUSED is a TCP refusal. */
-    static final int IW_MPA_REJECT = -104;
-
-    RdmaException rejected(CmEvent ev, InetSocketAddress remote, CmNegotiation.Initiator neg) {
-        boolean ulp = roce ? ev.status() == IB_REJ_CONSUMER_DEFINED : ev.status() == IW_MPA_REJECT;
-        if (!ulp) {
-            return new RdmaException("connect to " + remote + " refused: no listener or not reachable ("
-                    + (roce ? "IB CM reject reason " : "status ") + ev.status() + ")");
-        }
-        try {
-            NegotiationOutcome o = neg.onReply(ev, true).outcome();
-            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerIrd() : -1,
-                    o.peerValuesKnown() ? o.peerOrd() : -1);
-        } catch (MpaDecodeException | IllegalArgumentException bad) {
-            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "), private data not RFC 6581 section 9 data: " + bad.getMessage(),
-                    ev.privateData());
         }
     }
 

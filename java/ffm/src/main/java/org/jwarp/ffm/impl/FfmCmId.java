@@ -8,7 +8,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RdmaTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One rdma_cm id ({@code struct rdma_cm_id}, RDMA_PS_TCP): a listener, or one end of a
@@ -21,10 +25,18 @@ final class FfmCmId implements AutoCloseable {
     private static final short AF_INET = 2;
     private static final int SOCKADDR_IN = 16;
 
+    private static final Logger LOG = LoggerFactory.getLogger(FfmCmId.class);
+
     final FfmCmChannel channel;
     final MemorySegment id;
     private FfmQp qp;
     private boolean open = true;
+    /** Guards the hand-over of an id whose rdma_connect outlived the caller's deadline ({@link #connectWithin}). */
+    private final Object connectLock = new Object();
+    private boolean connectReturned;
+    private Throwable connectFailure;
+    /** Set when the caller gave up on rdma_connect: the helper thread then closes the id and its channel. */
+    private boolean handedOff;
 
     private FfmCmId(FfmCmChannel channel, MemorySegment id) {
         this.channel = channel;
@@ -147,6 +159,75 @@ final class FfmCmId implements AutoCloseable {
         connectOrAccept(RdmaCm.CONNECT, "rdma_connect", ird, ord, privateData, retryCount, rnrRetryCount);
     }
 
+    /**
+     * {@code rdma_connect} on a helper thread, waited for until {@code deadline} ({@link System#nanoTime}):
+     * kernel iWARP (siw) connects the TCP stream inside the call, which towards a silent address
+     * blocks for the SYN retries (about 130 s). When the call does not return in time (or the
+     * caller is interrupted) the id, its QP and its channel (one of its own) go to the helper, which
+     * closes them as soon as the call returns and then ends; {@link #close} is then a no-op for the
+     * caller.
+     *
+     * @throws RdmaTimeoutException when the call did not return by the deadline
+     */
+    void connectWithin(int ird, int ord, byte[] privateData, int retryCount, int rnrRetryCount, long deadline)
+            throws RdmaException {
+        Thread helper = Thread.ofPlatform().daemon().name("jwarp-ffm-connect").unstarted(() -> {
+            Throwable failed = null;
+            try {
+                connect(ird, ord, privateData, retryCount, rnrRetryCount);
+            } catch (Throwable t) {
+                failed = t;
+            }
+            boolean release;
+            synchronized (connectLock) {
+                connectReturned = true;
+                connectFailure = failed;
+                release = handedOff;
+                connectLock.notifyAll();
+            }
+            if (release) {
+                LOG.debug("rdma_connect returned after its caller gave up ({}): closing the id", failed == null ? "started"
+                        : failed.getMessage());
+                release();
+                channel.close();
+            }
+        });
+        helper.start();
+        synchronized (connectLock) {
+            long left;
+            while (!connectReturned && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(connectLock, left);
+                } catch (InterruptedException e) {
+                    handedOff = true;
+                    Thread.currentThread().interrupt();
+                    throw new RdmaException("rdma_connect interrupted; the id is closed when the call returns", e);
+                }
+            }
+            if (!connectReturned) {
+                handedOff = true;
+                throw new RdmaTimeoutException("rdma_connect did not return within the timeout (kernel iWARP connects "
+                        + "TCP inside it); the id is closed when the call returns");
+            }
+        }
+        if (connectFailure instanceof RdmaException e) {
+            throw e;
+        }
+        if (connectFailure instanceof RuntimeException e) {
+            throw e;
+        }
+        if (connectFailure instanceof Error e) {
+            throw e;
+        }
+    }
+
+    /** Whether the id went to {@link #connectWithin}'s helper thread, which closes it and its channel. */
+    boolean handedOff() {
+        synchronized (connectLock) {
+            return handedOff;
+        }
+    }
+
     /** Accepts a requested connection ({@code rdma_accept}); ESTABLISHED follows on the channel. */
     void accept(int ird, int ord) throws RdmaException {
         accept(ird, ord, new byte[0], 7, 7);
@@ -227,9 +308,19 @@ final class FfmCmId implements AutoCloseable {
         }
     }
 
-    /** Destroys the id's QP, if any ({@code rdma_destroy_qp}), then the id ({@code rdma_destroy_id}). */
+    /**
+     * Destroys the id's QP, if any ({@code rdma_destroy_qp}), then the id ({@code rdma_destroy_id});
+     * nothing when the id was handed to a blocked rdma_connect's helper, which does it.
+     */
     @Override
     public void close() {
+        if (handedOff()) {
+            return;
+        }
+        release();
+    }
+
+    private synchronized void release() {
         if (!open) {
             return;
         }
@@ -241,7 +332,7 @@ final class FfmCmId implements AutoCloseable {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
             int rc = (int) RdmaCm.DESTROY_ID.invokeExact(state, id);
             if (rc != 0) {
-                org.slf4j.LoggerFactory.getLogger(FfmCmId.class).warn("rdma_destroy_id failed with {}",
+                LOG.warn("rdma_destroy_id failed with {}",
                         Ibv.describe(Ibv.errno(state)));
             }
         } catch (Throwable t) {

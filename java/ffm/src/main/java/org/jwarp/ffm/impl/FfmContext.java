@@ -211,6 +211,27 @@ public final class FfmContext implements AutoCloseable {
         return cq;
     }
 
+    /** The open QP at {@code address} of one of this device's CQs, or null. */
+    synchronized FfmQp qpAt(long address) {
+        for (AutoCloseable c : children) {
+            FfmQp q = c instanceof FfmCq cq ? cq.qpAt(address) : null;
+            if (q != null) {
+                return q;
+            }
+        }
+        return null;
+    }
+
+    /** This device's open CQ whose {@code struct ibv_cq} is at {@code address}, or null. */
+    synchronized FfmCq cqAt(long address) {
+        for (AutoCloseable c : children) {
+            if (c instanceof FfmCq cq && cq.cq.address() == address) {
+                return cq;
+            }
+        }
+        return null;
+    }
+
     synchronized void forget(AutoCloseable child) {
         children.remove(child);
     }

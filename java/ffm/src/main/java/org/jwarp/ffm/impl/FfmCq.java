@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -39,7 +40,14 @@ public final class FfmCq implements CompletionQueue {
     private final MemorySegment wcs = arena.allocate(IbvLayouts.WC, BATCH);
     private final int capacity;
     private volatile boolean open = true;
-    /** The QPs completing here, looked up by qp_num per completion (copy on write: few QPs, no allocation on poll). */
+    /** Closed QPs kept at most while their flushed completions are still to come (the oldest go first). */
+    static final int DRAINING_MAX = 16;
+
+    /**
+     * The QPs completing here, looked up by qp_num per completion (copy on write: few QPs, no
+     * allocation on poll). A closed QP stays while WRs of it are outstanding: the device flushes
+     * them after the QP left (RFC 5040 §8.2), and their completions must still map back.
+     */
     private volatile FfmQp[] qps = new FfmQp[0];
 
     private FfmCq(FfmContext device, MemorySegment cq, int capacity) {
@@ -140,20 +148,65 @@ public final class FfmCq implements CompletionQueue {
     private void dispatch(WorkCompletion wc, boolean success) {
         for (FfmQp q : qps) {
             if (q.qpNum() == wc.qpNum && q.completed(wc, success)) {
+                if (q.isClosed() && q.drainedOn(this)) {
+                    detach(q); // a closed QP's last flushed WR (runs under the poll's monitor)
+                }
                 return;
             }
         }
         LOG.debug("completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
     }
 
+    /** The open QP of this CQ whose {@code struct ibv_qp} is at {@code address}, or null. */
+    FfmQp qpAt(long address) {
+        for (FfmQp q : qps) {
+            if (q.qp.address() == address && !q.isClosed()) {
+                return q;
+            }
+        }
+        return null;
+    }
+
     synchronized void attach(FfmQp qp) {
-        FfmQp[] now = java.util.Arrays.copyOf(qps, qps.length + 1);
+        FfmQp[] now = Arrays.copyOf(qps, qps.length + 1);
         now[now.length - 1] = qp;
         qps = now;
     }
 
-    synchronized void detach(FfmQp qp) {
-        qps = java.util.Arrays.stream(qps).filter(q -> q != qp).toArray(FfmQp[]::new);
+    /**
+     * A QP of this CQ was destroyed: it leaves now when none of its WRs is outstanding, else once
+     * the last of them completed (flushed); of the closed QPs still waiting, the oldest leave
+     * beyond {@link #DRAINING_MAX} (a WR the device never completes must not keep them for ever).
+     * Under the poll's monitor, so that no completion of it is being dispatched meanwhile.
+     */
+    synchronized void closed(FfmQp qp) {
+        if (qp.drainedOn(this)) {
+            detach(qp);
+            return;
+        }
+        int draining = 0;
+        for (FfmQp q : qps) {
+            draining += q.isClosed() ? 1 : 0;
+        }
+        for (int i = 0; draining > DRAINING_MAX && i < qps.length; i++) {
+            if (qps[i].isClosed()) {
+                LOG.debug("QP {} closed with WRs outstanding left {} without their completions", qps[i].qpNum(), this);
+                detach(qps[i--]);
+                draining--;
+            }
+        }
+    }
+
+    private synchronized void detach(FfmQp qp) {
+        FfmQp[] cur = qps;
+        for (int i = 0; i < cur.length; i++) {
+            if (cur[i] == qp) {
+                FfmQp[] now = Arrays.copyOf(cur, cur.length - 1);
+                System.arraycopy(cur, i + 1, now, i, cur.length - 1 - i);
+                qps = now;
+                return;
+            }
+        }
     }
 
     /** {@code enum ibv_wc_opcode} without {@link WcOpcode#of}'s scan over a fresh {@code values()} array. */
@@ -174,14 +227,23 @@ public final class FfmCq implements CompletionQueue {
 
     /**
      * Polls until a completion or the timeout, napping between empty polls (at most
-     * 200 µs): this provider has no completion channels yet.
+     * 200 µs): this provider has no completion channels yet. A CQ closed while the caller waits
+     * ends the wait with 0 (as the DiSNI provider's does); one closed before the call is an error.
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         long nap = 1_000;
+        boolean first = true;
         while (true) {
-            int n = poll(out, max);
+            int n;
+            synchronized (this) {
+                if (!open && !first) {
+                    return 0; // closed while this thread waited
+                }
+                n = poll(out, max);
+            }
+            first = false;
             if (n > 0) {
                 return n;
             }

@@ -16,6 +16,8 @@ import org.jwarp.negotiation.NegotiationAction;
 import org.jwarp.negotiation.NegotiationDecision;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.provider.CmNegotiation;
+import org.jwarp.provider.EventDispatcher;
+import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.AsyncEventListener;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
@@ -23,7 +25,6 @@ import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.ConnectionParameters;
-import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
@@ -43,10 +44,6 @@ final class FfmDevice implements Device, ConnectionManager {
     private static final long DEVICE_TRANSPORT = 20;
     private static final long DEVICE_NAME = 24;
     private static final int TRANSPORT_IWARP = 1;
-    /** IB CM reject reason of a consumer's rdma_reject (IBA 12.6.7.2, reason 28). */
-    private static final int IB_REJ_CONSUMER_DEFINED = 28;
-    /** iWARP: the MPA Reply had R set (siw reports -ECONNRESET). */
-    private static final int IW_MPA_REJECT = -104;
 
     final InetAddress localAddress;
     final FfmContext ctx;
@@ -56,6 +53,10 @@ final class FfmDevice implements Device, ConnectionManager {
     /** The id bound to the local address: it holds rdma_cm's context of the device open. */
     private final FfmCmChannel bindChannel;
     private final FfmCmId bound;
+    private final EventDispatcher events;
+    private boolean closed;
+    /** Whether this device gets its context's asynchronous events (since a listener was first set). */
+    private boolean pumped;
 
     private FfmDevice(InetAddress localAddress, FfmCmChannel bindChannel, FfmCmId bound, FfmContext ctx) {
         this.localAddress = localAddress;
@@ -65,6 +66,7 @@ final class FfmDevice implements Device, ConnectionManager {
         this.info = info(ctx);
         this.roce = info.transport() != DeviceInfo.Transport.IWARP;
         this.negotiation = new CmNegotiation(info);
+        this.events = new EventDispatcher("ffm-" + info.name());
     }
 
     static FfmDevice open(InetAddress localAddress) throws RdmaException {
@@ -177,9 +179,44 @@ final class FfmDevice implements Device, ConnectionManager {
         throw new RdmaException("the ffm provider has no completion channels yet");
     }
 
+    /**
+     * Sets the listener of the device's asynchronous events: the context's {@code ibv_async_event}s
+     * for this device's QPs and CQs (QP_FATAL, QP_REQ_ERR and QP_ACCESS_ERR as
+     * {@link AsyncEvent.Type#QP_FATAL}, which also puts the QP in ERR; CQ_ERR as
+     * {@link AsyncEvent.Type#CQ_ERROR}). A device reports only what it raises: rxe 6.1 raises
+     * nothing for a receive too short for its Send.
+     */
     @Override
     public void setEventListener(AsyncEventListener listener, Executor executor) {
-        // asynchronous events are not read yet
+        synchronized (this) {
+            if (listener != null && closed) {
+                throw new IllegalStateException("setEventListener: device " + info.name() + " is closed");
+            }
+            events.set(listener, executor);
+            if (listener != null && !pumped) {
+                FfmAsyncEvents.join(ctx.ctx, info.name(), asyncSink);
+                pumped = true;
+            }
+        }
+    }
+
+    private final FfmAsyncEvents.Sink asyncSink = this::onAsyncEvent;
+
+    private void onAsyncEvent(int type, long element) {
+        if (type == FfmAsyncEvents.QP_FATAL || type == FfmAsyncEvents.QP_REQ_ERR || type == FfmAsyncEvents.QP_ACCESS_ERR) {
+            FfmQp q = ctx.qpAt(element);
+            if (q != null) {
+                q.failed();
+                events.raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, q.qpNum(), q.connection(), null, null,
+                        "ibv async event " + type + " on QP " + q.qpNum(), q.context()));
+            }
+        } else if (type == FfmAsyncEvents.CQ_ERR) {
+            FfmCq cq = ctx.cqAt(element);
+            if (cq != null) {
+                events.raise(new AsyncEvent(AsyncEvent.Type.CQ_ERROR, -1, null, cq, null,
+                        "IBV_EVENT_CQ_ERR (CQ overrun); the QPs are left to the device"));
+            }
+        }
     }
 
     @Override
@@ -208,11 +245,11 @@ final class FfmDevice implements Device, ConnectionManager {
             if (qpc.beforeConnect() != null) {
                 qpc.beforeConnect().prepare(qp); // receives posted before rdma_connect
             }
-            id.connect(neg.responderResources(), neg.initiatorDepth(), neg.privateData(), params.retryCount(),
-                    params.rnrRetryCount());
+            id.connectWithin(neg.responderResources(), neg.initiatorDepth(), neg.privateData(), params.retryCount(),
+                    params.rnrRetryCount(), deadline);
             FfmCmChannel.Event ev = ch.next(remainingMs(deadline), "connect to " + remote);
             if (ev.type() == RdmaCm.REJECTED) {
-                throw rejected(ev, remote, neg);
+                throw neg.rejected(ev, ev.status(), remote);
             }
             if (ev.type() != RdmaCm.ESTABLISHED) {
                 throw new RdmaException("connect to " + remote + ": " + ev.name() + " (status " + ev.status() + ")");
@@ -241,9 +278,11 @@ final class FfmDevice implements Device, ConnectionManager {
             ConnectionInfo ci = CmNegotiation.info(new InetSocketAddress(localAddress, 0), remote, o,
                     o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, peerPd, roce);
             ok = true;
-            return new FfmConnection(id, ch, qp, ci);
+            FfmConnection c = new FfmConnection(id, ch, qp, ci);
+            qp.connection(c);
+            return c;
         } finally {
-            if (!ok) {
+            if (!ok && (id == null || !id.handedOff())) { // a handed-off id is closed by rdma_connect's helper
                 if (id != null) {
                     id.close();
                 }
@@ -272,25 +311,17 @@ final class FfmDevice implements Device, ConnectionManager {
                 qpc.maxInlineData());
     }
 
-    RdmaException rejected(FfmCmChannel.Event ev, InetSocketAddress remote, CmNegotiation.Initiator neg) {
-        boolean ulp = roce ? ev.status() == IB_REJ_CONSUMER_DEFINED : ev.status() == IW_MPA_REJECT;
-        if (!ulp) {
-            return new RdmaException("connect to " + remote + " refused: no listener or not reachable ("
-                    + (roce ? "IB CM reject reason " : "status ") + ev.status() + ")");
-        }
-        try {
-            NegotiationOutcome o = neg.onReply(ev, true).outcome();
-            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "): " + o.reason(), neg.peerPrivateData(o), o.peerValuesKnown() ? o.peerIrd() : -1,
-                    o.peerValuesKnown() ? o.peerOrd() : -1);
-        } catch (MpaDecodeException | IllegalArgumentException bad) {
-            return new ConnectionRejectedException("connection to " + remote + " rejected by the peer (status "
-                    + ev.status() + "), private data not RFC 6581 section 9 data: " + bad.getMessage(), ev.privateData());
-        }
-    }
-
     @Override
     public void close() {
+        boolean leave;
+        synchronized (this) {
+            closed = true;
+            leave = pumped;
+        }
+        if (leave) {
+            FfmAsyncEvents.leave(ctx.ctx, asyncSink);
+        }
+        events.close();
         try {
             ctx.close();
         } finally {

@@ -65,7 +65,10 @@ public final class FfmQp implements QueuePair {
     private volatile QpState state = QpState.INIT;
     private int ord;
     private Object context;
-    private boolean open = true;
+    /** The connection the QP serves, named in its asynchronous events. */
+    private volatile org.jwarp.verbs.Connection connection;
+    /** Written under the QP's monitor; read without it by its CQs per completion. */
+    private volatile boolean open = true;
     private final Checks checks = new Checks();
 
     private FfmQp(FfmPd pd, MemorySegment cmId, FfmCq sendCq, FfmCq recvCq, MemorySegment qp, QueuePairCaps caps) {
@@ -189,6 +192,20 @@ public final class FfmQp implements QueuePair {
 
     void context(Object context) {
         this.context = context;
+    }
+
+    /** Names the connection this QP serves (for its asynchronous events). */
+    void connection(org.jwarp.verbs.Connection c) {
+        this.connection = c;
+    }
+
+    org.jwarp.verbs.Connection connection() {
+        return connection;
+    }
+
+    /** The device reported the QP in error (an asynchronous event, e.g. QP_FATAL): its WRs flush. */
+    void failed() {
+        state = QpState.ERR;
     }
 
     @Override
@@ -404,7 +421,10 @@ public final class FfmQp implements QueuePair {
         }
     }
 
-    /** Destroys the QP ({@code rdma_destroy_qp} through its id); called by the id's close. */
+    /**
+     * Destroys the QP ({@code rdma_destroy_qp} through its id); called by the id's close. Its CQs
+     * keep it until the WRs it held have completed as flushed.
+     */
     void close() {
         synchronized (this) {
             if (!open) {
@@ -418,9 +438,23 @@ public final class FfmQp implements QueuePair {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("rdma_destroy_qp", t);
         }
-        sendCq.detach(this);
-        recvCq.detach(this);
+        sendCq.closed(this);
+        if (recvCq != sendCq) {
+            recvCq.closed(this);
+        }
         arena.close();
+    }
+
+    boolean isClosed() {
+        return !open;
+    }
+
+    /**
+     * Closed, and none of its WRs that complete on {@code cq} is outstanding: the device flushed
+     * what the QP held (RFC 5040 §8.2) and that CQ delivered it.
+     */
+    synchronized boolean drainedOn(FfmCq cq) {
+        return !open && (cq != sendCq || sq.outstanding() == 0) && (cq != recvCq || rq.outstanding() == 0);
     }
 
     /** The accounting behind {@link WorkRequestChecks}: WR k of a chain is not in the rings yet. */

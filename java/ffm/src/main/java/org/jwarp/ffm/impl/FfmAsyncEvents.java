@@ -1,0 +1,158 @@
+package org.jwarp.ffm.impl;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The asynchronous events of one verbs context ({@code ibv_get_async_event} on its
+ * {@code async_fd}): one daemon thread per context waits in {@code poll(2)} in slices of 100 ms,
+ * acknowledges each event as soon as it is copied ({@code ibv_destroy_qp} waits for that) and
+ * offers it to every device opened on the context (rdma_cm hands the same context to every id of
+ * a device), which raises it if it owns the QP or CQ named. Started by the first device that sets
+ * an event listener, stopped when the last of them leaves.
+ */
+final class FfmAsyncEvents {
+    private static final Logger LOG = LoggerFactory.getLogger(FfmAsyncEvents.class);
+    /** {@code enum ibv_event_type} values mapped. */
+    static final int CQ_ERR = 0;
+    static final int QP_FATAL = 1;
+    static final int QP_REQ_ERR = 2;
+    static final int QP_ACCESS_ERR = 3;
+    /** {@code struct ibv_async_event}: the element (a pointer or port number) in 8 bytes, then the event type. */
+    private static final long EVENT_SIZE = 16;
+    private static final long EVENT_TYPE = 8;
+    /** {@code struct pollfd}: fd, events, revents. */
+    private static final long POLLFD_SIZE = 8;
+    private static final short POLLIN = 1;
+    private static final int SLICE_MS = 100;
+    private static final int EINTR = 4;
+    private static final long ASYNC_FD = IbvLayouts.CONTEXT.byteOffset(MemoryLayout.PathElement.groupElement("async_fd"));
+
+    private static final MethodHandle GET_ASYNC_EVENT;
+    private static final MethodHandle ACK_ASYNC_EVENT;
+    private static final MethodHandle POLL;
+
+    static {
+        Linker linker = Linker.nativeLinker();
+        Linker.Option errno = Linker.Option.captureCallState("errno");
+        SymbolLookup ibv = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
+        GET_ASYNC_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_get_async_event"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
+        ACK_ASYNC_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_ack_async_event"), FunctionDescriptor.ofVoid(ADDRESS));
+        POLL = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+    }
+
+    /** A device opened on the context: it raises an event if the QP or CQ at {@code element} is its own. */
+    interface Sink {
+        void onAsyncEvent(int type, long element);
+    }
+
+    /** The running pumps by context address. */
+    private static final Map<Long, FfmAsyncEvents> PUMPS = new HashMap<>();
+
+    private final MemorySegment ctx;
+    private final String name;
+    private final CopyOnWriteArrayList<Sink> sinks = new CopyOnWriteArrayList<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    private FfmAsyncEvents(MemorySegment ctx, String name) {
+        this.ctx = ctx;
+        this.name = name;
+        thread = Thread.ofPlatform().daemon().name("jwarp-ffm-async-events-" + name).unstarted(this::run);
+    }
+
+    /** Offers the events of {@code ctx} to {@code sink} from now on (starting the context's pump). */
+    static synchronized void join(MemorySegment ctx, String name, Sink sink) {
+        FfmAsyncEvents p = PUMPS.get(ctx.address());
+        if (p == null) {
+            p = new FfmAsyncEvents(ctx, name);
+            PUMPS.put(ctx.address(), p);
+            p.thread.start();
+        }
+        p.sinks.addIfAbsent(sink);
+    }
+
+    /** {@code sink} gets no more events; the last to leave stops the pump and waits for its thread. */
+    static void leave(MemorySegment ctx, Sink sink) {
+        FfmAsyncEvents stopped = null;
+        synchronized (FfmAsyncEvents.class) {
+            FfmAsyncEvents p = PUMPS.get(ctx.address());
+            if (p != null && p.sinks.remove(sink) && p.sinks.isEmpty()) {
+                PUMPS.remove(ctx.address());
+                p.running = false;
+                stopped = p;
+            }
+        }
+        if (stopped != null && stopped.thread != Thread.currentThread()) {
+            try {
+                stopped.thread.join(2L * SLICE_MS + 1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void run() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            MemorySegment event = arena.allocate(EVENT_SIZE, 8);
+            MemorySegment pollfd = arena.allocate(POLLFD_SIZE, 4);
+            pollfd.set(JAVA_INT, 0, ctx.reinterpret(IbvLayouts.CONTEXT.byteSize()).get(JAVA_INT, ASYNC_FD));
+            pollfd.set(JAVA_SHORT, 4, POLLIN);
+            while (running) {
+                pollfd.set(JAVA_SHORT, 6, (short) 0);
+                int n = (int) POLL.invokeExact(state, pollfd, 1L, SLICE_MS);
+                if (n < 0 && Ibv.errno(state) != EINTR) {
+                    stop("poll(2) on the async fd failed with " + Ibv.describe(Ibv.errno(state)));
+                    return;
+                }
+                if (n <= 0 || !running) {
+                    continue;
+                }
+                if ((int) GET_ASYNC_EVENT.invokeExact(state, ctx, event) != 0) {
+                    stop("ibv_get_async_event failed with " + Ibv.describe(Ibv.errno(state)));
+                    return;
+                }
+                int type = event.get(JAVA_INT, EVENT_TYPE);
+                long element = event.get(JAVA_LONG, 0);
+                ACK_ASYNC_EVENT.invokeExact(event);
+                LOG.debug("{}: async event {} element 0x{}", name, type, Long.toHexString(element));
+                for (Sink s : sinks) {
+                    try {
+                        s.onAsyncEvent(type, element);
+                    } catch (RuntimeException e) {
+                        LOG.warn("{}: async event {}: {}", name, type, e.toString());
+                    }
+                }
+            }
+        } catch (Throwable t) {
+            stop("downcall failed: " + t);
+        }
+    }
+
+    /** A native error: the pump stops and is forgotten, so that a device setting a listener later starts a fresh one. */
+    private void stop(String why) {
+        LOG.error("{}: {}; async events stop for {} device(s)", name, why, sinks.size());
+        synchronized (FfmAsyncEvents.class) {
+            running = false;
+            PUMPS.remove(ctx.address(), this);
+        }
+    }
+}
