@@ -140,8 +140,10 @@ final class FfmListener implements Listener {
                 qp.context(qpc.context());
                 ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(), neg.peerPrivateData(),
                         dev.roce);
+                FfmConnection c = new FfmConnection(child, own, qp, ci);
+                qp.connection(c); // async events (QP_FATAL) name the connection, as on the connecting side
                 ok = true;
-                return new FfmConnection(child, own, qp, ci);
+                return c;
             } catch (IllegalArgumentException | IllegalStateException e) {
                 if (!ok) {
                     try {
