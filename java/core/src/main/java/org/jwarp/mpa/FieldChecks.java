@@ -7,9 +7,9 @@ import java.util.Collection;
  * The checks that every builder of connection-setup values applies to what a local caller asks
  * for, each rule in one place: the 14-bit IRD/ORD range of RFC 6581 §9.1, the MPA private-data
  * limit of RFC 5044 §7.1.1 (less the RFC 6581 §9 enhanced data), and the RTR type that the
- * peer-to-peer model of RFC 6581 §9.2 needs. Used by {@link MpaFrame.Builder},
- * {@code negotiation.InitiatorConfig}, {@code negotiation.ResponderConfig} and
- * {@code verbs.ConnectionParameters}.
+ * peer-to-peer model of RFC 6581 §9.2 needs. Used by {@link MpaFrame.Builder} and by
+ * {@link SetupValues}, which {@code negotiation.InitiatorConfig}, {@code negotiation.ResponderConfig}
+ * and {@code verbs.ConnectionParameters} keep their shared values in.
  *
  * <p>Each check throws an {@link IllegalArgumentException} whose message is
  * {@code "<field>: <detail> (<RFC section>)"}; received input is checked by the decoders, which

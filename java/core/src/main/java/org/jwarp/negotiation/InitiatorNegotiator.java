@@ -291,9 +291,7 @@ public final class InitiatorNegotiator {
     }
 
     private NegotiationOutcome failed(NegotiationStatus status, TermCode term, String why) {
-        int rev = request != null ? request.revision() : 0;
-        return new NegotiationOutcome(status, rev, false, false, null, false, false, config.markers(), config.ird(),
-                config.ord(), NegotiationOutcome.NOT_EXCHANGED, NegotiationOutcome.NOT_EXCHANGED, term, null, why);
+        return NegotiationOutcome.unagreed(status, request, config.markers(), config.ird(), config.ord(), null, term, why);
     }
 
     private NegotiationDecision finish(NegotiationAction action, MpaFrame frame, TermCode term, NegotiationOutcome o) {

@@ -4,6 +4,7 @@ import org.jwarp.ground.RtrType;
 import java.util.HexFormat;
 import java.util.Objects;
 import org.jwarp.ground.TermCode;
+import org.jwarp.mpa.MpaFrame;
 
 /**
  * The result of MPA connection setup for one side, RFC 5044 §7.1 and RFC 6581 §9. RFC 6581 §9.1
@@ -41,6 +42,17 @@ public record NegotiationOutcome(NegotiationStatus status, int revision, boolean
         Objects.requireNonNull(status, "status");
         peerPrivateData = peerPrivateData == null ? new byte[0] : peerPrivateData.clone();
         reason = reason == null ? "" : reason;
+    }
+
+    /**
+     * A setup that ended before the two sides agreed: nothing enhanced, no peer-to-peer, RTR, CRC
+     * or markers to the peer in use; {@code request} is the Request sent or received, or null.
+     */
+    static NegotiationOutcome unagreed(NegotiationStatus status, MpaFrame request, boolean markersFromPeer, int ird,
+            int ord, PeerRequest peer, TermCode term, String why) {
+        return new NegotiationOutcome(status, request != null ? request.revision() : 0, false, false, null, false, false,
+                markersFromPeer, ird, ord, peer != null ? peer.ird() : NOT_EXCHANGED,
+                peer != null ? peer.ord() : NOT_EXCHANGED, term, peer != null ? peer.ulpPrivateData() : null, why);
     }
 
     @Override

@@ -6,7 +6,6 @@ import java.util.Objects;
 import java.util.Set;
 import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.FieldChecks;
-import org.jwarp.mpa.MpaFrameLimits;
 
 /**
  * How the responder answers an MPA Request, RFC 6581 §9.1 (IRD/ORD), §9.2 (RTR types), §10
@@ -18,7 +17,7 @@ import org.jwarp.mpa.MpaFrameLimits;
  * with the required ORD in the Reject frame and TERM code 6. {@code 0x3FFF} means no automatic
  * negotiation. {@code requireP2p} refuses client-server requests (as irdma does).
  */
-public final class ResponderConfig {
+public final class ResponderConfig extends SetupConfig {
 
     /**
      * What a responder without RFC 6581 support ({@code enhanced(false)}) does with a Rev 2
@@ -34,32 +33,19 @@ public final class ResponderConfig {
         CLOSE
     }
 
-    private final int maxIrd;
-    private final int ord;
     private final int requiredOrd;
-    private final Set<RtrType> rtrTypes;
     private final boolean enhanced;
     private final UnenhancedPolicy unenhancedPolicy;
     private final boolean requireP2p;
     private final boolean acceptP2p;
-    private final boolean crc;
-    private final boolean markers;
-    private final byte[] ulpPrivateData;
-    private final MpaFrameLimits limits;
 
     private ResponderConfig(Builder b) {
-        maxIrd = b.maxIrd;
-        ord = b.ord;
+        super(b.values);
         requiredOrd = b.requiredOrd;
-        rtrTypes = Set.copyOf(b.rtrTypes);
         enhanced = b.enhanced;
         unenhancedPolicy = b.unenhancedPolicy;
         requireP2p = b.requireP2p;
         acceptP2p = b.acceptP2p;
-        crc = b.crc;
-        markers = b.markers;
-        ulpPrivateData = b.ulpPrivateData.clone();
-        limits = b.limits;
     }
 
     public static Builder builder() {
@@ -68,36 +54,21 @@ public final class ResponderConfig {
 
     public Builder toBuilder() {
         Builder b = new Builder();
-        b.maxIrd = maxIrd;
-        b.ord = ord;
+        b.values = values;
         b.requiredOrd = requiredOrd;
-        b.rtrTypes = EnumSet.copyOf(rtrTypes);
         b.enhanced = enhanced;
         b.unenhancedPolicy = unenhancedPolicy;
         b.requireP2p = requireP2p;
         b.acceptP2p = acceptP2p;
-        b.crc = crc;
-        b.markers = markers;
-        b.ulpPrivateData = ulpPrivateData.clone();
-        b.limits = limits;
         return b;
     }
 
     public int maxIrd() {
-        return maxIrd;
-    }
-
-    public int ord() {
-        return ord;
+        return values.ird();
     }
 
     public int requiredOrd() {
         return requiredOrd;
-    }
-
-    /** RTR types this responder accepts; at least one (RFC 6581 §9.2). */
-    public Set<RtrType> rtrTypes() {
-        return rtrTypes;
     }
 
     /** Supports RFC 6581 (Rev 2, S, enhanced data). */
@@ -121,65 +92,41 @@ public final class ResponderConfig {
         return acceptP2p;
     }
 
-    public boolean crc() {
-        return crc;
-    }
-
-    public boolean markers() {
-        return markers;
-    }
-
-    public byte[] ulpPrivateData() {
-        return ulpPrivateData.clone();
-    }
-
-    public MpaFrameLimits limits() {
-        return limits;
-    }
-
     @Override
     public String toString() {
-        return "ResponderConfig{maxIrd=" + maxIrd + ", ord=" + ord + ", requiredOrd=" + requiredOrd + ", rtr="
-                + RtrType.format(rtrTypes) + ", enhanced=" + enhanced + ", unenhanced=" + unenhancedPolicy
-                + ", requireP2p=" + requireP2p + ", acceptP2p=" + acceptP2p + ", crc=" + crc + ", markers=" + markers + ", pd="
-                + ulpPrivateData.length + "B, limits=" + limits + "}";
+        return "ResponderConfig{maxIrd=" + maxIrd() + ", ord=" + ord() + ", requiredOrd=" + requiredOrd + ", rtr="
+                + RtrType.format(rtrTypes()) + ", enhanced=" + enhanced + ", unenhanced=" + unenhancedPolicy
+                + ", requireP2p=" + requireP2p + ", acceptP2p=" + acceptP2p + ", crc=" + crc() + ", markers=" + markers()
+                + ", pd=" + values.ulpPrivateDataLength() + "B, limits=" + limits() + "}";
     }
 
-    /** Validating builder (RFC 6581 §9.1, §9.2, RFC 5044 §7.1.1). Defaults: maxIrd 16, ORD 16, no required ORD, Write+Read RTR, enhanced, CRC. */
-    public static final class Builder {
-        private int maxIrd = 16;
-        private int ord = 16;
+    /**
+     * Validating builder (RFC 6581 §9.1, §9.2, RFC 5044 §7.1.1). Defaults: maxIrd 16, ORD 16, no
+     * required ORD, Write+Read RTR, enhanced, CRC. The A bit of its values is unused: the
+     * initiator chooses the model, {@link #requireP2p(boolean)} and {@link #acceptP2p(boolean)} answer it.
+     */
+    public static final class Builder extends SetupBuilder<Builder> {
         private int requiredOrd;
-        private Set<RtrType> rtrTypes = EnumSet.of(RtrType.WRITE, RtrType.READ);
         private boolean enhanced = true;
         private UnenhancedPolicy unenhancedPolicy = UnenhancedPolicy.CLOSE;
         private boolean requireP2p;
         private boolean acceptP2p = true;
-        private boolean crc = true;
-        private boolean markers;
-        private byte[] ulpPrivateData = new byte[0];
-        private MpaFrameLimits limits = MpaFrameLimits.RFC;
 
         private Builder() {
         }
 
-        public Builder maxIrd(int v) {
-            maxIrd = FieldChecks.irdOrd("maxIrd", v);
+        @Override
+        Builder self() {
             return this;
         }
 
-        public Builder ord(int v) {
-            ord = FieldChecks.irdOrd("ord", v);
+        public Builder maxIrd(int v) {
+            values = values.withIrd("maxIrd", v);
             return this;
         }
 
         public Builder requiredOrd(int v) {
             requiredOrd = FieldChecks.irdOrd("requiredOrd", v);
-            return this;
-        }
-
-        public Builder rtrTypes(Set<RtrType> v) {
-            rtrTypes = RtrType.mutableCopy(v);
             return this;
         }
 
@@ -204,34 +151,16 @@ public final class ResponderConfig {
             return this;
         }
 
-        public Builder crc(boolean v) {
-            crc = v;
-            return this;
-        }
-
-        public Builder markers(boolean v) {
-            markers = v;
-            return this;
-        }
-
-        public Builder ulpPrivateData(byte[] v) {
-            ulpPrivateData = FieldChecks.privateDataCopy(v);
-            return this;
-        }
-
-        public Builder limits(MpaFrameLimits v) {
-            limits = Objects.requireNonNull(v, "limits");
-            return this;
-        }
-
         /** @throws IllegalArgumentException naming the field and RFC section */
         public ResponderConfig build() {
+            Set<RtrType> rtrTypes = values.rtrTypes();
             if (rtrTypes.isEmpty()) {
                 throw new IllegalArgumentException("rtr: a responder offers at least one RTR type (RFC 6581 §9.2)");
             }
-            if (maxIrd == 0 && rtrTypes.equals(EnumSet.of(RtrType.READ))) {
+            if (values.ird() == 0 && rtrTypes.equals(EnumSet.of(RtrType.READ))) {
                 throw new IllegalArgumentException("rtr: a Read RTR needs an IRD of at least 1, but maxIrd is 0 (RFC 6581 §9.2)");
             }
+            int ord = values.ord();
             if (ord != EnhancedConnectionData.NO_NEGOTIATION && requiredOrd > ord) {
                 throw new IllegalArgumentException("requiredOrd: " + requiredOrd + " is above ord " + ord + " (RFC 6581 §9.1)");
             }
@@ -239,7 +168,7 @@ public final class ResponderConfig {
                 throw new IllegalArgumentException("acceptP2p: a responder that requires peer-to-peer must accept it "
                         + "(RFC 6581 §9.2)");
             }
-            FieldChecks.ulpPrivateData("privateData", ulpPrivateData.length, limits, enhanced);
+            values.checkPrivateData("privateData", enhanced);
             return new ResponderConfig(this);
         }
     }

@@ -334,11 +334,7 @@ public final class ResponderNegotiator {
     }
 
     private NegotiationOutcome failed(NegotiationStatus status, TermCode term, String why) {
-        int rev = request != null ? request.revision() : 0;
-        return new NegotiationOutcome(status, rev, false, false, null, false, false, false, config.maxIrd(), config.ord(),
-                peerRequest != null ? peerRequest.ird() : NegotiationOutcome.NOT_EXCHANGED,
-                peerRequest != null ? peerRequest.ord() : NegotiationOutcome.NOT_EXCHANGED, term,
-                peerRequest != null ? peerRequest.ulpPrivateData() : null, why);
+        return NegotiationOutcome.unagreed(status, request, false, config.maxIrd(), config.ord(), peerRequest, term, why);
     }
 
     private void requireAwaiting() {

@@ -1,11 +1,10 @@
 package org.jwarp.verbs;
 
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Set;
 import org.jwarp.mpa.EnhancedConnectionData;
-import org.jwarp.mpa.FieldChecks;
 import org.jwarp.mpa.MpaFrameLimits;
+import org.jwarp.mpa.SetupValues;
 import org.jwarp.ground.RtrType;
 
 /**
@@ -34,24 +33,15 @@ public final class ConnectionParameters {
     /** The 3-bit retry count fields of rdma_conn_param. */
     public static final int MAX_RETRY_COUNT = 7;
 
-    private final int ird;
-    private final int ord;
-    private final byte[] privateData;
+    /** IRD, ORD, private data, A, RTR types and C; M and the limits keep their defaults here. */
+    private final SetupValues values;
     private final int retryCount;
     private final int rnrRetryCount;
-    private final boolean peerToPeer;
-    private final Set<RtrType> rtrTypes;
-    private final boolean crc;
 
     private ConnectionParameters(Builder b) {
-        this.ird = b.ird;
-        this.ord = b.ord;
-        this.privateData = b.privateData.clone();
+        this.values = b.values;
         this.retryCount = b.retryCount;
         this.rnrRetryCount = b.rnrRetryCount;
-        this.peerToPeer = b.peerToPeer;
-        this.rtrTypes = Set.copyOf(b.rtrTypes);
-        this.crc = b.crc;
     }
 
     /** {@return a builder with the defaults listed on {@link Builder}} */
@@ -62,14 +52,9 @@ public final class ConnectionParameters {
     /** {@return a builder holding these parameters, to derive changed ones from} */
     public Builder toBuilder() {
         Builder b = new Builder();
-        b.ird = ird;
-        b.ord = ord;
-        b.privateData = privateData.clone();
+        b.values = values;
         b.retryCount = retryCount;
         b.rnrRetryCount = rnrRetryCount;
-        b.peerToPeer = peerToPeer;
-        b.rtrTypes = RtrType.mutableCopy(rtrTypes);
-        b.crc = crc;
         return b;
     }
 
@@ -78,7 +63,7 @@ public final class ConnectionParameters {
      * number of the peer's Read Requests this side serves at once.
      */
     public int ird() {
-        return ird;
+        return values.ird();
     }
 
     /**
@@ -86,27 +71,27 @@ public final class ConnectionParameters {
      * of this side's Reads in flight at once.
      */
     public int ord() {
-        return ord;
+        return values.ord();
     }
 
     /** {@return rdma_conn_param.responder_resources: the IRD as librdmacm's u8 (0xFF for larger or 0x3FFF)} */
     public int responderResources() {
-        return Math.min(ird, RDMA_CM_MAX_DEPTH);
+        return Math.min(values.ird(), RDMA_CM_MAX_DEPTH);
     }
 
     /** {@return rdma_conn_param.initiator_depth: the ORD as librdmacm's u8 (0xFF for larger or 0x3FFF)} */
     public int initiatorDepth() {
-        return Math.min(ord, RDMA_CM_MAX_DEPTH);
+        return Math.min(values.ord(), RDMA_CM_MAX_DEPTH);
     }
 
     /** {@return a copy of the ULP private data (0..{@value #MAX_PRIVATE_DATA} bytes, empty when none)} */
     public byte[] privateData() {
-        return privateData.clone();
+        return values.ulpPrivateData();
     }
 
     /** {@return the length of the ULP private data in bytes, without copying it} */
     public int privateDataLength() {
-        return privateData.length;
+        return values.ulpPrivateDataLength();
     }
 
     /** {@return rdma_conn_param.retry_count (0..7)} */
@@ -121,37 +106,35 @@ public final class ConnectionParameters {
 
     /** {@return the RFC 6581 §9.2 P flag: use the peer-to-peer model with an RTR indication} */
     public boolean peerToPeer() {
-        return peerToPeer;
+        return values.peerToPeer();
     }
 
     /** {@return the RTR types offered (initiator) or acceptable (responder), RFC 6581 §9.2; unmodifiable} */
     public Set<RtrType> rtrTypes() {
-        return rtrTypes;
+        return values.rtrTypes();
     }
 
     /** {@return whether MPA CRCs are asked for (RFC 5044 §7.1.1 C bit)} */
     public boolean crc() {
-        return crc;
+        return values.crc();
     }
 
     @Override
     public String toString() {
-        return "ConnectionParameters{ird=" + ird + ", ord=" + ord + ", pd=" + privateData.length + "B, p2p=" + peerToPeer
-                + ", rtr=" + RtrType.format(rtrTypes) + ", crc=" + crc + ", retry=" + retryCount + "/" + rnrRetryCount + "}";
+        return "ConnectionParameters{ird=" + ird() + ", ord=" + ord() + ", pd=" + privateDataLength() + "B, p2p="
+                + peerToPeer() + ", rtr=" + RtrType.format(rtrTypes()) + ", crc=" + crc() + ", retry=" + retryCount + "/"
+                + rnrRetryCount + "}";
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ConnectionParameters c && c.ird == ird && c.ord == ord
-                && Arrays.equals(c.privateData, privateData) && c.retryCount == retryCount
-                && c.rnrRetryCount == rnrRetryCount && c.peerToPeer == peerToPeer && c.rtrTypes.equals(rtrTypes)
-                && c.crc == crc;
+        return o instanceof ConnectionParameters c && c.values.equals(values) && c.retryCount == retryCount
+                && c.rnrRetryCount == rnrRetryCount;
     }
 
     @Override
     public int hashCode() {
-        return ((((ird * 31 + ord) * 31 + Arrays.hashCode(privateData)) * 31 + rtrTypes.hashCode()) * 31
-                + retryCount * 8 + rnrRetryCount) * 2 + (peerToPeer ? 1 : 0) + (crc ? 2 : 0);
+        return values.hashCode() * 64 + retryCount * 8 + rnrRetryCount;
     }
 
     /**
@@ -160,14 +143,9 @@ public final class ConnectionParameters {
      * and Read RTR (what Linux siw accepts), CRC on.
      */
     public static final class Builder {
-        private int ird = 16;
-        private int ord = 16;
-        private byte[] privateData = new byte[0];
+        private SetupValues values = SetupValues.DEFAULTS;
         private int retryCount = MAX_RETRY_COUNT;
         private int rnrRetryCount = MAX_RETRY_COUNT;
-        private boolean peerToPeer = true;
-        private Set<RtrType> rtrTypes = EnumSet.of(RtrType.WRITE, RtrType.READ);
-        private boolean crc = true;
 
         private Builder() {
         }
@@ -181,7 +159,7 @@ public final class ConnectionParameters {
          * @throws IllegalArgumentException when {@code v} is outside 0..0x3FFF
          */
         public Builder ird(int v) {
-            ird = FieldChecks.irdOrd("ird", v);
+            values = values.withIrd("ird", v);
             return this;
         }
 
@@ -194,7 +172,7 @@ public final class ConnectionParameters {
          * @throws IllegalArgumentException when {@code v} is outside 0..0x3FFF
          */
         public Builder ord(int v) {
-            ord = FieldChecks.irdOrd("ord", v);
+            values = values.withOrd("ord", v);
             return this;
         }
 
@@ -228,10 +206,10 @@ public final class ConnectionParameters {
          * @throws IllegalArgumentException when {@code data} is longer than RFC 5044 §7.1.1 allows
          */
         public Builder privateData(byte[] data) {
-            byte[] d = FieldChecks.privateDataCopy(data);
+            SetupValues v = values.withUlpPrivateData(data);
             // The transport's own (possibly smaller) limit applies in toInitiatorConfig/toResponderConfig.
-            FieldChecks.ulpPrivateData("privateData", d.length, MpaFrameLimits.RFC, false);
-            privateData = d;
+            v.checkPrivateData("privateData", false);
+            values = v;
             return this;
         }
 
@@ -267,7 +245,7 @@ public final class ConnectionParameters {
          * @return this builder
          */
         public Builder peerToPeer(boolean v) {
-            peerToPeer = v;
+            values = values.withPeerToPeer(v);
             return this;
         }
 
@@ -278,7 +256,7 @@ public final class ConnectionParameters {
          * @return this builder
          */
         public Builder rtrTypes(Set<RtrType> v) {
-            rtrTypes = RtrType.mutableCopy(v);
+            values = values.withRtrTypes(v);
             return this;
         }
 
@@ -290,7 +268,7 @@ public final class ConnectionParameters {
          * @return this builder
          */
         public Builder rtrTypes(RtrType first, RtrType... more) {
-            rtrTypes = EnumSet.of(first, more);
+            values = values.withRtrTypes(EnumSet.of(first, more));
             return this;
         }
 
@@ -301,7 +279,7 @@ public final class ConnectionParameters {
          * @return this builder
          */
         public Builder crc(boolean v) {
-            crc = v;
+            values = values.withCrc(v);
             return this;
         }
 
@@ -312,7 +290,7 @@ public final class ConnectionParameters {
          * @throws IllegalArgumentException naming the field and RFC section
          */
         public ConnectionParameters build() {
-            FieldChecks.rtrTypeForPeerToPeer("rtrTypes", peerToPeer, rtrTypes);
+            values.checkRtrForPeerToPeer("rtrTypes");
             return new ConnectionParameters(this);
         }
 

@@ -23,26 +23,29 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages follow the protocol stack and only point down: ground (wire vocabulary) → memory →
- * mpa → sctp → ddp → rdmap → negotiation → verbs → provider → {soft, disni} → {cli, examples} →
+ * mpa → sctp → ddp → rdmap → negotiation → verbs → provider → {soft, disni, ffm} → {cli, examples} →
  * bench. A package may use its own layer and the layers below; equal layers never use each other.
- * Checked on the main sources of core, cli, examples and benchmarks: every reference to an
+ * Checked on the main sources of core, ffm, cli, examples and benchmarks: every reference to an
  * {@code org.jwarp} package in code, imports and fully qualified names alike, with comments and
- * string literals taken out first. Three more rules:
+ * string literals taken out first. More rules:
  * <ul>
  *   <li>{@code disni.impl} and {@code disni.natives} are defined by DiSNI's own class loader: no
  *       class outside them refers to them in code (the parent loader would load its own copy), and
  *       {@code disni} names them in strings only at the entry points in {@link #DISNI_ENTRY_POINTS}.
+ *   <li>{@code ffm} (java/ffm, JDK 22+) is reached through {@code ServiceLoader} only: no package
+ *       outside {@code ffm} refers to it, not even the layers above.
  *   <li>Every file sits in a package of the layer map, never in the bare {@code org.jwarp}.
  *   <li>The sub-packages of a layer in {@link #ACYCLIC} form no import cycle.
  *   <li>Inside {@code soft} the sub-packages point one way only, down {@link #SOFT_ORDER}.
  * </ul>
  */
 class LayeringTest {
-    /** Layer rank of each package; equal ranks (soft, disni; cli, examples) may not use each other. */
+    /** Layer rank of each package; equal ranks (soft, disni, ffm; cli, examples) may not use each other. */
     static final Map<String, Integer> RANK = Map.ofEntries(
             Map.entry("ground", 0), Map.entry("memory", 1), Map.entry("mpa", 2), Map.entry("sctp", 3),
             Map.entry("ddp", 4), Map.entry("rdmap", 5), Map.entry("negotiation", 6), Map.entry("verbs", 7),
-            Map.entry("provider", 8), Map.entry("soft", 9), Map.entry("disni", 9), Map.entry("cli", 10),
+            Map.entry("provider", 8), Map.entry("soft", 9), Map.entry("disni", 9), Map.entry("ffm", 9),
+            Map.entry("cli", 10),
             Map.entry("examples", 10), Map.entry("bench", 11));
 
     /** Packages whose classes DisniClassLoader defines (its CHILD_FIRST list). */
@@ -68,8 +71,11 @@ class LayeringTest {
     private static final Pattern PKG = Pattern.compile("^\\s*package\\s+org\\.jwarp(?:\\.([a-z][a-z0-9_.]*))?\\s*;", Pattern.MULTILINE);
     private static final Pattern NAMES_LOADED = Pattern.compile("org\\.jwarp\\.disni\\.(?:impl|natives)\\b");
 
-    static final List<String> SOURCE_ROOTS = List.of("java/core/src/main/java", "java/cli/src/main/java",
-            "java/examples/src/main/java", "benchmarks/src/main/java");
+    static final List<String> SOURCE_ROOTS = List.of("java/core/src/main/java", "java/ffm/src/main/java",
+            "java/cli/src/main/java", "java/examples/src/main/java", "benchmarks/src/main/java");
+
+    /** A provider that only its own packages may refer to (the others find it through ServiceLoader). */
+    static final String SEALED_PROVIDER = "ffm";
 
     static Path projectRoot() {
         Path p = Paths.get("").toAbsolutePath();
@@ -194,6 +200,8 @@ class LayeringTest {
             Integer r = RANK.get(layerOf(used));
             if (r == null) {
                 bad.add(own + " → " + used + " (package not in the layer map)");
+            } else if (layerOf(used).equals(SEALED_PROVIDER) && !layerOf(own).equals(SEALED_PROVIDER)) {
+                bad.add(own + " → " + used + " (" + SEALED_PROVIDER + " is reached through ServiceLoader only)");
             } else if (!layerOf(used).equals(layerOf(own)) && r >= ownRank) {
                 bad.add(own + " → " + layerOf(used));
             } else if (layerOf(own).equals("soft") && layerOf(used).equals("soft") && !used.equals(own)
@@ -281,7 +289,13 @@ class LayeringTest {
         assertEquals(Set.of(), violations("package org.jwarp.rdmap;\nimport org.jwarp.ddp.DdpHeader;\nimport org.jwarp.ground.TermCode;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.ddp;\n/** see {@link org.jwarp.rdmap.RdmapEndpoint} */ class X {}\n"));
         assertEquals(Set.of("cli → bench"), violations("package org.jwarp.cli;\nimport org.jwarp.bench.X;\n"));
-        assertEquals(Set.of("cli → ffm (package not in the layer map)"), violations("package org.jwarp.cli;\nimport org.jwarp.ffm.X;\n"));
+        assertEquals(Set.of("cli → ffm (ffm is reached through ServiceLoader only)"),
+                violations("package org.jwarp.cli;\nimport org.jwarp.ffm.X;\n"));
+        assertEquals(Set.of("bench → ffm.impl (ffm is reached through ServiceLoader only)"),
+                violations("package org.jwarp.bench;\nclass X { org.jwarp.ffm.impl.FfmDevice d; }\n"));
+        assertEquals(Set.of("ffm.impl → soft"), violations("package org.jwarp.ffm.impl;\nimport org.jwarp.soft.SoftConfig;\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.ffm.impl;\nimport org.jwarp.provider.CmNegotiation;\n"
+                + "import org.jwarp.verbs.Device;\nimport org.jwarp.ffm.FfmRuntime;\n"));
         assertEquals(Set.of("examples.kv → cli"), violations("package org.jwarp.examples.kv;\nimport org.jwarp.cli.X;\n"));
     }
 

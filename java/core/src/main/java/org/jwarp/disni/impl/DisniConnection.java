@@ -84,7 +84,7 @@ final class DisniConnection implements Connection {
         open = false;
         qp.failed();
         if (!peerClosed) {
-            dev.disconnectQuietly(id);
+            dev.connections.disconnectQuietly(id);
         }
         long deadline = System.nanoTime() + DISCONNECT_WAIT_NANOS;
         try {

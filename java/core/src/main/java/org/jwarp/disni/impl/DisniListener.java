@@ -70,7 +70,7 @@ final class DisniListener implements Listener {
                 remote = null;
             }
             try {
-                return new Request(ev.id(), remote, dev.negotiation.responder(ev));
+                return new Request(ev.id(), remote, dev.connections.negotiation.responder(ev));
             } catch (MpaDecodeException | IllegalArgumentException bad) {
                 LOG.warn("rejecting the request from {}: {}", remote, bad.getMessage());
                 rejectQuietly(ev.id(), new byte[0]);
@@ -138,7 +138,7 @@ final class DisniListener implements Listener {
             int ird = Math.min(o.ird(), CmNegotiation.CONN_PARAM_MAX);
             int ord = Math.min(o.ord(), CmNegotiation.CONN_PARAM_MAX);
             byte[] out = neg.privateData(d);
-            long deadline = System.nanoTime() + DisniDevice.ACCEPT_TIMEOUT.toNanos();
+            long deadline = System.nanoTime() + DisniConnectionManager.ACCEPT_TIMEOUT.toNanos();
             DisniQp qp = null;
             boolean ok = false;
             try {
@@ -152,7 +152,7 @@ final class DisniListener implements Listener {
                     return null;
                 });
                 CmEvent ev = dev.dispatcher.await(child, deadline, "accept from " + remote);
-                DisniDevice.expect(ev, CmEvent.ESTABLISHED, remote, "accept");
+                DisniConnectionManager.expect(ev, CmEvent.ESTABLISHED, remote, "accept");
                 LOG.debug("accept from {}: {} (event rr={} id={})", remote, o, ev.responderResources(),
                         ev.initiatorDepth());
                 qp.established(ord);

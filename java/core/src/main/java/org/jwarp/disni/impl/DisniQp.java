@@ -462,23 +462,32 @@ final class DisniQp implements QueuePair {
         if (refused != null) {
             return refused;
         }
+        int written = putRecvSges(recvWr, recvSge(k, 0), sgl, one, oneOff, oneLen);
+        int w = k * RECV_WR_SIZE;
+        recvWr.putLong(w, rq.tokenAhead(k)); // the caller's wrId stays in the ring slot
+        recvWr.putInt(w + WR_NUM_SGE, written);
+        return null;
+    }
+
+    /**
+     * Writes the non-empty SGEs of one receive WR (from {@code sgl}, or the single buffer when sgl is
+     * null) as ibv_sge entries from {@code firstSge} on; returns how many it wrote. Shared with the SRQ.
+     */
+    static int putRecvSges(ByteBuffer ring, int firstSge, ScatterGatherList sgl, MemoryRegion one, long oneOff,
+            int oneLen) {
         int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
         int written = 0;
         for (int j = 0; j < n; j++) {
             int len = sgl != null ? sgl.length(j) : oneLen;
             if (len > 0) {
                 MemoryRegion mr = sgl != null ? sgl.region(j) : one;
-                long off = sgl != null ? sgl.offset(j) : oneOff;
-                int at = recvSge(k, written++);
-                recvWr.putLong(at + SGE_ADDR, mr.address() + off);
-                recvWr.putInt(at + SGE_LENGTH, len);
-                recvWr.putInt(at + SGE_LKEY, mr.lkey());
+                int at = firstSge + written++ * SGE_SIZE;
+                ring.putLong(at + SGE_ADDR, mr.address() + (sgl != null ? sgl.offset(j) : oneOff));
+                ring.putInt(at + SGE_LENGTH, len);
+                ring.putInt(at + SGE_LKEY, mr.lkey());
             }
         }
-        int w = k * RECV_WR_SIZE;
-        recvWr.putLong(w, rq.tokenAhead(k)); // the caller's wrId stays in the ring slot
-        recvWr.putInt(w + WR_NUM_SGE, written);
-        return null;
+        return written;
     }
 
     IbvQP ibvQp() {

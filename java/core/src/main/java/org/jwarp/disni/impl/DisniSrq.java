@@ -209,19 +209,7 @@ final class DisniSrq implements SharedReceiveQueue {
         if (refused != null) {
             return refused;
         }
-        int n = sgl != null ? sgl.count() : (one == null && oneLen == 0 ? 0 : 1);
-        int written = 0;
-        for (int j = 0; j < n; j++) {
-            int len = sgl != null ? sgl.length(j) : oneLen;
-            if (len > 0) {
-                MemoryRegion mr = sgl != null ? sgl.region(j) : one;
-                long off = sgl != null ? sgl.offset(j) : oneOff;
-                int at = sge(k, written++);
-                wr.putLong(at + DisniQp.SGE_ADDR, mr.address() + off);
-                wr.putInt(at + DisniQp.SGE_LENGTH, len);
-                wr.putInt(at + DisniQp.SGE_LKEY, mr.lkey());
-            }
-        }
+        int written = DisniQp.putRecvSges(wr, sge(k, 0), sgl, one, oneOff, oneLen);
         int slot = free[--freeTop];
         long token = prefix | ((long) slot << SEQ_BITS) | (seq++ & ((1L << SEQ_BITS) - 1));
         tokens[slot] = token;
