@@ -225,8 +225,8 @@ final class SoftDataPath implements RdmapListener {
                     break; // socket full: OP_WRITE resumes
                 }
             }
-            if (stream.faults != null) {
-                stream.faults.at(tx.inline ? FaultHook.Site.INLINE_TRANSMIT : FaultHook.Site.REACTOR_TRANSMIT);
+            if (stream.faults() != null) {
+                stream.faults().at(tx.inlineTransmit() ? FaultHook.Site.INLINE_TRANSMIT : FaultHook.Site.REACTOR_TRANSMIT);
             }
             if (ep.transmit(staging, gather) == 0) {
                 break;

@@ -141,7 +141,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
     void established(SoftStream s) {
         pendingDone(s);
         if (idleNanos > 0 && !closed) {
-            s.idleMark = -1; // the first sweep records its progress
+            s.watchIdle(); // the first sweep records its progress
             watched.add(s);
         }
     }
@@ -171,18 +171,15 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
                 continue;
             }
             try {
-                if (s.phase() != SoftStream.Phase.ESTABLISHED || s.data == null) {
+                if (s.phase() != SoftStream.Phase.ESTABLISHED || s.data() == null) {
                     watched.remove(i);
                     continue;
                 }
-                long mark = s.progress();
-                if (mark != s.idleMark) {
-                    s.idleMark = mark;
-                    s.idleSince = now;
-                } else if (now - s.idleSince >= idleNanos) {
+                long idle = s.idleNanos(now);
+                if (idle >= idleNanos) {
                     watched.remove(i);
                     idleClosed.incrementAndGet();
-                    String why = "idle for " + TimeUnit.NANOSECONDS.toMillis(now - s.idleSince) + " ms: no segment from "
+                    String why = "idle for " + TimeUnit.NANOSECONDS.toMillis(idle) + " ms: no segment from "
                             + s.remoteAddress() + " and no completion progressing (ListenerConfig idle timeout "
                             + TimeUnit.NANOSECONDS.toMillis(idleNanos) + " ms); sent TERM 0/0/0";
                     LOG.debug("listener {}: {}", local, why);

@@ -55,10 +55,10 @@ class SoftDirectReadTest {
             StreamReceive rcv = s.receiver;
             ByteBuffer rx = ByteBuffer.allocateDirect(128 * 1024);
             s.lockIo();
-            SocketChannel real = s.ch;
+            SocketChannel real = s.channel();
             ScriptedChannel sc = new ScriptedChannel(real);
             try {
-                s.ch = sc;
+                s.open(sc);
                 sc.cap = WRITE_HEADER;
                 p.initiator().queuePair().postSend(new SendRequest().write(1, src, 0, WRITE, dst.address(), dst.rkey()));
                 long deadline = System.nanoTime() + 10_000_000_000L;
@@ -69,11 +69,11 @@ class SoftDirectReadTest {
                     got += n;
                 }
                 assertEquals(0, rcv.directReads, "the header is read plainly");
-                assertTrue(s.data.directLength() >= StreamReceive.DIRECT_MIN, "a large segment's header was validated");
+                assertTrue(s.data().directLength() >= StreamReceive.DIRECT_MIN, "a large segment's header was validated");
                 sc.cap = Integer.MAX_VALUE;
                 step.run(s, rcv, sc, dst);
             } finally {
-                s.ch = real;
+                s.open(real);
                 s.io.unlock();
                 org.jwarp.memory.StagRegion mr = dst.engineRegion();
                 int leaked = mr.placementsInProgress();

@@ -164,7 +164,7 @@ class SoftInlineTransmitTest {
         s.channel().setOption(java.net.StandardSocketOptions.SO_SNDBUF, 8192);
         s.lockIo();
         try {
-            s.faults = at -> {
+            s.faults(at -> {
                 java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
                 int x = r.nextInt(32);
                 if (x == 0) {
@@ -172,7 +172,7 @@ class SoftInlineTransmitTest {
                 } else if (x < 8) {
                     Thread.yield();
                 }
-            };
+            });
         } finally {
             s.io.unlock();
         }
