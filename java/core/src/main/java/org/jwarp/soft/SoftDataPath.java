@@ -69,8 +69,8 @@ final class SoftDataPath implements RdmapListener {
         if (!initiator) {
             gate = new RtrGate(rtr, stream.setup.sentReply());
         }
-        int ird = Math.min(outcome.ird(), SoftProvider.MAX_IRD_ORD);
-        this.ord = Math.min(outcome.ord(), SoftProvider.MAX_IRD_ORD);
+        int ird = Math.min(outcome.ird(), SoftConnectionManager.MAX_IRD_ORD);
+        this.ord = Math.min(outcome.ord(), SoftConnectionManager.MAX_IRD_ORD);
         InetSocketAddress local = stream.localAddress();
         int fpdu = FpduSizing.forLocalAddress(local == null ? null : local.getAddress(), config.maxFpdu());
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);

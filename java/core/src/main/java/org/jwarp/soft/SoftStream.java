@@ -58,7 +58,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION, ESTABLISHED, CLOSING, CLOSED }
 
     final boolean initiator;
-    final SoftDevice device;
+    final ConnectionHost device;
     final Reactor reactor;
     final SoftConfig config;
     final SoftListener listener;
@@ -89,7 +89,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** Test hook, null in production; set under {@link #io}. */
     private FaultHook faults;
 
-    private SoftStream(boolean initiator, SoftDevice device, Reactor reactor, SoftListener listener,
+    private SoftStream(boolean initiator, ConnectionHost device, Reactor reactor, SoftListener listener,
                        InetSocketAddress remote) {
         this.initiator = initiator;
         this.remote = remote;
@@ -100,7 +100,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** An initiator stream; {@link StreamSetup#startConnect()} runs on the reactor. */
-    static SoftStream initiator(SoftDevice device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
+    static SoftStream initiator(ConnectionHost device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
                                 InitiatorNegotiator neg) {
         SoftStream s = new SoftStream(true, device, reactor, null, remote);
         s.qp = qp;
@@ -109,7 +109,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** A responder stream over an accepted channel; call on the reactor thread. */
-    static SoftStream responder(SoftDevice device, Reactor reactor, SoftListener listener, SocketChannel ch,
+    static SoftStream responder(ConnectionHost device, Reactor reactor, SoftListener listener, SocketChannel ch,
                                 ResponderConfig base) throws IOException {
         SoftStream s = new SoftStream(false, device, reactor, listener, (InetSocketAddress) ch.getRemoteAddress());
         s.ch = ch;
