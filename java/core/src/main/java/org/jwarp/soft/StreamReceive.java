@@ -88,17 +88,27 @@ final class StreamReceive {
         if (owner != null) {
             return POLL_HELD;
         }
-        if (s.phase() != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
-            return POLL_NO;
-        }
-        if (!s.io.tryLock()) {
-            return POLL_BUSY;
+        int locked = lockForPoll();
+        if (locked != POLL_HELD) {
+            return locked;
         }
         try {
             return claimLocked(p) ? POLL_HELD : POLL_NO;
         } finally {
             s.io.unlock();
         }
+    }
+
+    /**
+     * A poller's try for the I/O lock: {@link #POLL_HELD} when it now holds it, {@link #POLL_BUSY}
+     * when someone else does, {@link #POLL_NO} when the stream is not established or this thread
+     * is the reactor or already inside the stream.
+     */
+    private int lockForPoll() {
+        if (s.phase() != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
+            return POLL_NO;
+        }
+        return s.io.tryLock() ? POLL_HELD : POLL_BUSY;
     }
 
     private boolean claimLocked(CqPoller p) {
@@ -133,11 +143,9 @@ final class StreamReceive {
      *         {@link #POLL_NO} (it stays with, or went back to, the reactor)
      */
     int pollReceive(ByteBuffer rx, CqPoller p) {
-        if (s.phase() != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
-            return POLL_NO;
-        }
-        if (!s.io.tryLock()) {
-            return POLL_BUSY;
+        int locked = lockForPoll();
+        if (locked != POLL_HELD) {
+            return locked;
         }
         try {
             if (!claimLocked(p)) {
