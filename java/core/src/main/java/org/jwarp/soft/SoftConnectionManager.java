@@ -33,9 +33,12 @@ import org.jwarp.ground.RtrType;
  * a Read RTR is offered.
  */
 final class SoftConnectionManager implements ConnectionManager {
-    private final SoftDevice device;
+    /** IRD and ORD ceiling of every connection, the same as Linux siw's (SIW_MAX_IRD_QP / SIW_MAX_ORD_QP). */
+    static final int MAX_IRD_ORD = 128;
 
-    SoftConnectionManager(SoftDevice device) {
+    private final ConnectionHost device;
+
+    SoftConnectionManager(ConnectionHost device) {
         this.device = device;
     }
 
@@ -49,7 +52,7 @@ final class SoftConnectionManager implements ConnectionManager {
     public Listener listen(InetSocketAddress address, ListenerConfig config) throws RdmaException {
         device.checkOpen();
         try {
-            SoftListener l = new SoftListener(device, device.provider().nextReactor(), address, config.backlog(),
+            SoftListener l = new SoftListener(device, device.nextReactor(), address, config.backlog(),
                     config.idleTimeout().toNanos());
             device.track(l);
             return l;
@@ -73,7 +76,7 @@ final class SoftConnectionManager implements ConnectionManager {
         } catch (IllegalArgumentException e) {
             throw new RdmaException("connect: " + e.getMessage(), e);
         }
-        Reactor r = device.provider().nextReactor();
+        Reactor r = device.nextReactor();
         SoftStream s = SoftStream.initiator(device, r, remote, q, neg);
         r.execute(s.setup::startConnect);
         try {
@@ -102,7 +105,7 @@ final class SoftConnectionManager implements ConnectionManager {
         InitiatorConfig.Builder b = InitiatorConfig.builder()
                 .ird(ird)
                 .ord(deviceCapped(ord))
-                .maxIrd(ird == EnhancedConnectionData.NO_NEGOTIATION ? ird : SoftProvider.MAX_IRD_ORD)
+                .maxIrd(ird == EnhancedConnectionData.NO_NEGOTIATION ? ird : MAX_IRD_ORD)
                 .peerToPeer(p.peerToPeer())
                 .rtrTypes(p.peerToPeer() ? p.rtrTypes() : Set.of())
                 .enhanced(true)
@@ -130,10 +133,10 @@ final class SoftConnectionManager implements ConnectionManager {
 
     /**
      * RFC 6581 §9.1: the IRD/ORD put in a Request or Reply is what the data path enforces, so values
-     * above the device's {@link SoftProvider#MAX_IRD_ORD} are lowered to it before they are
+     * above the device's {@link #MAX_IRD_ORD} are lowered to it before they are
      * advertised; {@code 0x3FFF} (no automatic negotiation) passes unchanged.
      */
     static int deviceCapped(int v) {
-        return v == EnhancedConnectionData.NO_NEGOTIATION ? v : Math.min(v, SoftProvider.MAX_IRD_ORD);
+        return v == EnhancedConnectionData.NO_NEGOTIATION ? v : Math.min(v, MAX_IRD_ORD);
     }
 }

@@ -69,8 +69,8 @@ final class SoftDataPath implements RdmapListener {
         if (!initiator) {
             gate = new RtrGate(rtr, stream.setup.sentReply());
         }
-        int ird = Math.min(outcome.ird(), SoftProvider.MAX_IRD_ORD);
-        this.ord = Math.min(outcome.ord(), SoftProvider.MAX_IRD_ORD);
+        int ird = Math.min(outcome.ird(), SoftConnectionManager.MAX_IRD_ORD);
+        this.ord = Math.min(outcome.ord(), SoftConnectionManager.MAX_IRD_ORD);
         InetSocketAddress local = stream.localAddress();
         int fpdu = FpduSizing.forLocalAddress(local == null ? null : local.getAddress(), config.maxFpdu());
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
@@ -225,8 +225,8 @@ final class SoftDataPath implements RdmapListener {
                     break; // socket full: OP_WRITE resumes
                 }
             }
-            if (stream.faults != null) {
-                stream.faults.at(tx.inline ? FaultHook.Site.INLINE_TRANSMIT : FaultHook.Site.REACTOR_TRANSMIT);
+            if (stream.faults() != null) {
+                stream.faults().at(tx.inlineTransmit() ? FaultHook.Site.INLINE_TRANSMIT : FaultHook.Site.REACTOR_TRANSMIT);
             }
             if (ep.transmit(staging, gather) == 0) {
                 break;

@@ -9,6 +9,7 @@ import org.jwarp.memory.StagTable;
 import org.jwarp.soft.cq.CqDevice;
 import org.jwarp.soft.cq.SoftCompletionChannel;
 import org.jwarp.soft.cq.SoftCompletionQueue;
+import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.tx.DirectBufferPool;
 import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.ConnectionManager;
@@ -29,6 +30,43 @@ public final class SoftDevice implements CqDevice, Device {
     private final InetAddress localAddress;
     private final StagTable stags = new StagTable(STAG_CAPACITY);
     private final SoftConnectionManager cm;
+    /** The device as its connections see it. */
+    private final ConnectionHost host = new ConnectionHost() {
+        @Override
+        public SoftConfig config() {
+            return SoftDevice.this.config();
+        }
+
+        @Override
+        public InetAddress sourceAddress() {
+            return SoftDevice.this.sourceAddress();
+        }
+
+        @Override
+        public DirectBufferPool buffers() {
+            return buffers;
+        }
+
+        @Override
+        public Reactor nextReactor() {
+            return provider.nextReactor();
+        }
+
+        @Override
+        public void checkOpen() throws RdmaException {
+            SoftDevice.this.checkOpen();
+        }
+
+        @Override
+        public void track(AutoCloseable c) {
+            owned.add(c);
+        }
+
+        @Override
+        public void forget(AutoCloseable c) {
+            owned.remove(c);
+        }
+    };
     private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();
     /** Free direct memory kept for the next connections' transmit and poll buffers. */
     static final long POOLED_BUFFER_BYTES = 16L << 20;
@@ -42,7 +80,7 @@ public final class SoftDevice implements CqDevice, Device {
         this.localAddress = localAddress;
         SoftConfig c = provider.config();
         this.buffers = new DirectBufferPool(POOLED_BUFFER_BYTES, c.txBufferSize(), c.txStagingAreas());
-        this.cm = new SoftConnectionManager(this);
+        this.cm = new SoftConnectionManager(host);
     }
 
     SoftProvider provider() {

@@ -52,7 +52,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
      */
     static final int ACCEPT_QUEUE = 1024;
 
-    private final SoftDevice device;
+    private final ConnectionHost device;
     private final Reactor reactor;
     private final ServerSocketChannel server;
     private final int backlog;
@@ -72,12 +72,12 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
     private long nextSweep;
     private final AtomicLong idleClosed = new AtomicLong();
 
-    SoftListener(SoftDevice device, Reactor reactor, InetSocketAddress address, int backlog) throws IOException {
+    SoftListener(ConnectionHost device, Reactor reactor, InetSocketAddress address, int backlog) throws IOException {
         this(device, reactor, address, backlog, 0);
     }
 
     /** As above; {@code idleNanos} > 0 ends accepted connections idle that long (see the class comment). */
-    SoftListener(SoftDevice device, Reactor reactor, InetSocketAddress address, int backlog, long idleNanos)
+    SoftListener(ConnectionHost device, Reactor reactor, InetSocketAddress address, int backlog, long idleNanos)
             throws IOException {
         if (idleNanos < 0) {
             throw new IllegalArgumentException("idle timeout: " + idleNanos + " ns must be >= 0");
@@ -141,7 +141,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
     void established(SoftStream s) {
         pendingDone(s);
         if (idleNanos > 0 && !closed) {
-            s.idleMark = -1; // the first sweep records its progress
+            s.watchIdle(); // the first sweep records its progress
             watched.add(s);
         }
     }
@@ -171,18 +171,15 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
                 continue;
             }
             try {
-                if (s.phase() != SoftStream.Phase.ESTABLISHED || s.data == null) {
+                if (s.phase() != SoftStream.Phase.ESTABLISHED || s.data() == null) {
                     watched.remove(i);
                     continue;
                 }
-                long mark = s.progress();
-                if (mark != s.idleMark) {
-                    s.idleMark = mark;
-                    s.idleSince = now;
-                } else if (now - s.idleSince >= idleNanos) {
+                long idle = s.idleNanos(now);
+                if (idle >= idleNanos) {
                     watched.remove(i);
                     idleClosed.incrementAndGet();
-                    String why = "idle for " + TimeUnit.NANOSECONDS.toMillis(now - s.idleSince) + " ms: no segment from "
+                    String why = "idle for " + TimeUnit.NANOSECONDS.toMillis(idle) + " ms: no segment from "
                             + s.remoteAddress() + " and no completion progressing (ListenerConfig idle timeout "
                             + TimeUnit.NANOSECONDS.toMillis(idleNanos) + " ms); sent TERM 0/0/0";
                     LOG.debug("listener {}: {}", local, why);
@@ -272,7 +269,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
 
     /** The responder limits before the ULP decides: RFC limits, no markers, RFC 6581 support. */
     private static ResponderConfig baseConfig() {
-        return ResponderConfig.builder().maxIrd(SoftProvider.MAX_IRD_ORD).ord(SoftProvider.MAX_IRD_ORD).build();
+        return ResponderConfig.builder().maxIrd(SoftConnectionManager.MAX_IRD_ORD).ord(SoftConnectionManager.MAX_IRD_ORD).build();
     }
 
     /** Reactor thread: a validated request; false when the listener is closed. */

@@ -11,7 +11,6 @@ import java.util.concurrent.CompletableFuture;
 import org.jwarp.negotiation.InitiatorNegotiator;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.ResponderConfig;
-import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
 import org.jwarp.soft.cq.CqPoller;
 import org.jwarp.soft.cq.PolledStream;
@@ -59,30 +58,23 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION, ESTABLISHED, CLOSING, CLOSED }
 
     final boolean initiator;
-    final SoftDevice device;
+    final ConnectionHost device;
     final Reactor reactor;
     final SoftConfig config;
-    SocketChannel ch;
-    SelectionKey key;
-    volatile Phase phase;
-    private long deadline;
-    boolean timed;
-    /** The deadline is the responder's RTR timer (RFC 6581 §9.2); a poller then leaves the stream alone. */
-    boolean rtrTimer;
-    /** The borrowed staging area's buffer ({@link StreamTransmit#staging}), null while nothing is staged. */
-    ByteBuffer tx;
-    InetSocketAddress remote;
-    final CompletableFuture<SoftConnection> established = new CompletableFuture<>();
     final SoftListener listener;
-    byte[] requestBytes;
-    byte[] replyBytes;
-    NegotiationOutcome outcome;
-    SoftQueuePair qp;
-    SoftConnection connection;
-    SoftDataPath data;
-    volatile RdmaException failure;
-    /** An unexpected exception met on the data path ({@link StreamClose#fault}); guarded by {@link #io}. */
-    RdmaException fault;
+    private final InetSocketAddress remote;
+    private SocketChannel ch;
+    private SelectionKey key;
+    private volatile Phase phase;
+    private long deadline;
+    private boolean timed;
+    /** The deadline is the responder's RTR timer (RFC 6581 §9.2); a poller then leaves the stream alone. */
+    private boolean rtrTimer;
+    final CompletableFuture<SoftConnection> established = new CompletableFuture<>();
+    /** Set once by setup on the reactor under {@link #io}; diagnostics read them racily. */
+    private SoftQueuePair qp;
+    private SoftConnection connection;
+    private SoftDataPath data;
     final CompletableFuture<Void> closed = new CompletableFuture<>();
     /** Serializes the engine, the tx buffer and the socket writes between the reactor, posting and polling threads. */
     final IoLock io = new IoLock();
@@ -92,13 +84,15 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     final StreamReceive receiver = new StreamReceive(this);
     final StreamClose closer = new StreamClose(this);
     /** The listener's idle sweep: progress last seen and since when (reactor thread, I/O lock). */
-    long idleMark;
-    long idleSince;
+    private long idleMark;
+    private long idleSince;
     /** Test hook, null in production; set under {@link #io}. */
-    FaultHook faults;
+    private FaultHook faults;
 
-    private SoftStream(boolean initiator, SoftDevice device, Reactor reactor, SoftListener listener) {
+    private SoftStream(boolean initiator, ConnectionHost device, Reactor reactor, SoftListener listener,
+                       InetSocketAddress remote) {
         this.initiator = initiator;
+        this.remote = remote;
         this.device = device;
         this.reactor = reactor;
         this.config = device.config();
@@ -106,23 +100,20 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** An initiator stream; {@link StreamSetup#startConnect()} runs on the reactor. */
-    static SoftStream initiator(SoftDevice device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
+    static SoftStream initiator(ConnectionHost device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
                                 InitiatorNegotiator neg) {
-        SoftStream s = new SoftStream(true, device, reactor, null);
-        s.remote = remote;
+        SoftStream s = new SoftStream(true, device, reactor, null, remote);
         s.qp = qp;
-        s.setup.ineg = neg;
+        s.setup.initiate(neg);
         return s;
     }
 
     /** A responder stream over an accepted channel; call on the reactor thread. */
-    static SoftStream responder(SoftDevice device, Reactor reactor, SoftListener listener, SocketChannel ch,
+    static SoftStream responder(ConnectionHost device, Reactor reactor, SoftListener listener, SocketChannel ch,
                                 ResponderConfig base) throws IOException {
-        SoftStream s = new SoftStream(false, device, reactor, listener);
+        SoftStream s = new SoftStream(false, device, reactor, listener, (InetSocketAddress) ch.getRemoteAddress());
         s.ch = ch;
-        s.remote = (InetSocketAddress) ch.getRemoteAddress();
-        s.setup.rneg = new ResponderNegotiator(base);
-        s.setup.reader = s.setup.rneg.newRequestReader();
+        s.setup.respond(base);
         StreamSetup.configure(ch);
         s.key = reactor.register(ch, SelectionKey.OP_READ, s);
         s.phase = Phase.AWAIT_REQUEST;
@@ -138,20 +129,101 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return qp;
     }
 
+    /** Setup and close move the stream between phases (I/O lock held). */
+    void enter(Phase p) {
+        phase = p;
+    }
+
     NegotiationOutcome outcome() {
-        return outcome;
+        return setup.outcome();
     }
 
     byte[] requestBytes() {
-        return requestBytes;
+        return setup.requestBytes();
     }
 
     byte[] replyBytes() {
-        return replyBytes;
+        return setup.replyBytes();
     }
 
     RdmaException failure() {
-        return failure;
+        return closer.failure();
+    }
+
+    /** The initiator's socket, opened by setup for each connect attempt (reactor, I/O lock held). */
+    void open(SocketChannel c) {
+        ch = c;
+    }
+
+    /** The socket's key in the reactor's selector. */
+    void registered(SelectionKey k) {
+        key = k;
+    }
+
+    SelectionKey key() {
+        return key;
+    }
+
+    /** The responder's QP, bound by the ULP's accept. */
+    void bind(SoftQueuePair q) {
+        qp = q;
+    }
+
+    /** FPDU mode's engine glue, set once by setup. */
+    void dataPath(SoftDataPath d) {
+        data = d;
+    }
+
+    SoftDataPath data() {
+        return data;
+    }
+
+    void connection(SoftConnection c) {
+        connection = c;
+    }
+
+    /** Test hook, null in production. */
+    FaultHook faults() {
+        return faults;
+    }
+
+    /** Installs a test hook (tests, under {@link #io}). */
+    void faults(FaultHook h) {
+        faults = h;
+    }
+
+    /** The responder waits for the peer's RTR (RFC 6581 §9.2) until {@code fromNowNanos} from now. */
+    void startRtrTimer(long fromNowNanos) {
+        setDeadline(fromNowNanos);
+        rtrTimer = true;
+    }
+
+    /** A deadline (setup step, RTR or FPDU stall timer) is armed. */
+    boolean deadlineSet() {
+        return timed;
+    }
+
+    boolean rtrTimerRunning() {
+        return rtrTimer;
+    }
+
+    /**
+     * The listener's idle sweep (reactor thread, I/O lock held): how long the stream has made no
+     * progress, 0 when it moved since the last sweep (or this is the first).
+     */
+    long idleNanos(long now) {
+        long mark = progress();
+        if (mark != idleMark) {
+            idleMark = mark;
+            idleSince = now;
+            return 0;
+        }
+        return now - idleSince;
+    }
+
+    /** The listener starts watching: its first sweep only records the progress. */
+    void watchIdle() {
+        idleMark = -1;
     }
 
     InetSocketAddress remoteAddress() {
@@ -167,7 +239,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     ByteBuffer txBuffer() {
-        return tx;
+        return sender.txBuffer();
     }
 
     @Override
@@ -264,11 +336,7 @@ void consume(ByteBuffer rx) {
         switch (phase) {
             case AWAIT_REPLY -> setup.onReplyBytes(rx);
             case AWAIT_REQUEST -> setup.onRequestBytes(rx);
-            case AWAIT_DECISION -> {
-                // RFC 5044 §7.1.2: the initiator sends nothing before it has the Reply.
-                setup.request.invalidate();
-                setup.decideResponder(setup.rneg.reject(new byte[0]));
-            }
+            case AWAIT_DECISION -> setup.rejectPending(); // RFC 5044 §7.1.2: the initiator sends nothing before the Reply
             case ESTABLISHED -> data.onBytes(rx);
             default -> rx.position(rx.limit());
         }
@@ -276,32 +344,26 @@ void consume(ByteBuffer rx) {
 
 void onEof() {
         switch (phase) {
-            case AWAIT_REPLY -> setup.decideInitiator(setup.ineg.onConnectionClosed(), false);
-            case AWAIT_REQUEST, AWAIT_DECISION -> {
-                if (setup.request != null) {
-                    setup.request.invalidate();
-                }
-                setup.decideResponder(setup.rneg.onConnectionClosed());
-            }
+            case AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION -> setup.peerLost();
             case ESTABLISHED -> {
                 RdmaException e = data.peerTerm() != null ? data.peerTermException()
                         : new RdmaException("peer " + remote + " closed the connection (RFC 5044 §7.2 stream lost)");
                 closer.teardown(e, false);
             }
-            default -> closer.teardown(failure, false);
+            default -> closer.teardown(failure(), false);
         }
     }
 
 void onIoError(IOException e) {
         if (phase == Phase.AWAIT_REPLY || phase == Phase.CONNECTING) {
-            if (phase == Phase.AWAIT_REPLY && setup.ineg.outcome() == null) {
-                setup.decideInitiator(setup.ineg.onConnectionClosed(), false);
+            if (phase == Phase.AWAIT_REPLY && setup.initiatorUndecided()) {
+                setup.peerLost();
                 return;
             }
             closer.fail(new RdmaException("connection to " + remote + " failed: " + e.getMessage(), e));
             return;
         }
-        closer.teardown(failure != null ? failure : new RdmaException("I/O error on " + remote + ": " + e.getMessage(), e), false);
+        closer.teardown(failure() != null ? failure() : new RdmaException("I/O error on " + remote + ": " + e.getMessage(), e), false);
     }
 
     @Override
@@ -311,16 +373,16 @@ void onIoError(IOException e) {
             if (phase != Phase.ESTABLISHED) {
                 return;
             }
-            if (fault != null) {
+            if (closer.fault() != null) {
                 closer.endFaulted(true); // met by an application thread driving the stream inline
                 return;
             }
-            if (receiver.pendingEof) {
+            if (receiver.pendingEof()) {
                 onEof(); // met by a poller
                 return;
             }
-            if (receiver.pendingError != null) {
-                onIoError(receiver.pendingError);
+            if (receiver.pendingError() != null) {
+                onIoError(receiver.pendingError());
                 return;
             }
             try {
@@ -377,10 +439,9 @@ void clearDeadline() {
                             + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
                 }
                 case AWAIT_DECISION -> {
-                    setup.request.invalidate();
                     LOG.warn("connection request from {} undecided for {} ms: rejecting", remote,
                             config.decisionTimeout().toMillis());
-                    setup.decideResponder(setup.rneg.reject(new byte[0]));
+                    setup.rejectPending();
                 }
                 case ESTABLISHED -> {
                     if (rtrTimer) {
@@ -472,7 +533,7 @@ void clearDeadline() {
     public String debugState() {
         SoftDataPath d = data;
         Thread holder = io.owner();
-        ByteBuffer t = tx; // read once: the I/O-lock holder may give the staging area back meanwhile
+        ByteBuffer t = sender.txBuffer(); // read once: the I/O-lock holder may give the staging area back meanwhile
         SelectionKey k = key;
         String ops;
         try {
@@ -482,7 +543,7 @@ void clearDeadline() {
         }
         StreamTransmit st = sender;
         return phase + (d == null ? "" : ", " + d.debugState()) + ", tx=" + (t == null ? 0 : t.position())
-                + ", key " + ops + (receiver.isPolled() ? ", polled" : "") + (st.starved ? ", starved" : "")
+                + ", key " + ops + (receiver.isPolled() ? ", polled" : "") + (st.starved() ? ", starved" : "")
                 + st.stagingState()
                 + ", staging lent " + device.buffers().stagingInUse() + " waiters " + device.buffers().stagingWaiters()
                 + ", reactor " + reactor.thread().getName() + " " + reactor.thread().getState()

@@ -21,9 +21,22 @@ final class StreamClose {
     private static final long CLOSE_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     private final SoftStream s;
+    /** Why the stream ended or will end, set once; read from any thread. */
+    private volatile RdmaException failure;
+    /** An unexpected exception met on the data path ({@link #fault(Throwable)}); guarded by the I/O lock. */
+    private RdmaException fault;
 
     StreamClose(SoftStream s) {
         this.s = s;
+    }
+
+    RdmaException failure() {
+        return failure;
+    }
+
+    /** The data path's unexpected exception, or null; I/O lock held. */
+    RdmaException fault() {
+        return fault;
     }
 
     /**
@@ -37,11 +50,11 @@ void localError(RdmaException e) {
 
     /** As {@link #localError(RdmaException)}, with the TERM {@code code}. */
     void localError(TermCode code, RdmaException e) {
-        if (s.failure == null) {
-            s.failure = e;
+        if (failure == null) {
+            failure = e;
         }
-        s.data.localError(code, e.getMessage());
-        if (s.phase == SoftStream.Phase.ESTABLISHED) {
+        s.data().localError(code, e.getMessage());
+        if (s.phase() == SoftStream.Phase.ESTABLISHED) {
             teardown(e, true); // the TERM could not be queued (tx full): close anyway
         }
     }
@@ -57,15 +70,15 @@ void localError(RdmaException e) {
      * out of the application's call, or out of the reactor loop, which then closes its streams.
      */
     void fault(Throwable t) {
-        boolean first = s.fault == null;
+        boolean first = fault == null;
         if (first) {
-            ConnectionTerminatedException e = new ConnectionTerminatedException("stream to " + s.remote
+            ConnectionTerminatedException e = new ConnectionTerminatedException("stream to " + s.remoteAddress()
                     + " ended by an unexpected exception on its data path: " + t, TermCode.RDMAP_LOCAL_CATASTROPHIC,
                     false);
             e.initCause(t);
-            s.fault = e;
-            if (s.failure == null) {
-                s.failure = e;
+            fault = e;
+            if (failure == null) {
+                failure = e;
             }
             LOG.error("{}: unexpected exception on the data path; this stream ends (TERM 0/0/0)", s, t);
         } else {
@@ -74,9 +87,9 @@ void localError(RdmaException e) {
         if (s.reactor.inReactorThread()) {
             endFaulted(first);
         } else {
-            if (first && s.data != null) {
+            if (first && s.data() != null) {
                 try {
-                    s.data.localError(TermCode.RDMAP_LOCAL_CATASTROPHIC, s.fault.getMessage()); // engine stops
+                    s.data().localError(TermCode.RDMAP_LOCAL_CATASTROPHIC, fault.getMessage()); // engine stops
                 } catch (RuntimeException x) {
                     LOG.debug("{}: the engine did not take the TERM", s, x);
                 }
@@ -93,11 +106,11 @@ void localError(RdmaException e) {
      * through {@link #localError} (the TERM first), else at once (the TERM path itself failed).
      */
     void endFaulted(boolean withTerm) {
-        RdmaException e = s.fault;
+        RdmaException e = fault;
         try {
-            switch (s.phase) {
+            switch (s.phase()) {
                 case ESTABLISHED -> {
-                    if (withTerm && s.data != null) {
+                    if (withTerm && s.data() != null) {
                         localError(TermCode.RDMAP_LOCAL_CATASTROPHIC, e);
                     } else {
                         teardown(e, false);
@@ -119,9 +132,9 @@ void localError(RdmaException e) {
 
     /** Stops the data path; an engine broken by a fault must not keep the WRs from flushing. */
     private void stopData() {
-        if (s.data != null) {
+        if (s.data() != null) {
             try {
-                s.data.stop();
+                s.data().stop();
             } catch (RuntimeException x) {
                 LOG.warn("{}: stopping the data path failed", s, x);
             }
@@ -130,12 +143,10 @@ void localError(RdmaException e) {
 
     /** Setup failed: flush what is queued (a reject, a TERM), close, report. */
 void fail(RdmaException e) {
-        if (s.failure == null) {
-            s.failure = e;
+        if (failure == null) {
+            failure = e;
         }
-        if (s.setup.request != null) {
-            s.setup.request.invalidate();
-        }
+        s.setup.invalidateRequest();
         if (s.listener != null && !s.initiator) {
             s.listener.pendingDone(s);
         }
@@ -148,13 +159,13 @@ void fail(RdmaException e) {
      * linger, the socket closes. {@code graceful} is false when the stream is already dead.
      */
     void teardown(RdmaException cause, boolean lingerForTx) {
-        if (s.phase == SoftStream.Phase.CLOSED || s.phase == SoftStream.Phase.CLOSING) {
+        if (s.phase() == SoftStream.Phase.CLOSED || s.phase() == SoftStream.Phase.CLOSING) {
             return;
         }
-        if (s.failure == null) {
-            s.failure = cause;
+        if (failure == null) {
+            failure = cause;
         }
-        s.phase = SoftStream.Phase.CLOSING; // before the flush, so isOpen() is false once its completions appear
+        s.enter(SoftStream.Phase.CLOSING); // before the flush, so isOpen() is false once its completions appear
         stopData();
         flushUnlessReferenced();
         s.established.completeExceptionally(cause != null ? cause : new RdmaException("closed"));
@@ -173,19 +184,19 @@ void fail(RdmaException e) {
      * bytes, the TERM last, are all written).
      */
     private void flushUnlessReferenced() {
-        if (s.qp != null && (s.sender.gather == null || !s.sender.gather.referencing())) {
-            s.qp.flush();
+        if (s.queuePair() != null && (s.sender.gather() == null || !s.sender.gather().referencing())) {
+            s.queuePair().flush();
         }
     }
 
 void startClosing() {
-        if (s.phase == SoftStream.Phase.CLOSED) {
+        if (s.phase() == SoftStream.Phase.CLOSED) {
             return;
         }
-        s.phase = SoftStream.Phase.CLOSING;
+        s.enter(SoftStream.Phase.CLOSING);
         s.setDeadline(CLOSE_LINGER_NANOS);
         try {
-            if (s.ch != null && s.ch.isConnected()) {
+            if (s.channel() != null && s.channel().isConnected()) {
                 s.sender.flush();
             } else {
                 finishClose();
@@ -196,25 +207,25 @@ void startClosing() {
     }
 
 void finishClose() {
-        if (s.phase == SoftStream.Phase.CLOSED) {
+        if (s.phase() == SoftStream.Phase.CLOSED) {
             return;
         }
-        s.phase = SoftStream.Phase.CLOSED;
+        s.enter(SoftStream.Phase.CLOSED);
         s.clearDeadline();
         s.receiver.unpoll();
         stopData();
         closeChannel(); // before the flush: no byte of a flushed WR's buffer is written after it
-        if (s.qp != null) {
-            s.qp.flush();
-            SoftCompletionQueue.removeStream(s.qp, s);
+        if (s.queuePair() != null) {
+            s.queuePair().flush();
+            SoftCompletionQueue.removeStream(s.queuePair(), s);
         }
         if (!s.initiator && s.listener != null) {
             s.listener.pendingDone(s);
         }
-        if (s.connection != null) {
-            s.device.forget(s.connection); // before closed completes: a closer sees it untracked
+        if (s.connection() != null) {
+            s.device.forget(s.connection()); // before closed completes: a closer sees it untracked
         }
-        s.established.completeExceptionally(s.failure != null ? s.failure : new RdmaException("closed"));
+        s.established.completeExceptionally(failure != null ? failure : new RdmaException("closed"));
         s.closed.complete(null);
         releaseTxLater();
     }
@@ -252,14 +263,14 @@ void releaseTxLater() {
     }
 
     void closeChannel() {
-        if (s.key != null) {
-            s.key.cancel();
+        if (s.key() != null) {
+            s.key().cancel();
         }
-        if (s.ch != null) {
+        if (s.channel() != null) {
             try {
-                s.ch.close();
+                s.channel().close();
             } catch (IOException e) {
-                LOG.debug("close of {} failed", s.remote, e);
+                LOG.debug("close of {} failed", s.remoteAddress(), e);
             }
         }
     }
@@ -268,22 +279,22 @@ void releaseTxLater() {
     void closeByUser() {
         s.lockIo();
         try {
-            if (s.phase == SoftStream.Phase.CLOSED || s.phase == SoftStream.Phase.CLOSING) {
+            if (s.phase() == SoftStream.Phase.CLOSED || s.phase() == SoftStream.Phase.CLOSING) {
                 return;
             }
             RdmaException e = new RdmaException("closed locally");
-            if (s.failure == null) {
-                s.failure = e;
+            if (failure == null) {
+                failure = e;
             }
-            if (s.data != null) {
+            if (s.data() != null) {
                 try {
-                    s.data.pump();
+                    s.data().pump();
                 } catch (RuntimeException | Error x) {
                     fault(x);
                     return;
                 }
             }
-            s.phase = SoftStream.Phase.CLOSING;
+            s.enter(SoftStream.Phase.CLOSING);
             stopData();
             flushUnlessReferenced();
             s.established.completeExceptionally(e);
@@ -309,18 +320,18 @@ void releaseTxLater() {
 
     /** {@link #closeFromOutside}'s part under the I/O lock, from any thread (no reactor deadline touched). */
     private void finishFromOutside() {
-        if (s.phase != SoftStream.Phase.CLOSED) {
-            s.phase = SoftStream.Phase.CLOSED; // a closeByUser or teardown the reactor runs later finds it closed
+        if (s.phase() != SoftStream.Phase.CLOSED) {
+            s.enter(SoftStream.Phase.CLOSED); // a closeByUser or teardown the reactor runs later finds it closed
             s.receiver.unpoll();
             stopData();
-            if (s.qp != null) {
-                SoftCompletionQueue.removeStream(s.qp, s);
-                s.qp.flush();
+            if (s.queuePair() != null) {
+                SoftCompletionQueue.removeStream(s.queuePair(), s);
+                s.queuePair().flush();
             }
-            if (s.connection != null) {
-                s.device.forget(s.connection);
+            if (s.connection() != null) {
+                s.device.forget(s.connection());
             }
-            s.established.completeExceptionally(s.failure != null ? s.failure : new RdmaException("closed"));
+            s.established.completeExceptionally(failure != null ? failure : new RdmaException("closed"));
         }
         releaseTx();
     }

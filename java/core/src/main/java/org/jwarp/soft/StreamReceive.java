@@ -29,8 +29,8 @@ final class StreamReceive {
     /** The CQ poller that reads the socket while OP_READ is off; written under the I/O lock, read racily. */
     private volatile CqPoller owner;
     /** A poller met EOF / an I/O error; the reactor acts on it. Guarded by the I/O lock. */
-    boolean pendingEof;
-    IOException pendingError;
+    private boolean pendingEof;
+    private IOException pendingError;
     /** Inbound FPDUs decoded when the FPDU stall timer was armed (reactor, under the I/O lock). */
     private long stallMark;
     /** Socket reads by pollers, and those that found nothing (I/O lock; read racily by tests). */
@@ -67,6 +67,16 @@ final class StreamReceive {
         this.s = s;
     }
 
+    /** A poller met EOF; the reactor acts on it (I/O lock held). */
+    boolean pendingEof() {
+        return pendingEof;
+    }
+
+    /** A poller met an I/O error, or null; the reactor acts on it (I/O lock held). */
+    IOException pendingError() {
+        return pendingError;
+    }
+
     /**
      * Poller thread: takes the stream over from the reactor for {@code p} (OP_READ off at the
      * reactor) unless nobody may: a deadline (the RTR timer) or a pending event keeps it there.
@@ -78,11 +88,9 @@ final class StreamReceive {
         if (owner != null) {
             return POLL_HELD;
         }
-        if (s.phase != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
-            return POLL_NO;
-        }
-        if (!s.io.tryLock()) {
-            return POLL_BUSY;
+        int locked = lockForPoll();
+        if (locked != POLL_HELD) {
+            return locked;
         }
         try {
             return claimLocked(p) ? POLL_HELD : POLL_NO;
@@ -91,13 +99,25 @@ final class StreamReceive {
         }
     }
 
+    /**
+     * A poller's try for the I/O lock: {@link #POLL_HELD} when it now holds it, {@link #POLL_BUSY}
+     * when someone else does, {@link #POLL_NO} when the stream is not established or this thread
+     * is the reactor or already inside the stream.
+     */
+    private int lockForPoll() {
+        if (s.phase() != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
+            return POLL_NO;
+        }
+        return s.io.tryLock() ? POLL_HELD : POLL_BUSY;
+    }
+
     private boolean claimLocked(CqPoller p) {
         if (owner != null) {
             return true;
         }
-        if (s.phase != SoftStream.Phase.ESTABLISHED || s.rtrTimer || pendingEof || pendingError != null
-                || s.fault != null || s.key == null
-                || !s.key.isValid()) {
+        if (s.phase() != SoftStream.Phase.ESTABLISHED || s.rtrTimerRunning() || pendingEof || pendingError != null
+                || s.closer.fault() != null || s.key() == null
+                || !s.key().isValid()) {
             return false;
         }
         try {
@@ -123,18 +143,15 @@ final class StreamReceive {
      *         {@link #POLL_NO} (it stays with, or went back to, the reactor)
      */
     int pollReceive(ByteBuffer rx, CqPoller p) {
-        if (s.phase != SoftStream.Phase.ESTABLISHED || s.io.isHeldByCurrentThread() || s.reactor.inReactorThread()) {
-            return POLL_NO;
-        }
-        if (!s.io.tryLock()) {
-            return POLL_BUSY;
+        int locked = lockForPoll();
+        if (locked != POLL_HELD) {
+            return locked;
         }
         try {
             if (!claimLocked(p)) {
                 return POLL_NO;
             }
-            s.sender.inline = true;
-            s.sender.deferred = false;
+            s.sender.beginInline();
             boolean got = false;
             try {
                 for (int round = 0; round < 8; round++) {
@@ -142,7 +159,7 @@ final class StreamReceive {
                     pollReads++;
                     if (n < 0) {
                         pendingEof = true;
-                        s.sender.deferred = true;
+                        s.sender.deferToReactor();
                         break;
                     }
                     if (n == 0) {
@@ -150,35 +167,35 @@ final class StreamReceive {
                         break;
                     }
                     got = true;
-                    if (s.sender.deferred || s.phase != SoftStream.Phase.ESTABLISHED || !lastFull) {
+                    if (s.sender.deferred() || s.phase() != SoftStream.Phase.ESTABLISHED || !lastFull) {
                         break; // a short read emptied the socket: no second read to find it empty
                     }
                 }
                 // Transmit what the input produced (Read Responses, a TERM); with nothing read the
                 // output side is the posters' and the reactor's (a pump here would only contend).
-                if (got && !s.sender.deferred) {
+                if (got && !s.sender.deferred()) {
                     s.sender.pumpInline();
-                    if (!s.sender.deferred) {
+                    if (!s.sender.deferred()) {
                         s.sender.flush();
                     }
                 }
             } catch (IOException e) {
                 pendingError = e;
-                s.sender.deferred = true;
+                s.sender.deferToReactor();
             } catch (RuntimeException | Error e) {
-                s.sender.deferred = true;
+                s.sender.deferToReactor();
                 s.closer.fault(e); // this stream ends on the reactor; the CQ's waiting thread goes on
             } finally {
-                s.sender.inline = false;
+                s.sender.endInline();
             }
-            if (s.sender.deferred) {
+            if (s.sender.deferred()) {
                 unpoll();
                 s.reactor.schedule(s); // wakes the loop: it applies OP_READ and acts on what was met
                 return POLL_NO;
             }
-            if (s.sender.moreOutput) {
+            if (s.sender.moreOutput()) {
                 s.reactor.schedule(s); // round cap: the reactor goes on
-            } else if (got && !s.timed && s.data.partialInput()) {
+            } else if (got && !s.deadlineSet() && s.data().partialInput()) {
                 // RFC 6581 §9.3: the FPDU stall timer holds whoever reads the stream. Deadlines live
                 // on the reactor (its thread arms them, runScheduled); they fire there while this
                 // poller keeps the stream. At most one hand-off per stall period (timed stays set).
@@ -240,19 +257,19 @@ final class StreamReceive {
             p.releaseOne();
             readInterest(true);
             s.reactor.removePolled(p);
-            if (s.data != null && s.data.partialInput() && !s.timed) {
+            if (s.data() != null && s.data().partialInput() && !s.deadlineSet()) {
                 s.reactor.schedule(s); // the reactor arms the FPDU stall timer (runScheduled)
             }
         }
     }
 
 void readInterest(boolean on) {
-        if (s.key != null && s.key.isValid()) {
+        if (s.key() != null && s.key().isValid()) {
             try {
-                int ops = s.key.interestOps();
+                int ops = s.key().interestOps();
                 int want = on ? ops | SelectionKey.OP_READ : ops & ~SelectionKey.OP_READ;
                 if (want != ops) {
-                    s.key.interestOps(want);
+                    s.key().interestOps(want);
                 }
             } catch (CancelledKeyException e) {
                 // closed meanwhile
@@ -267,24 +284,24 @@ void readInterest(boolean on) {
      * per-read timer churn.
      */
 void armStallTimer() {
-        if (s.phase == SoftStream.Phase.ESTABLISHED && !s.timed && s.data.partialInput()) {
-            stallMark = s.data.fpdusReceived();
+        if (s.phase() == SoftStream.Phase.ESTABLISHED && !s.deadlineSet() && s.data().partialInput()) {
+            stallMark = s.data().fpdusReceived();
             s.setDeadline(s.config.fpduStallTimeout().toNanos());
         }
     }
 
     /** The stall timer fired: no partial FPDU (disarm), progress (re-arm), or a stall (TERM 2/0/5, close). */
 void onStallDeadline() {
-        if (!s.data.partialInput()) {
+        if (!s.data().partialInput()) {
             return;
         }
-        long n = s.data.fpdusReceived();
+        long n = s.data().fpdusReceived();
         if (n != stallMark) {
             stallMark = n;
             s.setDeadline(s.config.fpduStallTimeout().toNanos());
             return;
         }
-        s.closer.localError(new RdmaTimeoutException("an FPDU from " + s.remote + " stayed incomplete for "
+        s.closer.localError(new RdmaTimeoutException("an FPDU from " + s.remoteAddress() + " stayed incomplete for "
                 + s.config.fpduStallTimeout().toMillis() + " ms; sent TERM 2/0/5 (RFC 6581 §9.3)"));
     }
 
@@ -293,10 +310,10 @@ void readAll() throws IOException {
         // In FPDU mode one read of at most READ_BUDGET bytes per loop turn: a peer flooding tiny
         // FPDUs gets the same share of the reactor as every other ready stream (the key stays
         // readable, so the next turn goes on; nothing is lost).
-        int rounds = s.phase == SoftStream.Phase.ESTABLISHED ? 1 : 8;
-        long fpdusBefore = s.data != null ? s.data.fpdusReceived() : 0;
-        for (int round = 0; round < rounds && s.phase != SoftStream.Phase.CLOSED; round++) {
-            int n = readOnce(rx, s.phase == SoftStream.Phase.ESTABLISHED ? READ_BUDGET : rx.capacity());
+        int rounds = s.phase() == SoftStream.Phase.ESTABLISHED ? 1 : 8;
+        long fpdusBefore = s.data() != null ? s.data().fpdusReceived() : 0;
+        for (int round = 0; round < rounds && s.phase() != SoftStream.Phase.CLOSED; round++) {
+            int n = readOnce(rx, s.phase() == SoftStream.Phase.ESTABLISHED ? READ_BUDGET : rx.capacity());
             if (n < 0) {
                 s.onEof();
                 return;
@@ -308,12 +325,12 @@ void readAll() throws IOException {
                 break;
             }
         }
-        if (s.phase == SoftStream.Phase.ESTABLISHED) {
-            long turn = s.data.fpdusReceived() - fpdusBefore;
+        if (s.phase() == SoftStream.Phase.ESTABLISHED) {
+            long turn = s.data().fpdusReceived() - fpdusBefore;
             if (turn > maxFpdusPerTurn) {
                 maxFpdusPerTurn = turn;
             }
-            s.data.pump();
+            s.data().pump();
             armStallTimer();
         }
         s.sender.flush();
@@ -332,27 +349,27 @@ void readAll() throws IOException {
      *         it filled all it offered
      */
     int readOnce(ByteBuffer rx, int limit) throws IOException {
-        boolean established = s.phase == SoftStream.Phase.ESTABLISHED;
-        ByteBuffer t = established ? s.data.directTarget(DIRECT_MIN) : null;
+        boolean established = s.phase() == SoftStream.Phase.ESTABLISHED;
+        ByteBuffer t = established ? s.data().directTarget(DIRECT_MIN) : null;
         if (t == null) {
             rx.clear();
             // In a run of large segments read only up to the next one's header (it is then placed
             // directly too) instead of copying a whole segment out of a full read buffer.
-            int want = bulk && established ? Math.min(limit, s.data.directDue() + DIRECT_LOOKAHEAD) : limit;
+            int want = bulk && established ? Math.min(limit, s.data().directDue() + DIRECT_LOOKAHEAD) : limit;
             rx.limit(want);
-            int n = s.ch.read(rx);
+            int n = s.channel().read(rx);
             lastFull = n == want;
             if (n > 0) {
                 rx.flip();
-                if (s.faults != null) {
-                    s.faults.at(s.sender.inline ? FaultHook.Site.POLL_RECEIVE : FaultHook.Site.REACTOR_RECEIVE);
+                if (s.faults() != null) {
+                    s.faults().at(s.sender.inlineTransmit() ? FaultHook.Site.POLL_RECEIVE : FaultHook.Site.REACTOR_RECEIVE);
                 }
                 s.consume(rx);
             }
             // Bulk mode while a large segment is split at the end of what was read (its rest, then
             // the next header, then the next payload straight into memory); back to full reads
             // once a full read ends anywhere else (small messages follow).
-            if (s.phase == SoftStream.Phase.ESTABLISHED && s.data.directLength() >= DIRECT_MIN) {
+            if (s.phase() == SoftStream.Phase.ESTABLISHED && s.data().directLength() >= DIRECT_MIN) {
                 bulk = true;
             } else if (lastFull) {
                 bulk = false;
@@ -369,16 +386,16 @@ void readAll() throws IOException {
         try {
             bulk = true;
             rx.clear();
-            rx.limit(Math.min(limit, s.data.directDue() - want + DIRECT_LOOKAHEAD));
+            rx.limit(Math.min(limit, s.data().directDue() - want + DIRECT_LOOKAHEAD));
             room = rx.limit();
             scatter[0] = t;
             scatter[1] = rx;
-            n = s.ch.read(scatter);
+            n = s.channel().read(scatter);
         } finally {
             scatter[0] = null;
             scatter[1] = null;
             placed = t.position() - start;
-            s.data.directRead(placed); // drops the lease, also when the read (or its setup) failed
+            s.data().directRead(placed); // drops the lease, also when the read (or its setup) failed
         }
         directReads++;
         directBytes += placed;

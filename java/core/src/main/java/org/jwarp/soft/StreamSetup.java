@@ -14,6 +14,7 @@ import org.jwarp.mpa.MpaFrameReader;
 import org.jwarp.negotiation.InitiatorNegotiator;
 import org.jwarp.negotiation.NegotiationAction;
 import org.jwarp.negotiation.NegotiationDecision;
+import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.NegotiationStatus;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
@@ -36,10 +37,14 @@ import org.slf4j.LoggerFactory;
 final class StreamSetup {
     private static final Logger LOG = LoggerFactory.getLogger(StreamSetup.class);
 
-    InitiatorNegotiator ineg;
-    ResponderNegotiator rneg;
-    SoftConnectionRequest request;
-    MpaFrameReader reader;
+    private InitiatorNegotiator ineg;
+    private ResponderNegotiator rneg;
+    private SoftConnectionRequest request;
+    private MpaFrameReader reader;
+    /** What setup decided, and the MPA Request and Reply as sent or received; set on the reactor. */
+    private NegotiationOutcome outcome;
+    private byte[] requestBytes;
+    private byte[] replyBytes;
     /** Stream bytes received while waiting for the peer's MPA frame (a TERM can only be at offset 0). */
     private long setupBytes;
 
@@ -47,6 +52,57 @@ final class StreamSetup {
 
     StreamSetup(SoftStream s) {
         this.s = s;
+    }
+
+    /** The initiator's negotiator; {@link #startConnect()} runs it on the reactor. */
+    void initiate(InitiatorNegotiator neg) {
+        ineg = neg;
+    }
+
+    /** The responder's negotiator over an accepted channel, awaiting the MPA Request. */
+    void respond(ResponderConfig base) {
+        rneg = new ResponderNegotiator(base);
+        reader = rneg.newRequestReader();
+    }
+
+    NegotiationOutcome outcome() {
+        return outcome;
+    }
+
+    byte[] requestBytes() {
+        return requestBytes;
+    }
+
+    byte[] replyBytes() {
+        return replyBytes;
+    }
+
+    /** The request handed to the ULP, if any, can no longer be accepted or rejected. */
+    void invalidateRequest() {
+        if (request != null) {
+            request.invalidate();
+        }
+    }
+
+    /** The responder ends setup without accepting (the initiator spoke first, or no decision came): a reject. */
+    void rejectPending() {
+        invalidateRequest();
+        decideResponder(rneg.reject(new byte[0]));
+    }
+
+    /** The stream ended (EOF, or an I/O error before the Reply) while setup waited for the peer. */
+    void peerLost() {
+        if (s.initiator) {
+            decideInitiator(ineg.onConnectionClosed(), false);
+        } else {
+            invalidateRequest();
+            decideResponder(rneg.onConnectionClosed());
+        }
+    }
+
+    /** The initiator has not decided yet (no Reply, no TERM taken). */
+    boolean initiatorUndecided() {
+        return ineg.outcome() == null;
     }
 
     static void configure(SocketChannel ch) throws IOException {
@@ -58,30 +114,28 @@ final class StreamSetup {
         s.lockIo();
         try {
             try {
-                s.ch = SocketChannel.open();
-                configure(s.ch);
+                s.open(SocketChannel.open());
+                configure(s.channel());
                 InetAddress src = s.device.sourceAddress();
                 if (src != null) {
                     try {
-                        s.ch.bind(new InetSocketAddress(src, 0));
+                        s.channel().bind(new InetSocketAddress(src, 0));
                     } catch (IOException e) {
                         throw new IOException("cannot bind the device's address " + src.getHostAddress()
                                 + " as the source: " + e.getMessage(), e);
                     }
                 }
-                if (s.tx != null) {
-                    s.tx.clear(); // a Rev 1 retry (RFC 6581 §10): nothing of the first attempt goes out
-                }
+                s.sender.clearStaged(); // a Rev 1 retry (RFC 6581 §10): nothing of the first attempt goes out
                 reader = new MpaFrameReader(MpaFrame.Kind.REPLY, ineg.config().limits(), false);
-                boolean done = s.ch.connect(s.remote);
-                s.key = s.reactor.register(s.ch, done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, s);
-                s.phase = SoftStream.Phase.CONNECTING;
+                boolean done = s.channel().connect(s.remoteAddress());
+                s.registered(s.reactor.register(s.channel(), done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, s));
+                s.enter(SoftStream.Phase.CONNECTING);
                 s.setDeadline(s.config.initiatorTimeout().toNanos());
                 if (done) {
                     onConnected();
                 }
             } catch (IOException | RuntimeException e) {
-                s.closer.fail(new RdmaException("connect to " + s.remote + " failed: " + e.getMessage(), e));
+                s.closer.fail(new RdmaException("connect to " + s.remoteAddress() + " failed: " + e.getMessage(), e));
             }
         } finally {
             s.io.unlock();
@@ -91,9 +145,9 @@ final class StreamSetup {
 void onConnected() throws IOException {
         MpaFrame req = ineg.createRequest();
         setupBytes = 0;
-        s.requestBytes = req.toBytes();
-        s.sender.staging(true).put(s.requestBytes);
-        s.phase = SoftStream.Phase.AWAIT_REPLY;
+        requestBytes = req.toBytes();
+        s.sender.staging(true).put(requestBytes);
+        s.enter(SoftStream.Phase.AWAIT_REPLY);
         reader.reset();
         s.sender.interest(SelectionKey.OP_READ);
         s.setDeadline(s.config.initiatorTimeout().toNanos());
@@ -103,7 +157,7 @@ void onConnected() throws IOException {
     /** RFC 6581 §10: the peer closed the Rev 2 attempt; reconnect and send a Rev 1 request. */
 void retryUnenhanced() {
         s.closer.closeChannel();
-        LOG.debug("retrying {} with an unenhanced MPA request (RFC 6581 §10)", s.remote);
+        LOG.debug("retrying {} with an unenhanced MPA request (RFC 6581 §10)", s.remoteAddress());
         startConnect();
     }
 
@@ -127,7 +181,7 @@ void onReplyBytes(ByteBuffer in) {
             return;
         }
         MpaFrame reply = reader.frame();
-        s.replyBytes = reply.toBytes();
+        replyBytes = reply.toBytes();
         if (in.hasRemaining() && !reply.reject()) {
             decideInitiator(ineg.onMalformedReply(new MpaDecodeException("MPA frame", in.remaining()
                     + " bytes follow the MPA Reply; the responder must wait for the initiator's first FPDU",
@@ -139,26 +193,26 @@ void onReplyBytes(ByteBuffer in) {
     }
 
 void decideInitiator(NegotiationDecision d, boolean peerTerminated) {
-        s.outcome = d.outcome();
+        outcome = d.outcome();
         switch (d.action()) {
             case ESTABLISH -> establish();
             case RETRY_UNENHANCED -> retryUnenhanced();
             case TERMINATE -> {
                 sendSetupTerm(d.term());
-                s.closer.fail(new ConnectionTerminatedException("MPA setup with " + s.remote + " failed: " + s.outcome.reason(),
+                s.closer.fail(new ConnectionTerminatedException("MPA setup with " + s.remoteAddress() + " failed: " + outcome.reason(),
                         d.term(), false));
             }
             default -> {
                 RdmaException e;
-                if (s.outcome.status() == NegotiationStatus.REJECTED) {
-                    e = new ConnectionRejectedException("connection to " + s.remote + " rejected: " + s.outcome.reason(),
-                            s.outcome.peerPrivateData(), s.outcome.peerValuesKnown() ? s.outcome.peerIrd() : -1,
-                            s.outcome.peerValuesKnown() ? s.outcome.peerOrd() : -1);
-                } else if (s.outcome.term() != null && peerTerminated) {
-                    e = new ConnectionTerminatedException("MPA setup with " + s.remote + " ended: " + s.outcome.reason(),
-                            s.outcome.term(), true);
+                if (outcome.status() == NegotiationStatus.REJECTED) {
+                    e = new ConnectionRejectedException("connection to " + s.remoteAddress() + " rejected: " + outcome.reason(),
+                            outcome.peerPrivateData(), outcome.peerValuesKnown() ? outcome.peerIrd() : -1,
+                            outcome.peerValuesKnown() ? outcome.peerOrd() : -1);
+                } else if (outcome.term() != null && peerTerminated) {
+                    e = new ConnectionTerminatedException("MPA setup with " + s.remoteAddress() + " ended: " + outcome.reason(),
+                            outcome.term(), true);
                 } else {
-                    e = new RdmaException("MPA setup with " + s.remote + " closed: " + s.outcome.reason());
+                    e = new RdmaException("MPA setup with " + s.remoteAddress() + " closed: " + outcome.reason());
                 }
                 s.closer.fail(e);
             }
@@ -182,12 +236,12 @@ void onRequestBytes(ByteBuffer in) {
             return;
         }
         MpaFrame req = reader.frame();
-        s.requestBytes = req.toBytes();
+        requestBytes = req.toBytes();
         NegotiationDecision d = rneg.onRequest(req);
         if (d.action() == NegotiationAction.AWAIT_ACCEPT) {
-            s.phase = SoftStream.Phase.AWAIT_DECISION;
+            s.enter(SoftStream.Phase.AWAIT_DECISION);
             s.setDeadline(s.config.decisionTimeout().toNanos());
-            request = new SoftConnectionRequest(s, rneg.peerRequest(), s.remote);
+            request = new SoftConnectionRequest(s, rneg.peerRequest(), s.remoteAddress());
             if (!s.listener.offer(request)) {
                 decideResponder(rneg.reject(new byte[0]));
             }
@@ -200,9 +254,9 @@ void onRequestBytes(ByteBuffer in) {
     SoftConnection accept(SoftQueuePair q, ResponderConfig cfg) throws RdmaException {
         s.lockIo();
         try {
-            if (s.phase != SoftStream.Phase.AWAIT_DECISION) {
-                throw new RdmaException("connection request from " + s.remote + " is no longer pending (" + s.phase
-                        + (s.failure != null ? ": " + s.failure.getMessage() : "") + ")");
+            if (s.phase() != SoftStream.Phase.AWAIT_DECISION) {
+                throw new RdmaException("connection request from " + s.remoteAddress() + " is no longer pending (" + s.phase()
+                        + (s.failure() != null ? ": " + s.failure().getMessage() : "") + ")");
             }
             NegotiationDecision d;
             try {
@@ -210,12 +264,12 @@ void onRequestBytes(ByteBuffer in) {
             } catch (IllegalArgumentException e) {
                 throw new RdmaException("accept: " + e.getMessage(), e);
             }
-            s.qp = q;
+            s.bind(q);
             decideResponder(d);
-            if (s.connection == null) {
-                throw s.failure != null ? s.failure : new RdmaException("accept failed: " + d.outcome().reason());
+            if (s.connection() == null) {
+                throw s.failure() != null ? s.failure() : new RdmaException("accept failed: " + d.outcome().reason());
             }
-            return s.connection;
+            return s.connection();
         } finally {
             s.io.unlock();
         }
@@ -229,12 +283,12 @@ void onRequestBytes(ByteBuffer in) {
     void evict(int backlog) {
         s.lockIo();
         try {
-            if (s.phase != SoftStream.Phase.AWAIT_REQUEST) {
+            if (s.phase() != SoftStream.Phase.AWAIT_REQUEST) {
                 return;
             }
-            LOG.debug("evicting {}: {} connections pending without a complete MPA Request", s.remote, backlog);
+            LOG.debug("evicting {}: {} connections pending without a complete MPA Request", s.remoteAddress(), backlog);
             sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
-            s.closer.fail(new RdmaException("evicted " + s.remote + ": the pending-handshake limit (" + backlog
+            s.closer.fail(new RdmaException("evicted " + s.remoteAddress() + ": the pending-handshake limit (" + backlog
                     + ") was reached before its MPA Request was complete; sent TERM 2/0/5"));
         } finally {
             s.io.unlock();
@@ -245,7 +299,7 @@ void onRequestBytes(ByteBuffer in) {
     void readEarly() {
         s.lockIo();
         try {
-            if (s.phase == SoftStream.Phase.AWAIT_REQUEST) {
+            if (s.phase() == SoftStream.Phase.AWAIT_REQUEST) {
                 s.receiver.readAll();
             }
         } catch (IOException e) {
@@ -259,7 +313,7 @@ void onRequestBytes(ByteBuffer in) {
     void rejectIfUndecided() {
         s.lockIo();
         try {
-            if (s.phase == SoftStream.Phase.AWAIT_DECISION) {
+            if (s.phase() == SoftStream.Phase.AWAIT_DECISION) {
                 request.invalidate();
                 decideResponder(rneg.reject(new byte[0]));
             } else {
@@ -274,8 +328,8 @@ void onRequestBytes(ByteBuffer in) {
     void reject(byte[] privateData) throws RdmaException {
         s.lockIo();
         try {
-            if (s.phase != SoftStream.Phase.AWAIT_DECISION) {
-                throw new RdmaException("connection request from " + s.remote + " is no longer pending (" + s.phase + ")");
+            if (s.phase() != SoftStream.Phase.AWAIT_DECISION) {
+                throw new RdmaException("connection request from " + s.remoteAddress() + " is no longer pending (" + s.phase() + ")");
             }
             try {
                 decideResponder(rneg.reject(privateData));
@@ -288,28 +342,28 @@ void onRequestBytes(ByteBuffer in) {
     }
 
 void decideResponder(NegotiationDecision d) {
-        s.outcome = d.outcome();
+        outcome = d.outcome();
         if (d.frame() != null) {
-            s.replyBytes = d.frameBytes();
-            s.sender.staging(true).put(s.replyBytes);
+            replyBytes = d.frameBytes();
+            s.sender.staging(true).put(replyBytes);
         }
         switch (d.action()) {
             case ESTABLISH -> establish();
             case REJECT -> {
                 if (d.term() != null) {
                     sendSetupTerm(d.term());
-                    s.closer.fail(new ConnectionTerminatedException("rejected " + s.remote + ": " + s.outcome.reason(), d.term(),
+                    s.closer.fail(new ConnectionTerminatedException("rejected " + s.remoteAddress() + ": " + outcome.reason(), d.term(),
                             false));
                 } else {
-                    s.closer.fail(new RdmaException("rejected " + s.remote + ": " + s.outcome.reason()));
+                    s.closer.fail(new RdmaException("rejected " + s.remoteAddress() + ": " + outcome.reason()));
                 }
             }
             case TERMINATE -> {
                 sendSetupTerm(d.term());
-                s.closer.fail(new ConnectionTerminatedException("MPA setup with " + s.remote + " failed: " + s.outcome.reason(),
+                s.closer.fail(new ConnectionTerminatedException("MPA setup with " + s.remoteAddress() + " failed: " + outcome.reason(),
                         d.term(), false));
             }
-            default -> s.closer.fail(new RdmaException("MPA setup with " + s.remote + " closed: " + s.outcome.reason()));
+            default -> s.closer.fail(new RdmaException("MPA setup with " + s.remoteAddress() + " closed: " + outcome.reason()));
         }
     }
 
@@ -320,35 +374,34 @@ void decideResponder(NegotiationDecision d) {
 
 void establish() {
         try {
-            s.data = new SoftDataPath(s, s.qp, s.outcome, s.config);
+            s.dataPath(new SoftDataPath(s, s.queuePair(), outcome, s.config));
         } catch (RuntimeException e) {
-            LOG.error("cannot set up the data path for {}", s.remote, e);
+            LOG.error("cannot set up the data path for {}", s.remoteAddress(), e);
             sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
-            s.closer.fail(new ConnectionTerminatedException("local error setting up " + s.remote + ": " + e, 
+            s.closer.fail(new ConnectionTerminatedException("local error setting up " + s.remoteAddress() + ": " + e, 
                     TermCode.MPA_LOCAL_CATASTROPHIC, false));
             return;
         }
-        s.phase = SoftStream.Phase.ESTABLISHED;
+        s.enter(SoftStream.Phase.ESTABLISHED);
         reader = null; // its staging buffer is not needed in FPDU mode
         s.clearDeadline();
-        if (!s.initiator && s.data.awaitingFirstFpdu() && s.outcome.rtr() != null) {
-            s.setDeadline(s.config.responderTimeout().toNanos());
-            s.rtrTimer = true;
+        if (!s.initiator && s.data().awaitingFirstFpdu() && outcome.rtr() != null) {
+            s.startRtrTimer(s.config.responderTimeout().toNanos());
         }
-        s.connection = new SoftConnection(s, s.qp);
+        s.connection(new SoftConnection(s, s.queuePair()));
         // Tracked here, on the reactor under the I/O lock, so finishClose's forget (same thread,
         // same lock) always comes after it: a peer that resets right after the Reply cannot leave
         // a closed connection pinned in the device.
-        s.device.track(s.connection);
-        s.qp.attach(s, s.data.ord());
-        SoftCompletionQueue.addStream(s.qp, s);
+        s.device.track(s.connection());
+        s.queuePair().attach(s, s.data().ord());
+        SoftCompletionQueue.addStream(s.queuePair(), s);
         if (!s.initiator && s.listener != null) {
             s.listener.established(s);
         }
-        s.data.start();
+        s.data().start();
         s.sender.flushQuietly();
         if (s.initiator) {
-            s.established.complete(s.connection);
+            s.established.complete(s.connection());
         }
     }
 

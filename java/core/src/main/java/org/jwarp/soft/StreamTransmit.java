@@ -32,22 +32,64 @@ final class StreamTransmit extends StagingWaiter {
     /** Pump rounds (each up to 16 FPDUs) a posting or polling thread runs before leaving the rest to the reactor. */
     private static final int INLINE_PUMPS = 64;
     /** True while a posting or polling thread drives the engine under the I/O lock; guarded by it. */
-    boolean inline;
+    private boolean inline;
     /** Set during inline work when something needs the reactor (an I/O error, a TERM); guarded by the I/O lock. */
-    boolean deferred;
+    private boolean deferred;
     /** Set by {@link #outputLeft} during inline work; guarded by the I/O lock. */
-    boolean moreOutput;
+    private boolean moreOutput;
 
     /** FPDU mode's zero-copy transmit (null during connection setup, which writes tx as is). */
-    TxGather gather;
-    /** The borrowed staging area ({@link SoftStream#tx} is its buffer), or null; guarded by the I/O lock. */
-    TxStaging staging;
+    private TxGather gather;
+    /** The borrowed staging area ({@link #tx} is its buffer), or null; guarded by the I/O lock. */
+    private TxStaging staging;
+    /** The staging area's buffer, null while nothing is staged; guarded by the I/O lock. */
+    private ByteBuffer tx;
     /** The last borrow found no staging area: the pool will hand one over; guarded by the I/O lock. */
-    boolean starved;
+    private boolean starved;
     private final SoftStream s;
 
     StreamTransmit(SoftStream s) {
         this.s = s;
+    }
+
+    /** A posting or polling thread starts driving the engine inline (I/O lock held). */
+    void beginInline() {
+        inline = true;
+        deferred = false;
+    }
+
+    void endInline() {
+        inline = false;
+    }
+
+    boolean deferred() {
+        return deferred;
+    }
+
+    /** Inline work stopped at its round cap with output left (I/O lock held). */
+    boolean moreOutput() {
+        return moreOutput;
+    }
+
+    /** FPDU mode's zero-copy transmit, null during setup. */
+    TxGather gather() {
+        return gather;
+    }
+
+    /** The staged buffer, or null (racy outside the I/O lock: diagnostics). */
+    ByteBuffer txBuffer() {
+        return tx;
+    }
+
+    boolean starved() {
+        return starved;
+    }
+
+    /** Drops whatever is staged (a Rev 1 retry: nothing of the first attempt goes out); I/O lock held. */
+    void clearStaged() {
+        if (tx != null) {
+            tx.clear();
+        }
     }
 
     /**
@@ -56,7 +98,7 @@ final class StreamTransmit extends StagingWaiter {
      * busy, socket full, anything left for the reactor) the reactor is asked to look.
      */
     void kick() {
-        if (s.phase == SoftStream.Phase.ESTABLISHED && !s.io.isHeldByCurrentThread() && !s.reactor.inReactorThread()
+        if (s.phase() == SoftStream.Phase.ESTABLISHED && !s.io.isHeldByCurrentThread() && !s.reactor.inReactorThread()
                 && s.io.tryLock()) {
             boolean done;
             try {
@@ -77,7 +119,7 @@ final class StreamTransmit extends StagingWaiter {
      * full, not from the reactor); true when nothing is left for the reactor.
      */
 boolean transmitInline() {
-        if (s.phase != SoftStream.Phase.ESTABLISHED || s.fault != null) {
+        if (s.phase() != SoftStream.Phase.ESTABLISHED || s.closer.fault() != null) {
             return false;
         }
         inline = true;
@@ -95,14 +137,14 @@ boolean transmitInline() {
         } finally {
             inline = false;
         }
-        return !deferred && s.phase == SoftStream.Phase.ESTABLISHED && !staged() && !s.data.hasPendingOutput();
+        return !deferred && s.phase() == SoftStream.Phase.ESTABLISHED && !staged() && !s.data().hasPendingOutput();
     }
 
     /** {@link SoftStream#io} held, {@link #inline} set: engine output until it is done, the socket is full or the round cap. */
 void pumpInline() {
         for (int i = 0; i < INLINE_PUMPS; i++) {
             moreOutput = false;
-            s.data.pump();
+            s.data().pump();
             if (deferred || !moreOutput) {
                 return;
             }
@@ -138,10 +180,10 @@ void pumpInline() {
      * {@code setup}: an MPA frame or TERM that never waits. I/O lock held.
      */
     ByteBuffer staging(boolean setup) {
-        if (s.tx != null) {
-            return s.tx;
+        if (tx != null) {
+            return tx;
         }
-        if (s.phase == SoftStream.Phase.CLOSING || s.phase == SoftStream.Phase.CLOSED) {
+        if (s.phase() == SoftStream.Phase.CLOSING || s.phase() == SoftStream.Phase.CLOSED) {
             return null;
         }
         TxStaging st = s.device.buffers().borrowStaging(this, setup);
@@ -154,11 +196,11 @@ void pumpInline() {
         }
         starved = false;
         staging = st;
-        s.tx = st.buffer();
+        tx = st.buffer();
         if (gather != null) {
             gather.bind(st);
         }
-        return s.tx;
+        return tx;
     }
 
     /** FPDU mode begins: the zero-copy transmit takes over the staging area held since setup, if any. */
@@ -172,14 +214,14 @@ void pumpInline() {
     /** FPDU mode, nothing staged or referenced: the staging area goes back to the pool. I/O lock held. */
     void releaseIfDrained() {
         TxStaging st = staging;
-        if (st == null || s.phase != SoftStream.Phase.ESTABLISHED || staged()) {
+        if (st == null || s.phase() != SoftStream.Phase.ESTABLISHED || staged()) {
             return;
         }
         if (gather != null) {
             gather.unbind();
         }
         staging = null;
-        s.tx = null;
+        tx = null;
         s.device.buffers().giveBackStaging(st);
     }
 
@@ -190,7 +232,7 @@ void pumpInline() {
             st = staging;
         }
         staging = null;
-        s.tx = null;
+        tx = null;
         DirectBufferPool pool = s.device.buffers();
         pool.giveBackStaging(st);
         pool.cancelStaging(this);
@@ -204,38 +246,38 @@ void pumpInline() {
 
     /** Whether a pump could stage another FPDU now (false while starved: the pool's hand-over resumes it). */
     boolean roomFor(int maxFpduWire) {
-        return s.tx != null ? gather.room(maxFpduWire) : !starved;
+        return tx != null ? gather.room(maxFpduWire) : !starved;
     }
 
     /** Writes queued bytes; keeps OP_WRITE while some remain; gives the staging area back once drained. */
     void flush() throws IOException {
-        if (s.ch == null || !s.ch.isOpen() || s.phase == SoftStream.Phase.CONNECTING) {
+        if (s.channel() == null || !s.channel().isOpen() || s.phase() == SoftStream.Phase.CONNECTING) {
             return;
         }
-        if (s.tx != null) {
+        if (tx != null) {
             TxGather g = gather;
             if (g != null) {
                 g.bind(staging);
                 if (g.pending()) {
-                    g.write(s.ch);
+                    g.write(s.channel());
                     g.compact();
-                    s.data.completeAccepted(g);
+                    s.data().completeAccepted(g);
                 }
-            } else if (s.tx.position() > 0) {
-                s.tx.flip();
+            } else if (tx.position() > 0) {
+                tx.flip();
                 try {
-                    s.ch.write(s.tx);
+                    s.channel().write(tx);
                 } finally {
-                    s.tx.compact();
+                    tx.compact();
                 }
             }
         }
         boolean pending = staged();
-        if (s.key != null && s.key.isValid()) {
-            int ops = s.key.interestOps();
+        if (s.key() != null && s.key().isValid()) {
+            int ops = s.key().interestOps();
             int want = pending ? ops | SelectionKey.OP_WRITE : ops & ~SelectionKey.OP_WRITE;
             if (want != ops) {
-                s.key.interestOps(want);
+                s.key().interestOps(want);
                 if (pending && !s.reactor.inReactorThread()) {
                     s.reactor.wake(); // the selector applies the new interest when it (re)enters select
                 }
@@ -244,21 +286,21 @@ void pumpInline() {
         if (!pending) {
             releaseIfDrained();
         }
-        if (!pending && s.phase == SoftStream.Phase.ESTABLISHED && !starved && s.data.hasPendingOutput()) {
+        if (!pending && s.phase() == SoftStream.Phase.ESTABLISHED && !starved && s.data().hasPendingOutput()) {
             // The one place OP_WRITE is dropped is also the one place that sees the engine still
             // holding output (a pump stopped at a full socket that drained since): it asks for
             // another pump, so "output pending, nothing staged, nobody pumping" cannot arise. A
             // starved stream is resumed by the pool's hand-over instead.
             outputLeft();
         }
-        if (!pending && s.phase == SoftStream.Phase.CLOSING) {
+        if (!pending && s.phase() == SoftStream.Phase.CLOSING) {
             s.closer.finishClose();
         }
     }
 
     /** Bytes staged or referenced that the socket has not taken yet. */
     boolean staged() {
-        return s.tx != null && (gather != null ? gather.pending() : s.tx.position() > 0);
+        return tx != null && (gather != null ? gather.pending() : tx.position() > 0);
     }
 
     /** {@link #flush()} from a context that cannot throw: an I/O error tears the stream down. */
@@ -275,8 +317,8 @@ void pumpInline() {
     }
 
 void interest(int ops) {
-        if (s.key != null && s.key.isValid()) {
-            s.key.interestOps(ops);
+        if (s.key() != null && s.key().isValid()) {
+            s.key().interestOps(ops);
         }
     }
 }

@@ -26,12 +26,17 @@
  *       narrow interfaces {@code DeviceResources}, {@code QpConnection}, {@code CompletionSink}.
  *   <li>{@code soft.cq}: completion queues and receive polling (siw_cq); a connection is a
  *       {@code PolledStream} there.
- *   <li>{@code soft} itself, on top: the provider, its config and device, and the connection —
- *       {@code SoftStream} with its setup ({@code StreamSetup}, siw_cm), transmit pump
- *       ({@code StreamTransmit}, siw_qp_tx), receive pump ({@code StreamReceive}, siw_qp_rx),
- *       teardown ({@code StreamClose}), the engine glue ({@code SoftDataPath}) and the connection
- *       manager, listener and connection objects. These still reach into each other's state and
- *       are not split further yet.
+ *   <li>{@code soft} itself, on top: the provider, its config and device, and the connection.
+ *       The connection side ({@code SoftConnectionManager}, {@code SoftListener},
+ *       {@code SoftConnectionRequest}, {@code SoftConnection}, and {@code SoftStream} with its setup
+ *       {@code StreamSetup} (siw_cm), transmit pump {@code StreamTransmit} (siw_qp_tx), receive pump
+ *       {@code StreamReceive} (siw_qp_rx), teardown {@code StreamClose} and the engine glue
+ *       {@code SoftDataPath}) sees its device only as {@code ConnectionHost} and names neither
+ *       {@code SoftDevice} nor {@code SoftProvider}. Each helper keeps what it writes private:
+ *       the MPA outcome and frames in {@code StreamSetup}, {@code failure()} in
+ *       {@code StreamClose}, the staged buffer and gather in {@code StreamTransmit}; the stream
+ *       owns its phase, socket and deadlines. These ten classes still call each other both ways
+ *       and are not split into sub-packages yet.
  * </ol>
  *
  * <p>An outbound RDMA Write, class by class: {@code SoftQueuePair.postSend} checks the WR
@@ -39,7 +44,8 @@
  * calls {@code QpConnection.kick} ({@code SoftStream} → {@code StreamTransmit.kick}); the posting
  * thread, if it wins the connection's I/O lock, or else the reactor, runs {@code SoftDataPath.pump}:
  * {@code SoftQueuePair.issueSends} marks the WRs issued, {@code StreamTransmit.staging} borrows a
- * staging area, and {@code RdmapEndpoint.transmit} pulls the next WR through the {@code SendRing}
+ * staging area from the device's pool ({@code ConnectionHost.buffers}) and keeps it private, and
+ * {@code RdmapEndpoint.transmit} pulls the next WR through the {@code SendRing}
  * interface (the send ring), segments it ({@code DdpSegmenter}, RFC 5041 §5) and frames it
  * ({@code FpduEncoder}, RFC 5044 §4) into {@code TxGather} (its {@code FpduSink}: headers staged,
  * payload referenced in the region). When the last FPDU is framed the engine calls
@@ -50,9 +56,10 @@
  *
  * <p>An inbound tagged segment (a Write's or a Read Response's DDP segment): the reactor's
  * selector, or a CQ's {@code CqPoller} through {@code PolledStream.pollReceive}, makes
- * {@code StreamReceive} read the socket into the loop's receive buffer; {@code SoftStream} hands
- * the bytes to {@code SoftDataPath.onBytes} (the first FPDU checked for TERM and RTR by
- * {@code RtrGate}), which calls {@code RdmapEndpoint.receive}: {@code FpduDecoder} (CRC, RFC 5044
+ * {@code StreamReceive} read the socket into the loop's receive buffer ({@code readOnce}, under the
+ * I/O lock); {@code SoftStream.consume} hands the bytes, by phase, to
+ * {@code SoftDataPath.onBytes} (the first FPDU checked for TERM and RTR by {@code RtrGate}), which
+ * calls {@code RdmapEndpoint.receive}: {@code FpduDecoder} (CRC, RFC 5044
  * §4), then {@code DdpReceiver}, whose tagged check (RFC 5041 §7.1) asks {@code InboundDispatch}
  * and {@code StagTable.checkRemote} before any byte is placed into the region's buffer. A Write
  * completes nothing locally; the last segment of a Read Response makes the engine call

@@ -37,6 +37,8 @@ import org.junit.jupiter.api.Test;
  *   <li>Every file sits in a package of the layer map, never in the bare {@code org.jwarp}.
  *   <li>The sub-packages of a layer in {@link #ACYCLIC} form no import cycle.
  *   <li>Inside {@code soft} the sub-packages point one way only, down {@link #SOFT_ORDER}.
+ *   <li>In {@code soft}'s top package only {@link #SOFT_DEVICE_SIDE} name the device and the
+ *       provider; the connection side sees its device as {@code ConnectionHost}.
  * </ul>
  */
 class LayeringTest {
@@ -65,6 +67,10 @@ class LayeringTest {
      * {@code soft} (the provider, its config and factory, and the connection) sits on top.
      */
     static final List<String> SOFT_ORDER = List.of("soft.loop", "soft.tx", "soft.verbs", "soft.cq", "soft");
+
+    /** Classes of the top {@code soft} package that may name {@code SoftDevice} and {@code SoftProvider}. */
+    static final Set<String> SOFT_DEVICE_SIDE = Set.of("SoftDevice", "SoftProvider", "SoftProviderFactory", "SoftConfig");
+    private static final Pattern SOFT_DEVICE_NAME = Pattern.compile("\\b(SoftDevice|SoftProvider)\\b");
 
     /** A package path below org.jwarp, e.g. "disni.impl" in org.jwarp.disni.impl.DisniQp. */
     private static final Pattern REF = Pattern.compile("\\borg\\.jwarp\\.([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)*)");
@@ -309,6 +315,32 @@ class LayeringTest {
                 violations("package org.jwarp.soft.tx;\nimport org.jwarp.soft.verbs.SoftQueuePair;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.soft;\nimport org.jwarp.soft.tx.TxGather;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.soft.verbs;\nimport org.jwarp.soft.tx.TxGather;\n"));
+    }
+
+    /** What class {@code cls} of the top {@code soft} package names of the device side, in code only. */
+    static Set<String> deviceNames(String cls, String source) {
+        Set<String> named = new TreeSet<>();
+        if (!SOFT_DEVICE_SIDE.contains(cls)) {
+            Matcher m = SOFT_DEVICE_NAME.matcher(strip(source).code());
+            while (m.find()) {
+                named.add(cls + " names " + m.group(1));
+            }
+        }
+        return named;
+    }
+
+    @Test
+    void softConnectionSideSeesItsDeviceOnlyAsConnectionHost() throws IOException {
+        assertEquals(Set.of("SoftStream names SoftDevice"),
+                deviceNames("SoftStream", "package org.jwarp.soft;\nclass SoftStream { SoftDevice d; }\n"));
+        assertEquals(Set.of(), deviceNames("SoftStream", "package org.jwarp.soft;\n/** {@link SoftDevice} */ class SoftStream { String s = \"SoftProvider\"; }\n"));
+        Set<String> found = new TreeSet<>();
+        try (Stream<Path> files = Files.list(projectRoot().resolve("java/core/src/main/java/org/jwarp/soft"))) {
+            for (Path f : files.filter(x -> x.toString().endsWith(".java")).toList()) {
+                found.addAll(deviceNames(f.getFileName().toString().replace(".java", ""), read(f)));
+            }
+        }
+        assertEquals(Set.of(), found, "connection classes that name the device or the provider instead of ConnectionHost");
     }
 
     @Test

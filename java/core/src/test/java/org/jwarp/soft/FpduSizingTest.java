@@ -94,7 +94,7 @@ class FpduSizingTest {
                 Connection r = acc.get(30, java.util.concurrent.TimeUnit.SECONDS);
                 for (Connection x : new Connection[] {c, r}) {
                     SoftStream st = ((SoftConnection) x).stream();
-                    assertEquals(expectFpdu - Fpdu.OVERHEAD, st.data.mulpdu(), "over " + a + " (MTU " + mtu + ")");
+                    assertEquals(expectFpdu - Fpdu.OVERHEAD, st.data().mulpdu(), "over " + a + " (MTU " + mtu + ")");
                 }
                 c.close();
                 r.close();

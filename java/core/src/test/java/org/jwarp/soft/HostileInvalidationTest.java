@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.verbs.VerbsProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -53,7 +54,7 @@ class HostileInvalidationTest {
             ConnectionTerminatedException t = assertInstanceOf(ConnectionTerminatedException.class,
                     p.initiator().failure());
             assertEquals(TermCode.RDMAP_CANNOT_INVALIDATE, t.term());
-            assertTrue(rb.isValid(), "a refused invalidation changes nothing");
+            assertTrue(VerbsProbe.isValid(rb), "a refused invalidation changes nothing");
         }
     }
 

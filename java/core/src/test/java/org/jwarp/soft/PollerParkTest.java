@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.cq.CqProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -48,7 +49,7 @@ class PollerParkTest {
             CountDownLatch inHook = new CountDownLatch(1);
             CountDownLatch goOn = new CountDownLatch(1);
             AtomicInteger hooks = new AtomicInteger();
-            f.cq.afterLead(() -> {
+            CqProbe.afterLead(f.cq, () -> {
                 if (hooks.getAndIncrement() == 0) {
                     inHook.countDown();
                     try {
@@ -86,12 +87,12 @@ class PollerParkTest {
             goOn.countDown();
             // The leader now finds the ring empty: it either leads again (blocked in the CQ's
             // selector) or parks on the monitor. Parking with the streams held is the defect.
-            while (!f.cq.hasWaiters() && !f.cq.pollerBlocked() && System.nanoTime() < end) {
+            while (!CqProbe.hasWaiters(f.cq) && !CqProbe.pollerBlocked(f.cq) && System.nanoTime() < end) {
                 Thread.onSpinWait();
             }
-            boolean parked = f.cq.hasWaiters();
+            boolean parked = CqProbe.hasWaiters(f.cq);
             boolean polled = st.receiver.isPolled();
-            boolean led = f.cq.pollerLed();
+            boolean led = CqProbe.pollerLed(f.cq);
             assertFalse(parked && polled && !led, "the leader parked on the monitor while its poller held the stream"
                     + " (OP_READ off at the reactor, nobody reading it)");
             b.postSend(wr.send(101, src, 0, SIZE));

@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.verbs.VerbsProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,7 +45,7 @@ class SoftDirectReadTest {
             SoftMemoryRegion src = f.region(f.pd, WRITE, Access.LOCAL_WRITE);
             SoftMemoryRegion dst = f.region(f.pd2, WRITE, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
             for (int i = 0; i < WRITE; i += 4) {
-                src.raw().putInt(i, i * 7 + 1);
+                VerbsProbe.raw(src).putInt(i, i * 7 + 1);
             }
             // A Send received first: the stream's first FPDU (RTR) is behind it, the header read below is the Write's.
             p.responder().queuePair().postRecv(5, dst, 0, 64);
@@ -55,10 +56,10 @@ class SoftDirectReadTest {
             StreamReceive rcv = s.receiver;
             ByteBuffer rx = ByteBuffer.allocateDirect(128 * 1024);
             s.lockIo();
-            SocketChannel real = s.ch;
+            SocketChannel real = s.channel();
             ScriptedChannel sc = new ScriptedChannel(real);
             try {
-                s.ch = sc;
+                s.open(sc);
                 sc.cap = WRITE_HEADER;
                 p.initiator().queuePair().postSend(new SendRequest().write(1, src, 0, WRITE, dst.address(), dst.rkey()));
                 long deadline = System.nanoTime() + 10_000_000_000L;
@@ -69,13 +70,13 @@ class SoftDirectReadTest {
                     got += n;
                 }
                 assertEquals(0, rcv.directReads, "the header is read plainly");
-                assertTrue(s.data.directLength() >= StreamReceive.DIRECT_MIN, "a large segment's header was validated");
+                assertTrue(s.data().directLength() >= StreamReceive.DIRECT_MIN, "a large segment's header was validated");
                 sc.cap = Integer.MAX_VALUE;
                 step.run(s, rcv, sc, dst);
             } finally {
-                s.ch = real;
+                s.open(real);
                 s.io.unlock();
-                org.jwarp.memory.StagRegion mr = dst.engineRegion();
+                org.jwarp.memory.StagRegion mr = VerbsProbe.engineRegion(dst);
                 int leaked = mr.placementsInProgress();
                 for (int i = 0; i < leaked; i++) {
                     mr.releasePlacement(); // a failed check must not leave the fixture's close waiting forever
@@ -91,9 +92,9 @@ class SoftDirectReadTest {
             assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq).status);
             assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq2).status);
             for (int i = 0; i < WRITE; i += 4) {
-                assertEquals(i * 7 + 1, dst.raw().getInt(i), "crc=" + crc + ": byte " + i);
+                assertEquals(i * 7 + 1, VerbsProbe.raw(dst).getInt(i), "crc=" + crc + ": byte " + i);
             }
-            assertEquals(0, dst.engineRegion().placementsInProgress(), "no placement lease left behind");
+            assertEquals(0, VerbsProbe.engineRegion(dst).placementsInProgress(), "no placement lease left behind");
         }
     }
 
@@ -115,7 +116,7 @@ class SoftDirectReadTest {
                 assertEquals(0, sc.scatterFrom, "the payload begins at the Write's tagged offset");
                 // The read's target is the region's memory itself: a byte changed there shows in it.
                 ByteBuffer view = sc.scatterFirst;
-                ByteBuffer mem = dst.raw();
+                ByteBuffer mem = VerbsProbe.raw(dst);
                 for (int i = 0; i < placed - 3; i += 4) {
                     assertEquals(i * 7 + 1, mem.getInt(i), "byte " + i);
                 }
@@ -134,7 +135,7 @@ class SoftDirectReadTest {
             // A read buffer smaller than the limit asked for: sizing it throws after the lease is taken.
             ByteBuffer tiny = ByteBuffer.allocateDirect(8);
             assertThrows(IllegalArgumentException.class, () -> rcv.readOnce(tiny, 64 * 1024));
-            assertEquals(0, dst.engineRegion().placementsInProgress(), "the lease was dropped");
+            assertEquals(0, VerbsProbe.engineRegion(dst).placementsInProgress(), "the lease was dropped");
             assertEquals(0, sc.scatterReads, "nothing was read");
         });
     }
@@ -151,7 +152,7 @@ class SoftDirectReadTest {
                 SoftMemoryRegion rq = f.region(f.pd2, SIZE, Access.LOCAL_WRITE);
                 for (int round = 0; round < 3; round++) {
                     for (int i = 0; i < SIZE; i += 4) {
-                        src.raw().putInt(i, i * 31 + round);
+                        VerbsProbe.raw(src).putInt(i, i * 31 + round);
                     }
                     p.initiator().queuePair().postSend(new SendRequest().write(1, src, 0, SIZE, dst.address(), dst.rkey()));
                     assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq).status);
@@ -161,8 +162,8 @@ class SoftDirectReadTest {
                     WorkCompletion rc = SoftFixture.one(f.cq2); // the Send follows the Write: both placed now
                     assertEquals(WcStatus.SUCCESS, rc.status);
                     assertEquals(SIZE, rc.byteLength);
-                    ByteBuffer a = dst.raw();
-                    ByteBuffer b = rq.raw();
+                    ByteBuffer a = VerbsProbe.raw(dst);
+                    ByteBuffer b = VerbsProbe.raw(rq);
                     for (int i = 0; i < SIZE; i += 4) {
                         if (a.getInt(i) != i * 31 + round || b.getInt(i) != i * 31 + round) {
                             throw new AssertionError("crc=" + crc + " round " + round + ": wrong byte at " + i);

@@ -195,10 +195,10 @@ class SoftFaultContainmentTest {
                 SoftStream s = ((SoftConnection) r).stream();
                 s.lockIo();
                 try {
-                    s.faults = at -> {
+                    s.faults(at -> {
                         b.fired.set(true);
                         throw (RuntimeException) b.injected;
-                    };
+                    });
                 } finally {
                     s.io.unlock();
                 }
@@ -377,7 +377,7 @@ class SoftFaultContainmentTest {
             };
             s.lockIo();
             try {
-                s.faults = h;
+                s.faults(h);
             } finally {
                 s.io.unlock();
             }

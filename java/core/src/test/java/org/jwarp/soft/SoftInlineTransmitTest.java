@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.cq.CqProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -164,7 +165,7 @@ class SoftInlineTransmitTest {
         s.channel().setOption(java.net.StandardSocketOptions.SO_SNDBUF, 8192);
         s.lockIo();
         try {
-            s.faults = at -> {
+            s.faults(at -> {
                 java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
                 int x = r.nextInt(32);
                 if (x == 0) {
@@ -172,7 +173,7 @@ class SoftInlineTransmitTest {
                 } else if (x < 8) {
                     Thread.yield();
                 }
-            };
+            });
         } finally {
             s.io.unlock();
         }
@@ -224,7 +225,7 @@ class SoftInlineTransmitTest {
         StringBuilder b = new StringBuilder();
         for (Side x : new Side[] {s, s.peer}) {
             b.append(x == s ? "this side: " : "peer side: ").append(x.qp).append('\n').append("  ")
-                    .append(x.cq.debugState()).append("\n  recv ").append(x.recvCount).append(" send ")
+                    .append(CqProbe.debugState(x.cq)).append("\n  recv ").append(x.recvCount).append(" send ")
                     .append(x.sendCount).append(" credits ").append(x.peerCredits.availablePermits()).append('\n');
         }
         for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {

@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.verbs.VerbsProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -75,7 +76,7 @@ class SoftInvalidateFenceTest {
                     SoftMemoryRegion src = f.region(f.pd2, REGION, Access.LOCAL_WRITE, Access.REMOTE_READ);
                     SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
                     for (int i = 0; i < REGION; i += 8) {
-                        src.raw().putLong(i, 0x0101_0101_0101_0101L * (FILL & 0xFF));
+                        VerbsProbe.raw(src).putLong(i, 0x0101_0101_0101_0101L * (FILL & 0xFF));
                     }
                     cInv.queuePair().postRecv(7, rb, 0, 64);
                     raw.writeRtr();
@@ -91,7 +92,7 @@ class SoftInvalidateFenceTest {
                     assertEquals(src.rkey(), rc.invalidatedRkey);
                     long guard = 0x0101_0101_0101_0101L * (GUARD & 0xFF);
                     for (int i = REGION - 8; i >= 0; i -= 8) {
-                        src.raw().putLong(i, guard); // the application reuses memory it was told is fenced
+                        VerbsProbe.raw(src).putLong(i, guard); // the application reuses memory it was told is fenced
                     }
                     assertTrue(raw.drainTaggedWithout(GUARD, "the invalidation completed") > 0, "the peer received source bytes before the invalidation");
                 } finally {

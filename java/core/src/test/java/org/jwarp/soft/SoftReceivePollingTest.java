@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.cq.CqProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -325,7 +326,7 @@ class SoftReceivePollingTest {
             t.join(30_000);
             assertFalse(t.isAlive(), "await returned after the local close");
             assertEquals(WcStatus.WR_FLUSH_ERR, result.get(), "the posted receive flushed (RFC 5040 §6.2.2)");
-            assertEquals(0, f.cq.streamCount(), "the closed stream left the CQ");
+            assertEquals(0, CqProbe.streamCount(f.cq), "the closed stream left the CQ");
 
             Thread u = new Thread(() -> {
                 try {

@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.verbs.VerbsProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -33,10 +34,10 @@ class SoftRevocationFenceTest {
                  SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
                 SoftMemoryRegion src = f.region(f.pd, SIZE, Access.LOCAL_WRITE);
                 for (int i = 0; i < SIZE; i++) {
-                    src.raw().put(i, (byte) 0x5A);
+                    VerbsProbe.raw(src).put(i, (byte) 0x5A);
                 }
                 SoftMemoryRegion dst = f.region(f.pd2, SIZE, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
-                ByteBuffer mem = dst.raw();
+                ByteBuffer mem = VerbsProbe.raw(dst);
                 long addr = dst.address();
                 int rkey = dst.rkey();
                 var qp = p.initiator().queuePair();
@@ -93,10 +94,10 @@ class SoftRevocationFenceTest {
                  SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
                 SoftMemoryRegion src = f.region(f.pd, SIZE, Access.LOCAL_WRITE);
                 for (int i = 0; i < SIZE; i++) {
-                    src.raw().put(i, (byte) 0x5A);
+                    VerbsProbe.raw(src).put(i, (byte) 0x5A);
                 }
                 SoftMemoryRegion dst = f.region(f.pd2, SIZE, Access.LOCAL_WRITE);
-                ByteBuffer mem = dst.raw();
+                ByteBuffer mem = VerbsProbe.raw(dst);
                 p.responder().queuePair().postRecv(7, dst, 0, SIZE);
                 p.responder().queuePair().postRecv(8, dst, 0, SIZE);
                 dst.close();
@@ -131,10 +132,10 @@ class SoftRevocationFenceTest {
                  SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
                 SoftMemoryRegion src = f.region(f.pd, SIZE, Access.LOCAL_WRITE);
                 for (int i = 0; i < SIZE; i++) {
-                    src.raw().put(i, (byte) 0x5A);
+                    VerbsProbe.raw(src).put(i, (byte) 0x5A);
                 }
                 SoftMemoryRegion dst = f.region(f.pd2, SIZE, Access.LOCAL_WRITE);
-                ByteBuffer mem = dst.raw();
+                ByteBuffer mem = VerbsProbe.raw(dst);
                 for (int r = 0; r < receives; r++) {
                     p.responder().queuePair().postRecv(r, dst, 0, SIZE);
                 }

@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.verbs.VerbsProbe;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -69,7 +70,7 @@ class SoftSourceRevocationTest {
                 Connection c = acc.get(5, TimeUnit.SECONDS);
                 SoftMemoryRegion src = f.region(f.pd2, REGION, Access.LOCAL_WRITE, Access.REMOTE_READ);
                 for (int i = 0; i < REGION; i += 8) {
-                    src.raw().putLong(i, 0x0101_0101_0101_0101L * (FILL & 0xFF));
+                    VerbsProbe.raw(src).putLong(i, 0x0101_0101_0101_0101L * (FILL & 0xFF));
                 }
                 raw.writeRtr();
                 if (read) {
@@ -93,7 +94,7 @@ class SoftSourceRevocationTest {
                 }
                 long guard = 0x0101_0101_0101_0101L * (GUARD & 0xFF);
                 for (int i = REGION - 8; i >= 0; i -= 8) {
-                    src.raw().putLong(i, guard);
+                    VerbsProbe.raw(src).putLong(i, guard);
                 }
                 if (!drain) {
                     return;

@@ -1,5 +1,6 @@
 package org.jwarp.soft;
 
+import org.jwarp.soft.verbs.VerbsProbe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -119,7 +120,7 @@ class SoftVerbsSemanticsTest {
             WorkCompletion rc = SoftFixture.one(f.cq2);
             assertTrue(rc.withInvalidate);
             assertEquals(target.rkey(), rc.invalidatedRkey);
-            assertFalse(target.isValid());
+            assertFalse(VerbsProbe.isValid(target));
             assertEquals(WcStatus.SUCCESS, SoftFixture.one(f.cq).status);
             p.initiator().queuePair().postSend(new SendRequest().write(6, src, 0, 8, target.address(), target.rkey()));
             for (int i = 0; i < 300 && p.initiator().isOpen(); i++) {

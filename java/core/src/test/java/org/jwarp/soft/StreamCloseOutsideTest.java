@@ -124,7 +124,7 @@ class StreamCloseOutsideTest {
     private static boolean referencing(SoftStream s) {
         s.io.lock();
         try {
-            return s.sender.gather != null && s.sender.gather.referencing();
+            return s.sender.gather() != null && s.sender.gather().referencing();
         } finally {
             s.io.unlock();
         }

@@ -276,7 +276,7 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     }
 
     /** Streams attached (tests, diagnostics). */
-    public int streamCount() {
+    int streamCount() {
         return streams.length;
     }
 
@@ -297,12 +297,12 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
         return closed;
     }
 
-    public boolean hasWaiters() {
+    boolean hasWaiters() {
         return waiters > 0;
     }
 
     /** Ring, waiters and poller state (stall reports in tests; racy reads). */
-    public String debugState() {
+    String debugState() {
         return "CQ[" + (tail - head) + " queued, " + overruns + " overruns, " + waiters + " parked, streams "
                 + streams.length + ", " + poller.debugState() + "]";
     }
@@ -311,17 +311,17 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     private Runnable afterLead;
 
     /** Tests: sets the hook run on an awaiting thread right after it led. */
-    public void afterLead(Runnable hook) {
+    void afterLead(Runnable hook) {
         afterLead = hook;
     }
 
     /** True while a leader blocks in the CQ's selector (tests). */
-    public boolean pollerBlocked() {
+    boolean pollerBlocked() {
         return poller.blocked;
     }
 
     /** True while a thread leads (tests). */
-    public boolean pollerLed() {
+    boolean pollerLed() {
         return poller.leader.isLocked();
     }
 

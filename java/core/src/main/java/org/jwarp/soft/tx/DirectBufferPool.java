@@ -67,7 +67,7 @@ public final class DirectBufferPool {
     }
 
     /** Tests: replaces how a new staging area is made (to simulate exhausted direct memory). */
-    public void allocator(java.util.function.IntFunction<TxStaging> a) {
+    void allocator(java.util.function.IntFunction<TxStaging> a) {
         allocator = a;
     }
 

@@ -34,7 +34,7 @@ public final class SoftMemoryRegion implements MemoryRegion {
         return localWrite;
     }
 
-    public org.jwarp.memory.StagRegion engineRegion() {
+    org.jwarp.memory.StagRegion engineRegion() {
         return mr;
     }
 
@@ -47,11 +47,11 @@ public final class SoftMemoryRegion implements MemoryRegion {
      * every stream of the PD, so it is read and written by absolute index only; its position and
      * limit never move (it is not the application's buffer).
      */
-    public ByteBuffer raw() {
+    ByteBuffer raw() {
         return buffer;
     }
 
-    public boolean isValid() {
+    boolean isValid() {
         return mr.isValid();
     }
 

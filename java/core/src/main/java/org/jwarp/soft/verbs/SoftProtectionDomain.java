@@ -120,7 +120,7 @@ public final class SoftProtectionDomain implements org.jwarp.verbs.ProtectionDom
     }
 
     /** Shared receive queues of this domain not yet closed (tests, leak checks). */
-    public int liveSharedReceiveQueues() {
+    int liveSharedReceiveQueues() {
         return srqs.size();
     }
 

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.tx;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-import org.jwarp.soft.tx.DirectBufferPool;
-import org.jwarp.soft.tx.TxStaging;
 
 /**
  * RFC 5044 §4 FPDUs wait for transmit staging only while another stream holds an area that will
@@ -28,13 +26,20 @@ class StagingOutOfMemoryTest {
             }
             return new TxStaging(capacity);
         });
-        StreamTransmit first = new StreamTransmit(null);
-        StreamTransmit second = new StreamTransmit(null);
+        StagingWaiter first = new Waiter();
+        StagingWaiter second = new Waiter();
         assertNull(pool.borrowStaging(first, false));
         assertFalse(pool.stagingInUse() == 0 && pool.stagingWaiters() > 0,
                 "after an allocation failure the stream waits for a give-back although no area is lent: lost wake-up");
         exhausted[0] = false; // memory is free again
         assertNotNull(pool.borrowStaging(second, false),
                 "memory is free, yet the device lends no staging area: the next borrower queues behind the failed one");
+    }
+
+    /** A stream's transmit side as the pool sees it. */
+    private static final class Waiter extends StagingWaiter {
+        @Override
+        protected void stagingGranted() {
+        }
     }
 }
