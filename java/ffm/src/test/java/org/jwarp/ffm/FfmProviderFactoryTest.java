@@ -15,7 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The provider factory as a Java 17 application meets it: {@code jwarp-ffm} on the class path of
- * the JVM Maven runs on (JDK 17 in this build) must leave {@code Rdma.open("soft")} working and
+ * the JVM Maven runs on (JDK 17 in this build) must leave {@code Rdma.open("soft")} and
+ * {@code Rdma.open("disni")} (DiSNI on the class path, sun.nio.ch exported as the CLI jar does) working and
  * list {@code ffm} as unavailable, with the reason, instead of failing ServiceLoader with a
  * class-version error.
  */
@@ -38,6 +39,11 @@ class FfmProviderFactoryTest {
                         }
                     }
                     System.out.println("skipped " + Rdma.skippedFactories());
+                    try (RdmaProvider disni = Rdma.open("disni")) {
+                        System.out.println("opened " + disni.name() + " with " + disni.devices().size() + " devices");
+                    } catch (RdmaException e) {
+                        System.out.println("disni refused: " + e.getMessage());
+                    }
                     try {
                         Rdma.open("ffm").close();
                         System.out.println("ffm opened");
@@ -54,9 +60,10 @@ class FfmProviderFactoryTest {
         assertTrue(home != null && Files.isExecutable(Path.of(home, "bin", "java")), "jwarp.build.java.home: " + home);
         Path probe = Files.writeString(dir.resolve("Probe.java"), PROBE);
         String cp = List.of(FfmProviderFactory.class, Rdma.class, org.slf4j.LoggerFactory.class,
-                org.slf4j.simple.SimpleLogger.class).stream().map(FfmProviderFactoryTest::location)
+                org.slf4j.simple.SimpleLogger.class, com.ibm.disni.verbs.RdmaCm.class).stream().map(FfmProviderFactoryTest::location)
                 .collect(Collectors.joining(java.io.File.pathSeparator));
-        Process p = new ProcessBuilder(Path.of(home, "bin", "java").toString(), "-cp", cp, probe.toString())
+        Process p = new ProcessBuilder(Path.of(home, "bin", "java").toString(),
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", cp, probe.toString())
                 .redirectErrorStream(true).start();
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the probe did not finish within 120 s");
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -66,6 +73,7 @@ class FfmProviderFactoryTest {
         assertTrue(v.waitFor(60, TimeUnit.SECONDS));
         assertTrue(version.contains("version \"17"), "the build JVM is Java 17 in this project: " + version);
         assertTrue(out.contains("opened soft"), out);
+        assertTrue(out.contains("opened disni"), out);
         assertTrue(out.contains("ffm unavailable: " + FfmRuntime.javaTooOld(17)), out);
         assertTrue(out.contains("skipped []"), out);
         assertTrue(out.contains("ffm refused: provider 'ffm' unavailable: " + FfmRuntime.javaTooOld(17)), out);
