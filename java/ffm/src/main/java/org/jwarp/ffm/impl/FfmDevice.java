@@ -54,6 +54,8 @@ final class FfmDevice implements Device, ConnectionManager {
     private final FfmCmChannel bindChannel;
     private final FfmCmId bound;
     private final EventDispatcher events;
+    /** Reads the device's connections' rdma_cm events (one thread for all of them). */
+    final FfmCmEvents cmEvents;
     private boolean closed;
     /** Whether this device gets its context's asynchronous events (since a listener was first set). */
     private boolean pumped;
@@ -67,6 +69,12 @@ final class FfmDevice implements Device, ConnectionManager {
         this.roce = info.transport() != DeviceInfo.Transport.IWARP;
         this.negotiation = new CmNegotiation(info);
         this.events = new EventDispatcher("ffm-" + info.name());
+        this.cmEvents = new FfmCmEvents(info.name());
+    }
+
+    /** Queues {@code e} for the device's asynchronous event listener. */
+    void raise(AsyncEvent e) {
+        events.raise(e);
     }
 
     static FfmDevice open(InetAddress localAddress) throws RdmaException {
@@ -278,9 +286,7 @@ final class FfmDevice implements Device, ConnectionManager {
             ConnectionInfo ci = CmNegotiation.info(new InetSocketAddress(localAddress, 0), remote, o,
                     o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, peerPd, roce);
             ok = true;
-            FfmConnection c = new FfmConnection(id, ch, qp, ci);
-            qp.connection(c);
-            return c;
+            return new FfmConnection(this, id, ch, qp, ci);
         } finally {
             if (!ok && (id == null || !id.handedOff())) { // a handed-off id is closed by rdma_connect's helper
                 if (id != null) {
@@ -321,6 +327,7 @@ final class FfmDevice implements Device, ConnectionManager {
         if (leave) {
             FfmAsyncEvents.leave(ctx.ctx, asyncSink);
         }
+        cmEvents.close();
         events.close();
         try {
             ctx.close();
