@@ -4,8 +4,8 @@ import com.ibm.disni.util.MemoryUtils;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.SrqSlots;
 import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.provider.WrRing;
 import org.jwarp.verbs.MemoryRegion;
@@ -13,7 +13,6 @@ import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RecvRequest;
 import org.jwarp.verbs.ScatterGatherList;
 import org.jwarp.verbs.SharedReceiveQueue;
-import org.jwarp.verbs.WcOpcode;
 import org.jwarp.verbs.WorkCompletion;
 import org.jwarp.verbs.WorkRequestException;
 import org.slf4j.Logger;
@@ -26,24 +25,16 @@ import org.slf4j.LoggerFactory;
  * ibv_recv_wr}s with their SGE arrays into a preallocated direct buffer and posted in one JNI
  * crossing, without allocation.
  *
- * <p>The device never sees the caller's wr_id. Buffers of an SRQ complete out of posting order
- * across its QPs (each QP takes the next buffer when a message starts, and messages of different
- * QPs finish in any order), so unlike a QP's ring each buffer holds a slot of its own, found again
- * from the token: tag {@code 0b11} in the top bits, {@value #GEN_BITS} bits of generation,
- * {@value #SLOT_BITS} bits of slot, then a sequence number that tells a slot's reuses apart. A
- * completion retires exactly its slot. Free slots are an index stack.
+ * <p>The device never sees the caller's wr_id: each buffer holds a slot of its own, named by the
+ * token it carries ({@link SrqSlots}, shared with the ffm provider's SRQ); a completion retires
+ * exactly its slot.
  *
  * <p>Thread-safe: posts and completion mapping are serialized on this object.
  */
 final class DisniSrq implements SharedReceiveQueue {
     private static final Logger LOG = LoggerFactory.getLogger(DisniSrq.class);
-    static final long TAG = 0b11L << 62;
+    static final long TAG = SrqSlots.TAG;
     static final long TAG_MASK = 0b11L << 62;
-    static final int GEN_BITS = 12;
-    static final int SLOT_BITS = 20;
-    static final int SEQ_BITS = 62 - GEN_BITS - SLOT_BITS;
-    static final int MAX_SLOTS = 1 << SLOT_BITS;
-    private static final AtomicInteger GENERATIONS = new AtomicInteger();
 
     private final DisniDevice device;
     final DisniPd pd;
@@ -52,15 +43,9 @@ final class DisniSrq implements SharedReceiveQueue {
     final long srqPtr;
     private final int capacity;
     private final int maxSge;
-    private final long prefix;
     private final ByteBuffer wr;
     private final long wrAddr;
-    private final long[] tokens;
-    private final long[] wrIds;
-    private final int[] free;
-    private int freeTop;
-    private final int[] chainSlots;
-    private long seq;
+    private final SrqSlots slots;
     private volatile boolean open = true;
     /** The armed limit as this side knows it (some providers do not report it back through ibv_query_srq). */
     private volatile int armedLimit;
@@ -76,12 +61,11 @@ final class DisniSrq implements SharedReceiveQueue {
             throw new RdmaException("ibv_create_srq(max_wr " + maxWr + ", max_sge " + maxSge + "): " + e.getMessage(), e);
         }
         int cap = Math.max(maxWr, granted.getInt(JwarpNative.SRQ_MAX_WR));
-        if (cap > MAX_SLOTS) {
-            cap = MAX_SLOTS; // more than the tokens can name: use no more than that many
+        if (cap > SrqSlots.MAX_SLOTS) {
+            cap = SrqSlots.MAX_SLOTS; // more than the tokens can name: use no more than that many
         }
         this.capacity = cap;
         this.maxSge = Math.max(1, Math.min(maxSge, granted.getInt(JwarpNative.SRQ_MAX_SGE)));
-        this.prefix = TAG | ((long) (GENERATIONS.incrementAndGet() & ((1 << GEN_BITS) - 1)) << (SLOT_BITS + SEQ_BITS));
         int stride = DisniQp.RECV_WR_SIZE + this.maxSge * DisniQp.SGE_SIZE;
         wr = ByteBuffer.allocateDirect(cap * stride).order(ByteOrder.nativeOrder());
         wrAddr = MemoryUtils.getAddress(wr);
@@ -89,14 +73,7 @@ final class DisniSrq implements SharedReceiveQueue {
             wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_NEXT, i + 1 < cap ? wrAddr + (long) (i + 1) * DisniQp.RECV_WR_SIZE : 0L);
             wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_SG_LIST, wrAddr + sge(i, 0));
         }
-        tokens = new long[cap];
-        wrIds = new long[cap];
-        free = new int[cap];
-        chainSlots = new int[cap];
-        for (int i = 0; i < cap; i++) {
-            free[i] = cap - 1 - i;
-        }
-        freeTop = cap;
+        slots = new SrqSlots(cap);
         LOG.debug("SRQ 0x{} max_wr {} max_sge {}", Long.toHexString(srqPtr), capacity, this.maxSge);
     }
 
@@ -117,7 +94,7 @@ final class DisniSrq implements SharedReceiveQueue {
     /** Posted buffers whose completion has not been polled yet (a slot is freed at the poll). */
     @Override
     public synchronized int posted() {
-        return capacity - freeTop;
+        return slots.posted();
     }
 
     /**
@@ -190,11 +167,7 @@ final class DisniSrq implements SharedReceiveQueue {
         long r = JwarpNative.srqPostRecvList(srqPtr, wrAddr);
         wr.putLong(last, k < capacity ? wrAddr + (long) k * stride : 0L);
         int ok = WrRing.postedOf(r, k);
-        int keep = ok == WorkRequestException.INDEX_UNKNOWN ? k : ok;
-        for (int i = keep; i < k; i++) {
-            tokens[chainSlots[i]] = 0;
-            free[freeTop++] = chainSlots[i];
-        }
+        slots.refused(ok == WorkRequestException.INDEX_UNKNOWN ? k : ok, k);
         if (r != 0) {
             throw new WorkRequestException("ibv_post_srq_recv refused it with errno " + (int) r
                     + (ok == WorkRequestException.INDEX_UNKNOWN ? " without naming the WR (any of the " + k
@@ -204,26 +177,21 @@ final class DisniSrq implements SharedReceiveQueue {
 
     /** Writes WR k of a chain into entry k, taking a free slot; or returns why it is refused. */
     private WorkRequestException write(int k, long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen) {
-        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, !open, freeTop == 0, capacity, maxSge, sgl,
+        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, !open, slots.full(), capacity, maxSge, sgl,
                 one, oneOff, oneLen, k);
         if (refused != null) {
             return refused;
         }
         int written = DisniQp.putRecvSges(wr, sge(k, 0), sgl, one, oneOff, oneLen);
-        int slot = free[--freeTop];
-        long token = prefix | ((long) slot << SEQ_BITS) | (seq++ & ((1L << SEQ_BITS) - 1));
-        tokens[slot] = token;
-        wrIds[slot] = wrId;
-        chainSlots[k] = slot;
         int w = k * DisniQp.RECV_WR_SIZE;
-        wr.putLong(w, token);
+        wr.putLong(w, slots.take(k, wrId));
         wr.putInt(w + DisniQp.WR_NUM_SGE, written);
         return null;
     }
 
     /** Whether {@code token} is one of this SRQ's (by tag and generation). */
     boolean owns(long token) {
-        return (token & ~((1L << (SLOT_BITS + SEQ_BITS)) - 1)) == prefix;
+        return slots.owns(token);
     }
 
     /**
@@ -231,19 +199,7 @@ final class DisniSrq implements SharedReceiveQueue {
      * the caller's wrId replaces the token. False for a stale or foreign token.
      */
     synchronized boolean completed(WorkCompletion wc) {
-        long token = wc.wrId;
-        if (!owns(token)) {
-            return false;
-        }
-        int slot = (int) ((token >>> SEQ_BITS) & (MAX_SLOTS - 1));
-        if (slot >= capacity || tokens[slot] != token) {
-            return false;
-        }
-        tokens[slot] = 0;
-        free[freeTop++] = slot;
-        wc.wrId = wrIds[slot];
-        wc.opcode = WcOpcode.RECV;
-        return true;
+        return slots.completed(wc);
     }
 
     @Override

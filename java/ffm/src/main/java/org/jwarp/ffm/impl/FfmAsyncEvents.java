@@ -33,6 +33,8 @@ final class FfmAsyncEvents {
     static final int QP_FATAL = 1;
     static final int QP_REQ_ERR = 2;
     static final int QP_ACCESS_ERR = 3;
+    /** {@code IBV_EVENT_SRQ_LIMIT_REACHED}: its element is the {@code struct ibv_srq}. */
+    static final int SRQ_LIMIT_REACHED = 15;
     /** {@code struct ibv_async_event}: the element (a pointer or port number) in 8 bytes, then the event type. */
     private static final long EVENT_SIZE = 16;
     private static final long EVENT_TYPE = 8;

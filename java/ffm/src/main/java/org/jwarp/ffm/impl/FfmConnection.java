@@ -1,5 +1,8 @@
 package org.jwarp.ffm.impl;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jwarp.verbs.AsyncEvent;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
 import org.jwarp.verbs.QueuePair;
@@ -7,23 +10,38 @@ import org.jwarp.verbs.RdmaException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One established connection of the {@code ffm} provider: its rdma_cm id, event channel and QP. */
+/**
+ * One established connection of the {@code ffm} provider: its rdma_cm id, event channel and QP.
+ * The device's {@link FfmCmEvents} reads the channel: when the peer disconnects first, the
+ * connection answers with rdma_disconnect at once (on the IB CM, RoCE, only that moves the local QP
+ * to the error state, so posted WRs flush then too) and raises PEER_DISCONNECTED and CLOSED, as
+ * the DiSNI provider does.
+ */
 final class FfmConnection implements Connection {
     private static final Logger LOG = LoggerFactory.getLogger(FfmConnection.class);
     private static final long DISCONNECT_WAIT_MS = 5_000;
 
+    private final FfmDevice dev;
     private final FfmCmId id;
     private final FfmCmChannel channel;
     private final FfmQp qp;
     private final ConnectionInfo info;
-    private boolean open = true;
-    private boolean peerGone;
+    /** Guards the channel and the id: the device's reader skips a connection another thread holds. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final AtomicBoolean closedRaised = new AtomicBoolean();
+    private volatile boolean open = true;
+    private volatile boolean peerGone;
 
-    FfmConnection(FfmCmId id, FfmCmChannel channel, FfmQp qp, ConnectionInfo info) {
+    FfmConnection(FfmDevice dev, FfmCmId id, FfmCmChannel channel, FfmQp qp, ConnectionInfo info) {
+        this.dev = dev;
         this.id = id;
         this.channel = channel;
         this.qp = qp;
         this.info = info;
+        qp.connection(this); // async events (QP_FATAL) name the connection
+        dev.raise(new AsyncEvent(AsyncEvent.Type.ESTABLISHED, qp.qpNum(), this, null, null,
+                "connected with " + info.remote(), qp.context()));
+        dev.cmEvents.watch(this);
     }
 
     @Override
@@ -36,44 +54,100 @@ final class FfmConnection implements Connection {
         return info;
     }
 
-    /** Open until closed or the peer disconnected (a DISCONNECTED event on the connection's own channel). */
+    /** Open until closed or the peer disconnected. */
     @Override
-    public synchronized boolean isOpen() {
+    public boolean isOpen() {
         if (open && !peerGone) {
+            lock.lock();
             try {
-                FfmCmChannel.Event ev = channel.poll();
-                if (ev != null && ev.type() == RdmaCm.DISCONNECTED) {
-                    peerGone = true;
-                    qp.disconnected();
-                }
-            } catch (RdmaException e) {
-                LOG.debug("rdma_get_cm_event: {}", e.getMessage());
+                readEventsLocked();
+            } finally {
+                lock.unlock();
             }
         }
         return open && !peerGone;
     }
 
-    @Override
-    public synchronized void close() {
-        if (!open) {
-            return;
-        }
-        open = false;
-        try {
-            if (!peerGone) {
-                id.disconnect();
-                try {
-                    channel.expect(RdmaCm.DISCONNECTED, null, DISCONNECT_WAIT_MS);
-                } catch (RdmaException e) {
-                    LOG.debug("close: {}", e.getMessage());
-                }
+    /** The device's reader: takes the events waiting on the channel, unless another thread holds the connection. */
+    void readEvents() {
+        if (open && !peerGone && lock.tryLock()) {
+            try {
+                readEventsLocked();
+            } finally {
+                lock.unlock();
             }
-        } catch (RdmaException e) {
-            LOG.debug("rdma_disconnect: {}", e.getMessage());
-        } finally {
-            qp.disconnected();
-            id.close();
-            channel.close();
         }
+    }
+
+    private void readEventsLocked() {
+        while (open && !peerGone) {
+            FfmCmChannel.Event ev;
+            try {
+                ev = channel.poll();
+            } catch (RdmaException e) {
+                LOG.debug("rdma_get_cm_event: {}", e.getMessage());
+                return;
+            }
+            if (ev == null) {
+                return;
+            }
+            if (ev.type() == RdmaCm.DISCONNECTED || ev.type() == RdmaCm.DEVICE_REMOVAL) {
+                peerDisconnected(ev);
+            } else {
+                LOG.debug("{} on an established connection with {}: ignored", ev.name(), info.remote());
+            }
+        }
+    }
+
+    /** The stream ended from the peer's side: answer with rdma_disconnect, so the QP goes to ERR and its WRs flush. */
+    private void peerDisconnected(FfmCmChannel.Event ev) {
+        peerGone = true;
+        qp.disconnected();
+        dev.cmEvents.unwatch(this);
+        dev.raise(new AsyncEvent(AsyncEvent.Type.PEER_DISCONNECTED, qp.qpNum(), this, null, null,
+                ev.name() + " from " + info.remote(), qp.context()));
+        try {
+            id.disconnect();
+        } catch (RdmaException e) {
+            LOG.debug("rdma_disconnect after the peer's: {}", e.getMessage());
+        }
+        raiseClosed("the peer disconnected");
+    }
+
+    private void raiseClosed(String why) {
+        if (closedRaised.compareAndSet(false, true)) {
+            dev.raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why, qp.context()));
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (!open) {
+                return;
+            }
+            open = false;
+            dev.cmEvents.unwatch(this);
+            try {
+                if (!peerGone) {
+                    id.disconnect();
+                    try {
+                        channel.expect(RdmaCm.DISCONNECTED, null, DISCONNECT_WAIT_MS);
+                    } catch (RdmaException e) {
+                        LOG.debug("close: {}", e.getMessage());
+                    }
+                }
+            } catch (RdmaException e) {
+                LOG.debug("rdma_disconnect: {}", e.getMessage());
+            } finally {
+                qp.disconnected();
+                id.close();
+                channel.close();
+            }
+        } finally {
+            lock.unlock();
+        }
+        raiseClosed(peerGone ? "the peer disconnected" : "closed locally");
     }
 }

@@ -31,6 +31,8 @@ public final class FfmContext implements AutoCloseable {
     final MemorySegment reqNotifyCq;
     final MemorySegment postSend;
     final MemorySegment postRecv;
+    /** {@code ops.post_srq_recv} (NULL when the device has no shared receive queues). */
+    final MemorySegment postSrqRecv;
     final long maxMrSize;
     final int maxCqe;
     final int maxQpWr;
@@ -51,6 +53,7 @@ public final class FfmContext implements AutoCloseable {
         this.reqNotifyCq = ctx.get(ADDRESS, IbvLayouts.OPS_REQ_NOTIFY_CQ);
         this.postSend = ctx.get(ADDRESS, IbvLayouts.OPS_POST_SEND);
         this.postRecv = ctx.get(ADDRESS, IbvLayouts.OPS_POST_RECV);
+        this.postSrqRecv = ctx.get(ADDRESS, IbvLayouts.OPS_POST_SRQ_RECV);
         long mrSize = attr.get(JAVA_LONG, IbvLayouts.ATTR_MAX_MR_SIZE); // uint64_t: "no limit" reads as negative
         this.maxMrSize = mrSize < 0 ? Long.MAX_VALUE : mrSize;
         this.maxCqe = attr.get(JAVA_INT, IbvLayouts.ATTR_MAX_CQE);
@@ -227,6 +230,17 @@ public final class FfmContext implements AutoCloseable {
         for (AutoCloseable c : children) {
             if (c instanceof FfmCq cq && cq.cq.address() == address) {
                 return cq;
+            }
+        }
+        return null;
+    }
+
+    /** The open shared receive queue at {@code address} (an async event's element), or null. */
+    synchronized FfmSrq srqAt(long address) {
+        for (AutoCloseable c : children) {
+            FfmSrq s = c instanceof FfmPd pd ? pd.srqAt(address) : null;
+            if (s != null) {
+                return s;
             }
         }
         return null;

@@ -54,6 +54,8 @@ final class FfmDevice implements Device, ConnectionManager {
     private final FfmCmChannel bindChannel;
     private final FfmCmId bound;
     private final EventDispatcher events;
+    /** Reads the device's connections' rdma_cm events (one thread for all of them). */
+    final FfmCmEvents cmEvents;
     private boolean closed;
     /** Whether this device gets its context's asynchronous events (since a listener was first set). */
     private boolean pumped;
@@ -67,6 +69,12 @@ final class FfmDevice implements Device, ConnectionManager {
         this.roce = info.transport() != DeviceInfo.Transport.IWARP;
         this.negotiation = new CmNegotiation(info);
         this.events = new EventDispatcher("ffm-" + info.name());
+        this.cmEvents = new FfmCmEvents(info.name());
+    }
+
+    /** Queues {@code e} for the device's asynchronous event listener. */
+    void raise(AsyncEvent e) {
+        events.raise(e);
     }
 
     static FfmDevice open(InetAddress localAddress) throws RdmaException {
@@ -210,6 +218,8 @@ final class FfmDevice implements Device, ConnectionManager {
                 events.raise(new AsyncEvent(AsyncEvent.Type.QP_FATAL, q.qpNum(), q.connection(), null, null,
                         "ibv async event " + type + " on QP " + q.qpNum(), q.context()));
             }
+        } else if (type == FfmAsyncEvents.SRQ_LIMIT_REACHED) {
+            srqLimitReached(element);
         } else if (type == FfmAsyncEvents.CQ_ERR) {
             FfmCq cq = ctx.cqAt(element);
             if (cq != null) {
@@ -278,9 +288,7 @@ final class FfmDevice implements Device, ConnectionManager {
             ConnectionInfo ci = CmNegotiation.info(new InetSocketAddress(localAddress, 0), remote, o,
                     o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, peerPd, roce);
             ok = true;
-            FfmConnection c = new FfmConnection(id, ch, qp, ci);
-            qp.connection(c);
-            return c;
+            return new FfmConnection(this, id, ch, qp, ci);
         } finally {
             if (!ok && (id == null || !id.handedOff())) { // a handed-off id is closed by rdma_connect's helper
                 if (id != null) {
@@ -300,15 +308,36 @@ final class FfmDevice implements Device, ConnectionManager {
         if (!(qpc.pd() instanceof FfmPd pd) || !(qpc.sendCq() instanceof FfmCq scq) || !(qpc.recvCq() instanceof FfmCq rcq)) {
             throw new IllegalArgumentException("the queue pair's PD and CQs must be the ffm provider's");
         }
-        if (qpc.srq() != null) {
-            throw new RdmaException("the ffm provider has no shared receive queues yet");
-        }
+        FfmSrq srq = srqOf(qpc, pd);
         if (!id.verbs().equals(pd.device.ctx)) {
             throw new RdmaException("rdma_cm bound the connection to another device than " + info.name()
                     + "'s protection domain");
         }
-        return FfmQp.create(id, pd, scq, rcq, qpc.maxSendWr(), qpc.maxRecvWr(), qpc.maxSendSge(), qpc.maxRecvSge(),
+        return FfmQp.create(id, pd, scq, rcq, srq, qpc.maxSendWr(), qpc.maxRecvWr(), qpc.maxSendSge(), qpc.maxRecvSge(),
                 qpc.maxInlineData());
+    }
+
+    /** The shared receive queue {@code qpc} asks for, of {@code pd}, or null. */
+    private static FfmSrq srqOf(QueuePairConfig qpc, FfmPd pd) throws RdmaException {
+        if (qpc.srq() == null) {
+            return null;
+        }
+        if (!(qpc.srq() instanceof FfmSrq s)) {
+            throw new IllegalArgumentException("srq: not an ffm shared receive queue");
+        }
+        if (s.pd != pd) {
+            throw new RdmaException("srq: the shared receive queue belongs to another protection domain than the QP's");
+        }
+        return s;
+    }
+
+    /** IBV_EVENT_SRQ_LIMIT_REACHED on {@code element}: the device disarmed the limit of one of this device's SRQs. */
+    private void srqLimitReached(long element) {
+        FfmSrq s = ctx.srqAt(element);
+        if (s != null) {
+            s.limitReached();
+            events.raise(new AsyncEvent(AsyncEvent.Type.SRQ_LIMIT_REACHED, -1, null, null, s, "IBV_EVENT_SRQ_LIMIT_REACHED"));
+        }
     }
 
     @Override
@@ -321,6 +350,7 @@ final class FfmDevice implements Device, ConnectionManager {
         if (leave) {
             FfmAsyncEvents.leave(ctx.ctx, asyncSink);
         }
+        cmEvents.close();
         events.close();
         try {
             ctx.close();

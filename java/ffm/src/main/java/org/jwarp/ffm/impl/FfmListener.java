@@ -140,8 +140,7 @@ final class FfmListener implements Listener {
                 qp.context(qpc.context());
                 ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(), neg.peerPrivateData(),
                         dev.roce);
-                FfmConnection c = new FfmConnection(child, own, qp, ci);
-                qp.connection(c); // async events (QP_FATAL) name the connection, as on the connecting side
+                FfmConnection c = new FfmConnection(dev, child, own, qp, ci);
                 ok = true;
                 return c;
             } catch (IllegalArgumentException | IllegalStateException e) {

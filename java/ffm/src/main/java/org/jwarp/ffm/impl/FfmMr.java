@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 final class FfmMr implements MemoryRegion {
     private static final Logger LOG = LoggerFactory.getLogger(FfmMr.class);
 
-    private final FfmPd pd;
+    final FfmPd pd;
     final MemorySegment mr;
     private final MemorySegment memory;
     private final ByteBuffer buffer;

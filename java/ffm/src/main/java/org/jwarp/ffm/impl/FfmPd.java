@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A protection domain (RFC 5041 section 8.2) from {@code ibv_alloc_pd}. Regions are registered
- * with the exported {@code ibv_reg_mr}; {@link #close()} deregisters the regions still open, then
- * frees the domain.
+ * with the exported {@code ibv_reg_mr}; {@link #close()} destroys the shared receive queues still
+ * open, deregisters the regions still open, then frees the domain.
  */
 public final class FfmPd implements ProtectionDomain {
     private static final Logger LOG = LoggerFactory.getLogger(FfmPd.class);
@@ -33,6 +33,7 @@ public final class FfmPd implements ProtectionDomain {
     final FfmContext device;
     final MemorySegment pd;
     private final List<FfmMr> regions = new ArrayList<>();
+    private final List<FfmSrq> srqs = new ArrayList<>();
     private boolean open = true;
 
     private FfmPd(FfmContext device, MemorySegment pd) {
@@ -158,19 +159,46 @@ public final class FfmPd implements ProtectionDomain {
     }
 
     @Override
-    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
-        throw new UnsupportedOperationException("the ffm provider has no shared receive queues yet");
+    public synchronized SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) throws RdmaException {
+        if (maxWr < 1 || maxSge < 1) {
+            throw new RdmaException("create SRQ: max_wr " + maxWr + " and max_sge " + maxSge + " must be >= 1");
+        }
+        if (!open) {
+            throw new RdmaException("protection domain is closed: no new shared receive queues in it");
+        }
+        FfmSrq s = FfmSrq.create(this, maxWr, maxSge);
+        srqs.add(s);
+        return s;
+    }
+
+    synchronized void forget(FfmSrq s) {
+        srqs.remove(s);
+    }
+
+    /** This domain's open SRQ whose {@code struct ibv_srq} is at {@code address}, or null. */
+    synchronized FfmSrq srqAt(long address) {
+        for (FfmSrq s : srqs) {
+            if (s.srq.address() == address) {
+                return s;
+            }
+        }
+        return null;
     }
 
     @Override
     public void close() {
         List<FfmMr> left;
+        List<FfmSrq> queues;
         synchronized (this) {
             if (!open) {
                 return;
             }
             open = false;
             left = new ArrayList<>(regions);
+            queues = new ArrayList<>(srqs);
+        }
+        for (FfmSrq s : queues) {
+            s.close();
         }
         for (FfmMr r : left) {
             r.close();

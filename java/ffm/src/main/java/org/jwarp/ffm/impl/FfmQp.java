@@ -45,6 +45,8 @@ public final class FfmQp implements QueuePair {
     private final MemorySegment cmId;
     private final FfmCq sendCq;
     private final FfmCq recvCq;
+    /** The shared receive queue the QP takes its receives from, or null (its own receive queue). */
+    private final FfmSrq srq;
     final MemorySegment qp;
     private final int qpNum;
     private final QueuePairCaps caps;
@@ -71,8 +73,10 @@ public final class FfmQp implements QueuePair {
     private volatile boolean open = true;
     private final Checks checks = new Checks();
 
-    private FfmQp(FfmPd pd, MemorySegment cmId, FfmCq sendCq, FfmCq recvCq, MemorySegment qp, QueuePairCaps caps) {
+    private FfmQp(FfmPd pd, MemorySegment cmId, FfmCq sendCq, FfmCq recvCq, FfmSrq srq, MemorySegment qp,
+            QueuePairCaps caps) {
         this.pd = pd;
+        this.srq = srq;
         this.cmId = cmId;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
@@ -82,7 +86,7 @@ public final class FfmQp implements QueuePair {
         this.postSendFn = pd.device.postSend;
         this.postRecvFn = pd.device.postRecv;
         int sw = caps.maxSendWr();
-        int rw = caps.maxRecvWr();
+        int rw = Math.max(1, caps.maxRecvWr()); // on an SRQ the device may grant none
         this.sendWrs = arena.allocate(IbvLayouts.SEND_WR, sw);
         this.sendSges = arena.allocate(IbvLayouts.SGE, (long) sw * Math.max(caps.maxSendSge(), 1));
         this.recvWrs = arena.allocate(IbvLayouts.RECV_WR, rw);
@@ -105,8 +109,8 @@ public final class FfmQp implements QueuePair {
      * Creates the QP of {@code id} in {@code pd} ({@code rdma_create_qp}) with at least the given
      * capacities; the caps the device granted are {@link #caps()}.
      */
-    static FfmQp create(FfmCmId id, FfmPd pd, FfmCq sendCq, FfmCq recvCq, int maxSendWr, int maxRecvWr, int maxSendSge,
-            int maxRecvSge, int maxInlineData) throws RdmaException {
+    static FfmQp create(FfmCmId id, FfmPd pd, FfmCq sendCq, FfmCq recvCq, FfmSrq srq, int maxSendWr, int maxRecvWr,
+            int maxSendSge, int maxRecvSge, int maxInlineData) throws RdmaException {
         if (maxSendWr < 1 || maxRecvWr < 1 || maxSendSge < 1 || maxRecvSge < 1 || maxInlineData < 0) {
             throw new IllegalArgumentException("QP capacities: maxSendWr " + maxSendWr + ", maxRecvWr " + maxRecvWr
                     + ", maxSendSge " + maxSendSge + ", maxRecvSge " + maxRecvSge + " must be >= 1, maxInlineData >= 0");
@@ -116,6 +120,7 @@ public final class FfmQp implements QueuePair {
             MemorySegment attr = arena.allocate(IbvLayouts.QP_INIT_ATTR);
             attr.set(ADDRESS, IbvLayouts.INIT_SEND_CQ, sendCq.cq);
             attr.set(ADDRESS, IbvLayouts.INIT_RECV_CQ, recvCq.cq);
+            attr.set(ADDRESS, IbvLayouts.INIT_SRQ, srq == null ? MemorySegment.NULL : srq.srq);
             attr.set(JAVA_INT, IbvLayouts.INIT_MAX_SEND_WR, maxSendWr);
             attr.set(JAVA_INT, IbvLayouts.INIT_MAX_RECV_WR, maxRecvWr);
             attr.set(JAVA_INT, IbvLayouts.INIT_MAX_SEND_SGE, maxSendSge);
@@ -165,7 +170,7 @@ public final class FfmQp implements QueuePair {
                     attr.get(JAVA_INT, IbvLayouts.INIT_MAX_RECV_SGE),
                     Math.min(attr.get(JAVA_INT, IbvLayouts.INIT_MAX_SEND_SGE), pd.device.maxSgeRd),
                     attr.get(JAVA_INT, IbvLayouts.INIT_MAX_INLINE));
-            FfmQp q = new FfmQp(pd, id.id, sendCq, recvCq, qp, caps);
+            FfmQp q = new FfmQp(pd, id.id, sendCq, recvCq, srq, qp, caps);
             id.attach(q);
             sendCq.attach(q);
             if (recvCq != sendCq) {
@@ -343,7 +348,7 @@ public final class FfmQp implements QueuePair {
     }
 
     /** Writes an SGL's non-empty entries at {@code base} of {@code sges}; returns how many. */
-    private static int writeSges(ScatterGatherList sgl, MemorySegment sges, long base) {
+    static int writeSges(ScatterGatherList sgl, MemorySegment sges, long base) {
         int written = 0;
         for (int j = 0; j < sgl.count(); j++) {
             int len = sgl.length(j);
@@ -395,6 +400,13 @@ public final class FfmQp implements QueuePair {
      * opcode. False when the token is none of this QP's outstanding WRs.
      */
     synchronized boolean completed(WorkCompletion wc, boolean success) {
+        if (srq != null && srq.owns(wc.wrId)) {
+            if (!srq.completed(wc)) {
+                return false;
+            }
+            wc.qpContext = context;
+            return true;
+        }
         WrRing ring = sq.owns(wc.wrId) ? sq : rq;
         if (!ring.retireThrough(wc.wrId)) {
             return false;
@@ -485,7 +497,7 @@ public final class FfmQp implements QueuePair {
 
         @Override
         public boolean receivesFromSharedQueue() {
-            return false;
+            return srq != null;
         }
 
         @Override

@@ -20,7 +20,8 @@ import org.jwarp.verbs.RdmaException;
  * libibverbs bound through {@code java.lang.foreign}: the exported verbs as direct downcall
  * handles (errno captured at the call, {@link Linker.Option#captureCallState}, for those that
  * return NULL), and the hot verbs that {@code <infiniband/verbs.h>} declares static inline
- * ({@code ibv_poll_cq}, {@code ibv_req_notify_cq}, {@code ibv_post_send}, {@code ibv_post_recv})
+ * ({@code ibv_poll_cq}, {@code ibv_req_notify_cq}, {@code ibv_post_send}, {@code ibv_post_recv},
+ * {@code ibv_post_srq_recv})
  * as address-less handles: the caller passes the function pointer it read once from the
  * context's {@code ops} as the first argument, the indirect call a C program makes.
  * {@code ibv_reg_mr} is a macro in the header; the exported {@code ibv_reg_mr} (IBVERBS_1.1) is
@@ -49,6 +50,9 @@ final class Ibv {
     /** {@code ibv_create_qp} / {@code ibv_destroy_qp}: only the inline probe uses them (connections go through rdma_cm). */
     static final MethodHandle CREATE_QP;
     static final MethodHandle DESTROY_QP;
+    static final MethodHandle CREATE_SRQ;
+    static final MethodHandle MODIFY_SRQ;
+    static final MethodHandle DESTROY_SRQ;
 
     /** {@code int (*poll_cq)(struct ibv_cq *, int num_entries, struct ibv_wc *)}, target first. */
     static final MethodHandle POLL_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
@@ -59,9 +63,11 @@ final class Ibv {
     static final MethodHandle POST_SEND = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     /** {@code int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **bad_wr)}, target first. */
     static final MethodHandle POST_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    /** {@code int (*post_srq_recv)(struct ibv_srq *, struct ibv_recv_wr *, struct ibv_recv_wr **bad_wr)}, target first. */
+    static final MethodHandle POST_SRQ_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
 
     static {
-        MethodHandle[] h = new MethodHandle[15];
+        MethodHandle[] h = new MethodHandle[18];
         String unbound = null;
         try {
             SymbolLookup ibv = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
@@ -82,6 +88,9 @@ final class Ibv {
             h[12] = bind(ibv, "ibv_query_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
             h[13] = bind(ibv, "ibv_create_qp", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), errno);
             h[14] = bind(ibv, "ibv_destroy_qp", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            h[15] = bind(ibv, "ibv_create_srq", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), errno);
+            h[16] = bind(ibv, "ibv_modify_srq", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+            h[17] = bind(ibv, "ibv_destroy_srq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         } catch (IllegalArgumentException | NoSuchElementException e) {
             unbound = "libibverbs.so.1 (rdma-core's libibverbs1) could not be bound: " + e.getMessage();
         }
@@ -101,6 +110,9 @@ final class Ibv {
         QUERY_QP = h[12];
         CREATE_QP = h[13];
         DESTROY_QP = h[14];
+        CREATE_SRQ = h[15];
+        MODIFY_SRQ = h[16];
+        DESTROY_SRQ = h[17];
     }
 
     private Ibv() {

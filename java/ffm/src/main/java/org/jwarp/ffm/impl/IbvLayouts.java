@@ -266,6 +266,34 @@ final class IbvLayouts {
     static final long RWR_SG_LIST = RECV_WR.byteOffset(groupElement("sg_list"));
     static final long RWR_NUM_SGE = RECV_WR.byteOffset(groupElement("num_sge"));
 
+    /** {@code struct ibv_srq_attr}. */
+    static final StructLayout SRQ_ATTR = MemoryLayout.structLayout(
+            JAVA_INT.withName("max_wr"),
+            JAVA_INT.withName("max_sge"),
+            JAVA_INT.withName("srq_limit")).withName("ibv_srq_attr");
+
+    /** {@code struct ibv_srq_init_attr}: {@code srq_context}, then the attributes asked for (granted ones written back). */
+    static final StructLayout SRQ_INIT_ATTR = MemoryLayout.structLayout(
+            ADDRESS.withName("srq_context"),
+            SRQ_ATTR.withName("attr"),
+            MemoryLayout.paddingLayout(4)).withName("ibv_srq_init_attr");
+
+    static final long SRQ_INIT_MAX_WR = SRQ_INIT_ATTR.byteOffset(groupElement("attr"), groupElement("max_wr"));
+    static final long SRQ_INIT_MAX_SGE = SRQ_INIT_ATTR.byteOffset(groupElement("attr"), groupElement("max_sge"));
+    static final long SRQ_ATTR_LIMIT = SRQ_ATTR.byteOffset(groupElement("srq_limit"));
+    /** {@code IBV_SRQ_LIMIT}: the {@code ibv_modify_srq} mask bit that arms the limit. */
+    static final int SRQ_LIMIT_MASK = 1 << 1;
+
+    /** {@code struct ibv_srq}: its leading pointers (the mutex and condition variable follow). */
+    static final StructLayout SRQ = MemoryLayout.structLayout(
+            ADDRESS.withName("context"),
+            ADDRESS.withName("srq_context"),
+            ADDRESS.withName("pd")).withName("ibv_srq");
+
+    static final long SRQ_CONTEXT = SRQ.byteOffset(groupElement("context"));
+    static final long SRQ_PD = SRQ.byteOffset(groupElement("pd"));
+    static final long INIT_SRQ = QP_INIT_ATTR.byteOffset(groupElement("srq"));
+
     // ---- librdmacm (<rdma/rdma_cma.h>, rdma-core 44) -------------------------------------------
 
     /** {@code struct rdma_cm_id}: {@code verbs} and {@code qp} are all the provider reads. */

@@ -28,6 +28,7 @@ final class RdmaCm {
     static final int REJECTED = 8;
     static final int ESTABLISHED = 9;
     static final int DISCONNECTED = 10;
+    static final int DEVICE_REMOVAL = 11;
     static final int TIMEWAIT_EXIT = 15;
     private static final String[] EVENT_NAMES = {"ADDR_RESOLVED", "ADDR_ERROR", "ROUTE_RESOLVED", "ROUTE_ERROR",
         "CONNECT_REQUEST", "CONNECT_RESPONSE", "CONNECT_ERROR", "UNREACHABLE", "REJECTED", "ESTABLISHED", "DISCONNECTED",

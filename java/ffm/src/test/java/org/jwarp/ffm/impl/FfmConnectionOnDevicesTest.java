@@ -58,7 +58,7 @@ class FfmConnectionOnDevicesTest {
             clientDevice = FfmContext.adopt(client.verbs());
             FfmPd cpd = clientDevice.allocatePd();
             clientCq = clientDevice.createCq(256);
-            clientQp = FfmQp.create(client, cpd, clientCq, clientCq, 16, 16, 2, 2, 64);
+            clientQp = FfmQp.create(client, cpd, clientCq, clientCq, null, 16, 16, 2, 2, 64);
             clientMr = cpd.register(ByteBuffer.allocateDirect(REGION), EnumSet.allOf(Access.class));
             assertEquals(QpState.INIT, clientQp.state());
             client.connect(4, 4);
@@ -68,7 +68,7 @@ class FfmConnectionOnDevicesTest {
             serverDevice = FfmContext.adopt(server.verbs());
             FfmPd spd = serverDevice.allocatePd();
             serverCq = serverDevice.createCq(256);
-            serverQp = FfmQp.create(server, spd, serverCq, serverCq, 16, 16, 2, 2, 64);
+            serverQp = FfmQp.create(server, spd, serverCq, serverCq, null, 16, 16, 2, 2, 64);
             serverMr = spd.register(ByteBuffer.allocateDirect(REGION), EnumSet.allOf(Access.class));
             server.accept(4, 4);
             clientChannel.expect(RdmaCm.ESTABLISHED, client.id, TIMEOUT_MS);
@@ -264,7 +264,7 @@ class FfmConnectionOnDevicesTest {
             try (FfmContext dev = FfmContext.adopt(client.verbs())) {
                 FfmPd pd = dev.allocatePd();
                 FfmCq cq = dev.createCq(16);
-                FfmQp.create(client, pd, cq, cq, 4, 4, 1, 1, 0);
+                FfmQp.create(client, pd, cq, cq, null, 4, 4, 1, 1, 0);
                 client.connect(4, 4);
                 try (FfmCmId request = FfmCmId.requested(serverChannel,
                         serverChannel.expect(RdmaCm.CONNECT_REQUEST, null, TIMEOUT_MS))) {

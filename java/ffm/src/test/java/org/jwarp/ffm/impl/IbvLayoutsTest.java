@@ -102,6 +102,14 @@ class IbvLayoutsTest {
         pin("ibv_recv_wr.next", 8, IbvLayouts.RWR_NEXT);
         pin("ibv_recv_wr.sg_list", 16, IbvLayouts.RWR_SG_LIST);
         pin("ibv_recv_wr.num_sge", 24, IbvLayouts.RWR_NUM_SGE);
+        pin("ibv_qp_init_attr.srq", 24, IbvLayouts.INIT_SRQ);
+        pin("sizeof ibv_srq_attr", 12, IbvLayouts.SRQ_ATTR.byteSize());
+        pin("ibv_srq_attr.srq_limit", 8, IbvLayouts.SRQ_ATTR_LIMIT);
+        pin("sizeof ibv_srq_init_attr", 24, IbvLayouts.SRQ_INIT_ATTR.byteSize());
+        pin("ibv_srq_init_attr.attr.max_wr", 8, IbvLayouts.SRQ_INIT_MAX_WR);
+        pin("ibv_srq_init_attr.attr.max_sge", 12, IbvLayouts.SRQ_INIT_MAX_SGE);
+        pin("ibv_srq.context", 0, IbvLayouts.SRQ_CONTEXT);
+        pin("ibv_srq.pd", 16, IbvLayouts.SRQ_PD);
         pin("sizeof rdma_cm_id", 416, IbvLayouts.CM_ID.byteSize());
         pin("rdma_cm_id.verbs", 0, IbvLayouts.CM_ID_VERBS);
         pin("rdma_cm_id.channel", 8, IbvLayouts.CM_ID_CHANNEL);
