@@ -40,6 +40,25 @@ public final class FfmCq implements CompletionQueue {
     private final MemorySegment wcs = arena.allocate(IbvLayouts.WC, BATCH);
     private final int capacity;
     private volatile boolean open = true;
+    /** Events of a channel acknowledged together ({@code ibv_ack_cq_events} takes the CQ's lock). */
+    static final int CHANNEL_ACK_BATCH = 64;
+    /** The consumer's channel this CQ was created on, or null. */
+    private final FfmChannel channel;
+    /**
+     * Kernel siw never raises a solicited-only event for a receive ({@code siw_rqe_complete}
+     * notifies without the Solicited Event flag): there a solicited-only arm would sleep through a
+     * Send with SE, so the arm covers every completion (a spurious wake-up is harmless).
+     */
+    private final boolean solicitedUnreported;
+    /**
+     * Guards {@link #unacked} and {@link #acksFlushed}. Not the monitor: close() holds that while
+     * {@code ibv_destroy_cq} waits for a channel thread's acknowledgement, which must not block.
+     */
+    private final Object ackLock = new Object();
+    /** Events the channel took for this CQ and not yet acknowledged. */
+    private int unacked;
+    /** Set by close() once it acknowledged the count: an event taken later is acknowledged at once. */
+    private boolean acksFlushed;
     /** Closed QPs kept at most while their flushed completions are still to come (the oldest go first). */
     static final int DRAINING_MAX = 16;
 
@@ -50,18 +69,25 @@ public final class FfmCq implements CompletionQueue {
      */
     private volatile FfmQp[] qps = new FfmQp[0];
 
-    private FfmCq(FfmContext device, MemorySegment cq, int capacity) {
+    private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel) {
         this.device = device;
+        this.channel = channel;
+        this.solicitedUnreported = device.name.startsWith("siw");
         this.cq = cq;
         this.pollCq = device.pollCq;
         this.capacity = capacity;
     }
 
     static FfmCq create(FfmContext device, int entries) throws RdmaException {
+        return create(device, entries, null);
+    }
+
+    /** A CQ whose events go to {@code channel} (null: none). */
+    static FfmCq create(FfmContext device, int entries, FfmChannel channel) throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
             MemorySegment cq = (MemorySegment) Ibv.CREATE_CQ.invokeExact(state, device.ctx, entries, MemorySegment.NULL,
-                    MemorySegment.NULL, 0);
+                    channel == null ? MemorySegment.NULL : channel.channel, 0);
             if (cq.equals(MemorySegment.NULL)) {
                 throw new RdmaException("ibv_create_cq(" + entries + ") on " + device.name + " failed with "
                         + Ibv.describe(Ibv.errno(state)));
@@ -83,7 +109,11 @@ public final class FfmCq implements CompletionQueue {
                 }
                 FfmContext.layoutCheck("ibv_cq", wrong);
             }
-            return new FfmCq(device, cq, cqe);
+            FfmCq made = new FfmCq(device, cq, cqe, channel);
+            if (channel != null) {
+                channel.add(made);
+            }
+            return made;
         } catch (RdmaException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -227,7 +257,8 @@ public final class FfmCq implements CompletionQueue {
 
     /**
      * Polls until a completion or the timeout, napping between empty polls (at most
-     * 200 µs): this provider has no completion channels yet. A CQ closed while the caller waits
+     * 200 µs); on a CQ of a channel too, as the DiSNI provider's (the channel's events belong to
+     * its consumer). A CQ closed while the caller waits
      * ends the wait with 0 (as the DiSNI provider's does); one closed before the call is an error.
      */
     @Override
@@ -259,15 +290,68 @@ public final class FfmCq implements CompletionQueue {
         }
     }
 
-    /** Completion channels come with the provider's event support; until then no CQ has one. */
+    /**
+     * Arms the CQ: one downcall to the context's {@code ops.req_notify_cq}. On siw a solicited-only
+     * arm covers every completion (see {@link #solicitedUnreported}).
+     */
     @Override
-    public void requestNotify(boolean solicitedOnly) {
-        throw new IllegalStateException("completion queue on " + device.name + " was created without a completion channel");
+    public void requestNotify(boolean solicitedOnly) throws RdmaException {
+        if (channel == null) {
+            throw new IllegalStateException("completion queue on " + device.name + " was created without a completion channel");
+        }
+        int rc;
+        synchronized (this) {
+            if (!open) {
+                throw new RdmaException("requestNotify: completion queue on " + device.name + " is closed");
+            }
+            try {
+                rc = (int) Ibv.REQ_NOTIFY_CQ.invokeExact(device.reqNotifyCq, cq, solicitedOnly && !solicitedUnreported ? 1 : 0);
+            } catch (Throwable t) {
+                throw Ibv.downcallFailed("ops.req_notify_cq", t);
+            }
+        }
+        if (rc != 0) {
+            throw new RdmaException("ibv_req_notify_cq on " + device.name + " failed with " + Ibv.describe(Math.abs(rc)));
+        }
     }
 
     @Override
     public CompletionChannel channel() {
-        return null;
+        return channel;
+    }
+
+    /**
+     * Counts one event that the channel took for this CQ ({@code ibv_get_cq_event}) and
+     * acknowledges the count every {@link #CHANNEL_ACK_BATCH} events; once close() has
+     * acknowledged the rest, an event taken later is acknowledged at once.
+     */
+    void channelEventTaken() {
+        synchronized (ackLock) {
+            unacked++;
+            if (unacked >= CHANNEL_ACK_BATCH || acksFlushed) {
+                ackEvents();
+            }
+        }
+    }
+
+    /** Acknowledges the events counted (under {@link #ackLock}). */
+    private void ackEvents() {
+        if (unacked == 0) {
+            return;
+        }
+        try {
+            FfmChannel.ACK_CQ_EVENTS.invokeExact(cq, unacked);
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_ack_cq_events", t);
+        }
+        unacked = 0;
+    }
+
+    /** Events taken and not yet acknowledged (tests). */
+    int unacknowledgedEvents() {
+        synchronized (ackLock) {
+            return unacked;
+        }
     }
 
     @Override
@@ -277,6 +361,13 @@ public final class FfmCq implements CompletionQueue {
         }
         open = false;
         device.forget(this);
+        if (channel != null) {
+            synchronized (ackLock) {
+                acksFlushed = true;
+                ackEvents(); // ibv_destroy_cq waits for every event it reported to be acknowledged
+            }
+            channel.forget(this);
+        }
         try {
             int rc = (int) Ibv.DESTROY_CQ.invokeExact(cq);
             if (rc != 0) {

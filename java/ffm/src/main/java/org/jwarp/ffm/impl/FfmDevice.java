@@ -171,12 +171,15 @@ final class FfmDevice implements Device, ConnectionManager {
         if (channel == null) {
             return createCompletionQueue(entries); // Device's contract: no channel is the plain CQ
         }
-        throw new RdmaException("the ffm provider has no completion channels yet");
+        if (!(channel instanceof FfmChannel ch)) {
+            throw new IllegalArgumentException("completion channel " + channel + " is not the ffm provider's");
+        }
+        return ctx.createCq(entries, ch);
     }
 
     @Override
     public CompletionChannel createCompletionChannel() throws RdmaException {
-        throw new RdmaException("the ffm provider has no completion channels yet");
+        return ctx.createChannel();
     }
 
     /**
