@@ -39,11 +39,12 @@ import org.slf4j.LoggerFactory;
 final class FfmChannel implements CompletionChannel {
     private static final Logger LOG = LoggerFactory.getLogger(FfmChannel.class);
     private static final int SLICE_MS = 100;
-    private static final int EINTR = 4;
-    private static final int EAGAIN = 11;
-    private static final short POLLIN = 1;
+    static final int EINTR = 4;
+    static final int EAGAIN = 11;
+    static final short POLLIN = 1;
+    private static final int EFD_CLOEXEC = 02000000;
     /** {@code struct pollfd}: fd, events, revents. */
-    private static final long POLLFD_SIZE = 8;
+    static final long POLLFD_SIZE = 8;
     /** {@code struct ibv_comp_channel}: context, fd, refcnt. */
     private static final long CHANNEL_SIZE = 16;
     private static final long CHANNEL_FD = 8;
@@ -51,9 +52,13 @@ final class FfmChannel implements CompletionChannel {
 
     private static final MethodHandle CREATE_COMP_CHANNEL;
     private static final MethodHandle DESTROY_COMP_CHANNEL;
-    private static final MethodHandle GET_CQ_EVENT;
+    static final MethodHandle GET_CQ_EVENT;
     static final MethodHandle ACK_CQ_EVENTS;
-    private static final MethodHandle POLL;
+    static final MethodHandle POLL;
+    /** libc {@code eventfd(2)}, {@code write(2)} and {@code close(2)}: a CQ's wake-up for its awaiting thread. */
+    private static final MethodHandle EVENTFD;
+    private static final MethodHandle WRITE;
+    private static final MethodHandle CLOSE;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -69,6 +74,11 @@ final class FfmChannel implements CompletionChannel {
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
         POLL = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+        EVENTFD = linker.downcallHandle(linker.defaultLookup().findOrThrow("eventfd"),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), errno);
+        WRITE = linker.downcallHandle(linker.defaultLookup().findOrThrow("write"),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
+        CLOSE = linker.downcallHandle(linker.defaultLookup().findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     }
 
     private final FfmContext device;
@@ -79,6 +89,7 @@ final class FfmChannel implements CompletionChannel {
     private final MemorySegment pollfd = arena.allocate(POLLFD_SIZE, 4);
     /** {@code ibv_get_cq_event}'s out-parameters and errno, guarded by themselves. */
     private final MemorySegment taken = arena.allocate(ADDRESS, 2);
+    private final MemorySegment takenContext = taken.asSlice(ADDRESS.byteSize());
     private final MemorySegment takeState = arena.allocate(Ibv.CALL_STATE);
     private volatile FfmCq[] cqs = NO_CQS;
     private volatile boolean open = true;
@@ -90,11 +101,16 @@ final class FfmChannel implements CompletionChannel {
     private FfmChannel(FfmContext device, MemorySegment channel) {
         this.device = device;
         this.channel = channel;
-        pollfd.set(JAVA_INT, 0, channel.get(JAVA_INT, CHANNEL_FD));
+        pollfd.set(JAVA_INT, 0, fd(channel));
         pollfd.set(JAVA_SHORT, 4, POLLIN);
     }
 
     static FfmChannel create(FfmContext device) throws RdmaException {
+        return new FfmChannel(device, createNative(device));
+    }
+
+    /** A non-blocking {@code struct ibv_comp_channel} of {@code device} (a consumer's, or a CQ's own). */
+    static MemorySegment createNative(FfmContext device) throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(Ibv.CALL_STATE);
             MemorySegment ch = (MemorySegment) CREATE_COMP_CHANNEL.invokeExact(state, device.ctx);
@@ -111,11 +127,73 @@ final class FfmChannel implements CompletionChannel {
                 throw new RdmaException("fcntl(O_NONBLOCK) on the completion channel of " + device.name + " failed with "
                         + Ibv.describe(errno) + (rc != 0 ? "; ibv_destroy_comp_channel: " + Ibv.describe(rc) : ""));
             }
-            return new FfmChannel(device, ch);
+            return ch;
         } catch (RdmaException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ibv_create_comp_channel", t);
+        }
+    }
+
+    /** {@code ibv_destroy_comp_channel}: false (logged) when it failed and the channel leaked. */
+    static boolean destroyNative(MemorySegment channel, String device) {
+        try {
+            int rc = (int) DESTROY_COMP_CHANNEL.invokeExact(channel);
+            if (rc != 0) {
+                LOG.warn("ibv_destroy_comp_channel on {} failed with {} (a CQ still uses it?): the channel leaked",
+                        device, Ibv.describe(rc));
+            }
+            return rc == 0;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_destroy_comp_channel", t);
+        }
+    }
+
+    /** The fd of a {@code struct ibv_comp_channel}. */
+    static int fd(MemorySegment channel) {
+        return channel.get(JAVA_INT, CHANNEL_FD);
+    }
+
+    /** A new {@code eventfd(0, EFD_CLOEXEC)}. */
+    static int eventFd(String device) throws RdmaException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Ibv.CALL_STATE);
+            int fd = (int) EVENTFD.invokeExact(state, 0, EFD_CLOEXEC);
+            if (fd < 0) {
+                throw new RdmaException("eventfd for a completion queue of " + device + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+            return fd;
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("eventfd", t);
+        }
+    }
+
+    /** Makes {@code fd} (an eventfd) readable: a thread in {@code poll(2)} on it returns. */
+    static void signal(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Ibv.CALL_STATE);
+            MemorySegment one = a.allocate(JAVA_LONG);
+            one.set(JAVA_LONG, 0, 1L);
+            long n = (long) WRITE.invokeExact(state, fd, one, 8L);
+            if (n != 8) {
+                LOG.warn("write to a completion queue's wake-up eventfd failed with {}", Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("write", t);
+        }
+    }
+
+    /** {@code close(2)}, logged when it fails. */
+    static void closeFd(int fd) {
+        try {
+            if ((int) CLOSE.invokeExact(fd) != 0) {
+                LOG.warn("close of fd {} failed", fd);
+            }
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("close", t);
         }
     }
 
@@ -163,7 +241,7 @@ final class FfmChannel implements CompletionChannel {
                             + Ibv.describe(Ibv.errno(takeState)));
                 }
                 if (n > 0 && open) {
-                    int rc = (int) GET_CQ_EVENT.invokeExact(takeState, channel, taken, taken.asSlice(ADDRESS.byteSize()));
+                    int rc = (int) GET_CQ_EVENT.invokeExact(takeState, channel, taken, takenContext);
                     if (rc == 0) {
                         cq = taken.get(JAVA_LONG, 0);
                     } else if (Ibv.errno(takeState) != EAGAIN) {
@@ -222,17 +300,7 @@ final class FfmChannel implements CompletionChannel {
             LockSupport.parkNanos(1_000_000L);
         }
         device.forget(this);
-        try {
-            int rc = (int) DESTROY_COMP_CHANNEL.invokeExact(channel);
-            if (rc != 0) {
-                LOG.warn("ibv_destroy_comp_channel on {} failed with {} (a CQ still uses it?): the channel leaked",
-                        device.name, Ibv.describe(rc));
-                return; // the pollfd and out-parameters stay with the leaked channel
-            }
-        } catch (Throwable t) {
-            throw Ibv.downcallFailed("ibv_destroy_comp_channel", t);
-        }
-        if (inside.get() == 0) {
+        if (destroyNative(channel, device.name) && inside.get() == 0) {
             arena.close();
         }
     }

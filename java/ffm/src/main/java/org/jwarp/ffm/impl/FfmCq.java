@@ -30,7 +30,7 @@ public final class FfmCq implements CompletionQueue {
     /** Completions fetched per downcall at most. */
     static final int BATCH = 64;
     private static final long WC_SIZE = IbvLayouts.WC.byteSize();
-    /** The longest nap of {@link #await} between polls (it has no completion channel to block on). */
+    /** The longest nap of {@link #await} between polls on a CQ of a consumer's channel. */
     private static final long AWAIT_MAX_NAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
 
     private final FfmContext device;
@@ -44,6 +44,8 @@ public final class FfmCq implements CompletionQueue {
     static final int CHANNEL_ACK_BATCH = 64;
     /** The consumer's channel this CQ was created on, or null. */
     private final FfmChannel channel;
+    /** The sleep of {@link #await} on the CQ's own channel; null on a CQ of a consumer's channel. */
+    private final FfmCqWait own;
     /**
      * Kernel siw never raises a solicited-only event for a receive ({@code siw_rqe_complete}
      * notifies without the Solicited Event flag): there a solicited-only arm would sleep through a
@@ -69,9 +71,10 @@ public final class FfmCq implements CompletionQueue {
      */
     private volatile FfmQp[] qps = new FfmQp[0];
 
-    private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel) {
+    private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel, FfmCqWait own) {
         this.device = device;
         this.channel = channel;
+        this.own = own;
         this.solicitedUnreported = device.name.startsWith("siw");
         this.cq = cq;
         this.pollCq = device.pollCq;
@@ -82,12 +85,29 @@ public final class FfmCq implements CompletionQueue {
         return create(device, entries, null);
     }
 
-    /** A CQ whose events go to {@code channel} (null: none). */
+    /**
+     * A CQ whose events go to {@code channel}; without one, to a channel of its own that only
+     * {@link #await} sleeps on ({@link #channel()} is null then, and {@link #requestNotify} refused).
+     */
     static FfmCq create(FfmContext device, int entries, FfmChannel channel) throws RdmaException {
+        FfmCqWait own = channel == null ? FfmCqWait.create(device) : null;
+        try {
+            return create(device, entries, channel, own);
+        } catch (RdmaException | RuntimeException | Error e) {
+            if (own != null) {
+                own.destroy();
+            }
+            throw e;
+        }
+    }
+
+    private static FfmCq create(FfmContext device, int entries, FfmChannel channel, FfmCqWait own) throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            // a local: a conditional as invokeExact's argument would be typed Object
+            MemorySegment events = channel == null ? own.channel : channel.channel;
             MemorySegment cq = (MemorySegment) Ibv.CREATE_CQ.invokeExact(state, device.ctx, entries, MemorySegment.NULL,
-                    channel == null ? MemorySegment.NULL : channel.channel, 0);
+                    events, 0);
             if (cq.equals(MemorySegment.NULL)) {
                 throw new RdmaException("ibv_create_cq(" + entries + ") on " + device.name + " failed with "
                         + Ibv.describe(Ibv.errno(state)));
@@ -109,9 +129,11 @@ public final class FfmCq implements CompletionQueue {
                 }
                 FfmContext.layoutCheck("ibv_cq", wrong);
             }
-            FfmCq made = new FfmCq(device, cq, cqe, channel);
+            FfmCq made = new FfmCq(device, cq, cqe, channel, own);
             if (channel != null) {
                 channel.add(made);
+            } else {
+                own.bind(cq);
             }
             return made;
         } catch (RdmaException | RuntimeException | Error e) {
@@ -256,10 +278,14 @@ public final class FfmCq implements CompletionQueue {
     }
 
     /**
-     * Polls until a completion or the timeout, napping between empty polls (at most
-     * 200 µs); on a CQ of a channel too, as the DiSNI provider's (the channel's events belong to
-     * its consumer). A CQ closed while the caller waits
-     * ends the wait with 0 (as the DiSNI provider's does); one closed before the call is an error.
+     * Waits for at least one completion or the timeout. On a CQ without a consumer's channel:
+     * poll, arm for every completion ({@code ops.req_notify_cq}), poll, then sleep on the CQ's own
+     * channel ({@link FfmCqWait}: {@code poll(2)} of at most 100 ms, {@code ibv_get_cq_event},
+     * acknowledged in batches) and poll again; each step one downcall, nothing allocated. The CQ's
+     * monitor is held for the polls and the arming only, never for the sleep. On a CQ of a
+     * consumer's channel the channel's events belong to its consumer: polls with naps (at most
+     * 200 µs), as the DiSNI provider's does. A CQ closed while the caller waits ends the wait with
+     * 0 (the close wakes a sleeper at once); one closed before the call is an error.
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
@@ -273,6 +299,14 @@ public final class FfmCq implements CompletionQueue {
                     return 0; // closed while this thread waited
                 }
                 n = poll(out, max);
+                if (n == 0 && own != null) {
+                    int rc = arm(false);
+                    if (rc != 0) {
+                        throw new IllegalStateException("ibv_req_notify_cq on " + device.name + " failed with "
+                                + Ibv.describe(Math.abs(rc)));
+                    }
+                    n = poll(out, max); // a completion that raced the arming raises no event
+                }
             }
             first = false;
             if (n > 0) {
@@ -285,9 +319,29 @@ public final class FfmCq implements CompletionQueue {
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
-            LockSupport.parkNanos(Math.min(nap, left));
-            nap = Math.min(nap * 2, AWAIT_MAX_NAP_NANOS);
+            if (own != null) {
+                if (!own.sleep(left)) {
+                    return 0;
+                }
+            } else {
+                LockSupport.parkNanos(Math.min(nap, left));
+                nap = Math.min(nap * 2, AWAIT_MAX_NAP_NANOS);
+            }
         }
+    }
+
+    /** {@code ops.req_notify_cq} under the monitor, the CQ open; the device's return code. */
+    private int arm(boolean solicitedOnly) {
+        try {
+            return (int) Ibv.REQ_NOTIFY_CQ.invokeExact(device.reqNotifyCq, cq, solicitedOnly && !solicitedUnreported ? 1 : 0);
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ops.req_notify_cq", t);
+        }
+    }
+
+    /** Events {@link #await} took from the CQ's own channel (tests; 0 on a CQ of a consumer's channel). */
+    long awaitEvents() {
+        return own == null ? 0 : own.events();
     }
 
     /**
@@ -304,11 +358,7 @@ public final class FfmCq implements CompletionQueue {
             if (!open) {
                 throw new RdmaException("requestNotify: completion queue on " + device.name + " is closed");
             }
-            try {
-                rc = (int) Ibv.REQ_NOTIFY_CQ.invokeExact(device.reqNotifyCq, cq, solicitedOnly && !solicitedUnreported ? 1 : 0);
-            } catch (Throwable t) {
-                throw Ibv.downcallFailed("ops.req_notify_cq", t);
-            }
+            rc = arm(solicitedOnly);
         }
         if (rc != 0) {
             throw new RdmaException("ibv_req_notify_cq on " + device.name + " failed with " + Ibv.describe(Math.abs(rc)));
@@ -361,12 +411,15 @@ public final class FfmCq implements CompletionQueue {
         }
         open = false;
         device.forget(this);
+        // ibv_destroy_cq waits for every event it reported to be acknowledged
         if (channel != null) {
             synchronized (ackLock) {
                 acksFlushed = true;
-                ackEvents(); // ibv_destroy_cq waits for every event it reported to be acknowledged
+                ackEvents();
             }
             channel.forget(this);
+        } else {
+            own.release(); // wakes a sleeping await, which returns 0
         }
         try {
             int rc = (int) Ibv.DESTROY_CQ.invokeExact(cq);
@@ -376,6 +429,9 @@ public final class FfmCq implements CompletionQueue {
             }
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ibv_destroy_cq", t);
+        }
+        if (own != null) {
+            own.destroy();
         }
         arena.close();
     }

@@ -309,6 +309,41 @@ class FfmConnectionOnDevicesTest {
         }
     }
 
+    /**
+     * A Send into a posted receive with both completions awaited: {@code await} polls, arms, polls
+     * and sleeps on the CQ's own completion channel (RFC 5040 §5.5 completion notification),
+     * allocating nothing once warm; the CQs then close with events taken and not all acknowledged
+     * (acknowledged in batches of 64), which {@code ibv_destroy_cq} would otherwise wait for.
+     */
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7481", "10.78.0.1, 7482"})
+    void awaitedRoundTripsSleepOnTheChannelAndAllocateNothing_5040_5_5(String address, int port) throws RdmaException {
+        try (Loopback c = new Loopback(address, port)) {
+            SendRequest send = new SendRequest().send(5, c.clientMr, 0, 64);
+            assertAllocationFree(c, "Send into a posted receive, both completions awaited (poll, arm, poll, poll(2), "
+                    + "ibv_get_cq_event)", (l, cw, sw) -> {
+                        l.serverQp.postRecv(6, l.serverMr, 0, 64);
+                        l.clientQp.postSend(send);
+                        succeeded(awaited(l.serverCq, sw));
+                        succeeded(awaited(l.clientCq, cw));
+                    });
+            assertTrue(c.serverCq.awaitEvents() > 0, "await never slept on the CQ's channel");
+        }
+    }
+
+    /** Awaits one completion. */
+    private static WorkCompletion awaited(FfmCq cq, WorkCompletion[] out) {
+        try {
+            if (cq.await(out, 1, TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS) != 1) {
+                fail("no completion within " + TIMEOUT_MS + " ms on " + cq);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail("interrupted");
+        }
+        return out[0];
+    }
+
     /** Warms {@code op} by count, then measures rounds: a per-operation allocation shows in every one. */
     private static void assertAllocationFree(Loopback c, String what, RoundTrip op) throws WorkRequestException {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
