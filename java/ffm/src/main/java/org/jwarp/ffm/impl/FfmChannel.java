@@ -55,6 +55,13 @@ final class FfmChannel implements CompletionChannel {
     static final MethodHandle GET_CQ_EVENT;
     static final MethodHandle ACK_CQ_EVENTS;
     static final MethodHandle POLL;
+    /**
+     * {@code ibv_get_cq_event} and {@code poll(2)} without capturing errno, for the waits: a
+     * capturing downcall allocates (40 bytes a call on JDK 25 under C1), so a wait calls these and,
+     * only when one fails, calls the capturing handle again to learn why.
+     */
+    static final MethodHandle GET_CQ_EVENT_FAST;
+    static final MethodHandle POLL_FAST;
     /** libc {@code eventfd(2)}, {@code write(2)} and {@code close(2)}: a CQ's wake-up for its awaiting thread. */
     private static final MethodHandle EVENTFD;
     private static final MethodHandle WRITE;
@@ -70,6 +77,10 @@ final class FfmChannel implements CompletionChannel {
                 FunctionDescriptor.of(JAVA_INT, ADDRESS));
         GET_CQ_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_get_cq_event"),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), errno);
+        GET_CQ_EVENT_FAST = linker.downcallHandle(ibv.findOrThrow("ibv_get_cq_event"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        POLL_FAST = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
         ACK_CQ_EVENTS = linker.downcallHandle(ibv.findOrThrow("ibv_ack_cq_events"),
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
         POLL = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
@@ -235,19 +246,8 @@ final class FfmChannel implements CompletionChannel {
             int ms = (int) Math.max(0, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left + 999_999L)));
             long cq = 0;
             synchronized (taken) {
-                int n = (int) POLL.invokeExact(takeState, pollfd, 1L, ms);
-                if (n < 0 && Ibv.errno(takeState) != EINTR) {
-                    throw new IllegalStateException("poll(2) on the completion channel of " + device.name + " failed with "
-                            + Ibv.describe(Ibv.errno(takeState)));
-                }
-                if (n > 0 && open) {
-                    int rc = (int) GET_CQ_EVENT.invokeExact(takeState, channel, taken, takenContext);
-                    if (rc == 0) {
-                        cq = taken.get(JAVA_LONG, 0);
-                    } else if (Ibv.errno(takeState) != EAGAIN) {
-                        throw new IllegalStateException("ibv_get_cq_event on " + device.name + " failed with "
-                                + Ibv.describe(Ibv.errno(takeState)));
-                    }
+                if (waitReadable(takeState, pollfd, 1, ms, device.name) && open) {
+                    cq = takeEvent(takeState, channel, taken, takenContext, device.name);
                 }
             }
             if (cq != 0) {
@@ -269,6 +269,47 @@ final class FfmChannel implements CompletionChannel {
             }
         }
         return null;
+    }
+
+    /**
+     * {@code poll(2)} on {@code fds} for up to {@code ms}; true when one is readable. A failure is
+     * retried once through the errno-capturing handle (no wait): EINTR counts as nothing readable.
+     *
+     * @throws IllegalStateException when poll(2) fails otherwise
+     */
+    static boolean waitReadable(MemorySegment state, MemorySegment fds, long nfds, int ms, String device) throws Throwable {
+        int n = (int) POLL_FAST.invokeExact(fds, nfds, ms);
+        if (n < 0) {
+            n = (int) POLL.invokeExact(state, fds, nfds, 0);
+            if (n < 0 && Ibv.errno(state) != EINTR) {
+                throw new IllegalStateException("poll(2) on a completion channel of " + device + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+        }
+        return n > 0;
+    }
+
+    /**
+     * Takes one event of the non-blocking {@code channel} ({@code ibv_get_cq_event}): the address of
+     * its {@code ibv_cq}, or 0 when there was none (EAGAIN: another thread took it). A failure is
+     * retried once through the errno-capturing handle to learn why.
+     *
+     * @throws IllegalStateException when ibv_get_cq_event fails otherwise
+     */
+    static long takeEvent(MemorySegment state, MemorySegment channel, MemorySegment cq, MemorySegment context,
+            String device) throws Throwable {
+        int rc = (int) GET_CQ_EVENT_FAST.invokeExact(channel, cq, context);
+        if (rc != 0) {
+            rc = (int) GET_CQ_EVENT.invokeExact(state, channel, cq, context);
+            if (rc != 0) {
+                if (Ibv.errno(state) == EAGAIN) {
+                    return 0;
+                }
+                throw new IllegalStateException("ibv_get_cq_event on " + device + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+        }
+        return cq.get(JAVA_LONG, 0);
     }
 
     @Override

@@ -84,23 +84,14 @@ final class FfmCqWait {
                 return false;
             }
             try {
-                int n = (int) FfmChannel.POLL.invokeExact(state, pollfds, 2L, ms);
-                if (n < 0 && Ibv.errno(state) != FfmChannel.EINTR) {
-                    throw new IllegalStateException("poll(2) on the completion channel of a CQ of " + device
-                            + " failed with " + Ibv.describe(Ibv.errno(state)));
-                }
-                if (n <= 0 || closed) {
+                if (!FfmChannel.waitReadable(state, pollfds, 2, ms, device) || closed) {
                     return !closed;
                 }
-                int rc = (int) FfmChannel.GET_CQ_EVENT.invokeExact(state, channel, taken, takenContext);
-                if (rc == 0) {
+                if (FfmChannel.takeEvent(state, channel, taken, takenContext, device) != 0) {
                     events++;
                     if (++unacked >= FfmCq.CHANNEL_ACK_BATCH) {
                         ack();
                     }
-                } else if (Ibv.errno(state) != FfmChannel.EAGAIN) {
-                    throw new IllegalStateException("ibv_get_cq_event on a CQ of " + device + " failed with "
-                            + Ibv.describe(Ibv.errno(state)));
                 }
             } catch (RuntimeException | Error e) {
                 throw e;
