@@ -130,10 +130,8 @@ final class FfmChannel implements CompletionChannel {
                         + Ibv.describe(Ibv.errno(state)));
             }
             ch = ch.reinterpret(CHANNEL_SIZE);
-            int fd = ch.get(JAVA_INT, CHANNEL_FD);
-            int flags = (int) RdmaCm.FCNTL.invokeExact(state, fd, RdmaCm.F_GETFL, 0);
-            if (flags < 0 || (int) RdmaCm.FCNTL.invokeExact(state, fd, RdmaCm.F_SETFL, flags | RdmaCm.O_NONBLOCK) < 0) {
-                int errno = Ibv.errno(state);
+            int errno = nonBlocking(state, fd(ch));
+            if (errno != 0) {
                 int rc = (int) DESTROY_COMP_CHANNEL.invokeExact(ch);
                 throw new RdmaException("fcntl(O_NONBLOCK) on the completion channel of " + device.name + " failed with "
                         + Ibv.describe(errno) + (rc != 0 ? "; ibv_destroy_comp_channel: " + Ibv.describe(rc) : ""));
@@ -144,6 +142,13 @@ final class FfmChannel implements CompletionChannel {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ibv_create_comp_channel", t);
         }
+    }
+
+    /** Sets O_NONBLOCK on {@code fd} ({@code fcntl(2)}): 0, or the errno of the call that failed. */
+    private static int nonBlocking(MemorySegment state, int fd) throws Throwable {
+        int flags = (int) RdmaCm.FCNTL.invokeExact(state, fd, RdmaCm.F_GETFL, 0);
+        boolean set = flags >= 0 && (int) RdmaCm.FCNTL.invokeExact(state, fd, RdmaCm.F_SETFL, flags | RdmaCm.O_NONBLOCK) >= 0;
+        return set ? 0 : Ibv.errno(state);
     }
 
     /** {@code ibv_destroy_comp_channel}: false (logged) when it failed and the channel leaked. */
