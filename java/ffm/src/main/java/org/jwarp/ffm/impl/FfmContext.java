@@ -214,6 +214,31 @@ public final class FfmContext implements AutoCloseable {
         return cq;
     }
 
+    /** Creates a completion channel ({@code ibv_create_comp_channel}). */
+    public synchronized FfmChannel createChannel() throws RdmaException {
+        checkOpen();
+        FfmChannel ch = FfmChannel.create(this);
+        children.add(ch);
+        return ch;
+    }
+
+    /** Creates a completion queue whose events go to {@code channel}, a channel of this device. */
+    public synchronized FfmCq createCq(int entries, FfmChannel channel) throws RdmaException {
+        checkOpen();
+        if (!channel.of(this)) {
+            throw new IllegalArgumentException("completion channel " + channel + " belongs to another device than " + name);
+        }
+        if (!channel.isOpen()) {
+            throw new RdmaException("completion channel " + channel + " is closed");
+        }
+        if (entries < 1 || entries > maxCqe) {
+            throw new IllegalArgumentException("entries: " + entries + " outside 1.." + maxCqe + " (max_cqe of " + name + ")");
+        }
+        FfmCq cq = FfmCq.create(this, entries, channel);
+        children.add(cq);
+        return cq;
+    }
+
     /** The open QP at {@code address} of one of this device's CQs, or null. */
     synchronized FfmQp qpAt(long address) {
         for (AutoCloseable c : children) {

@@ -30,7 +30,7 @@ public final class FfmCq implements CompletionQueue {
     /** Completions fetched per downcall at most. */
     static final int BATCH = 64;
     private static final long WC_SIZE = IbvLayouts.WC.byteSize();
-    /** The longest nap of {@link #await} between polls (it has no completion channel to block on). */
+    /** The longest nap of {@link #await} between polls on a CQ of a consumer's channel. */
     private static final long AWAIT_MAX_NAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
 
     private final FfmContext device;
@@ -40,6 +40,27 @@ public final class FfmCq implements CompletionQueue {
     private final MemorySegment wcs = arena.allocate(IbvLayouts.WC, BATCH);
     private final int capacity;
     private volatile boolean open = true;
+    /** Events of a channel acknowledged together ({@code ibv_ack_cq_events} takes the CQ's lock). */
+    static final int CHANNEL_ACK_BATCH = 64;
+    /** The consumer's channel this CQ was created on, or null. */
+    private final FfmChannel channel;
+    /** The sleep of {@link #await} on the CQ's own channel; null on a CQ of a consumer's channel. */
+    private final FfmCqWait own;
+    /**
+     * Kernel siw never raises a solicited-only event for a receive ({@code siw_rqe_complete}
+     * notifies without the Solicited Event flag): there a solicited-only arm would sleep through a
+     * Send with SE, so the arm covers every completion (a spurious wake-up is harmless).
+     */
+    private final boolean solicitedUnreported;
+    /**
+     * Guards {@link #unacked} and {@link #acksFlushed}. Not the monitor: close() holds that while
+     * {@code ibv_destroy_cq} waits for a channel thread's acknowledgement, which must not block.
+     */
+    private final Object ackLock = new Object();
+    /** Events the channel took for this CQ and not yet acknowledged. */
+    private int unacked;
+    /** Set by close() once it acknowledged the count: an event taken later is acknowledged at once. */
+    private boolean acksFlushed;
     /** Closed QPs kept at most while their flushed completions are still to come (the oldest go first). */
     static final int DRAINING_MAX = 16;
 
@@ -50,18 +71,43 @@ public final class FfmCq implements CompletionQueue {
      */
     private volatile FfmQp[] qps = new FfmQp[0];
 
-    private FfmCq(FfmContext device, MemorySegment cq, int capacity) {
+    private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel, FfmCqWait own) {
         this.device = device;
+        this.channel = channel;
+        this.own = own;
+        this.solicitedUnreported = device.name.startsWith("siw");
         this.cq = cq;
         this.pollCq = device.pollCq;
         this.capacity = capacity;
     }
 
     static FfmCq create(FfmContext device, int entries) throws RdmaException {
+        return create(device, entries, null);
+    }
+
+    /**
+     * A CQ whose events go to {@code channel}; without one, to a channel of its own that only
+     * {@link #await} sleeps on ({@link #channel()} is null then, and {@link #requestNotify} refused).
+     */
+    static FfmCq create(FfmContext device, int entries, FfmChannel channel) throws RdmaException {
+        FfmCqWait own = channel == null ? FfmCqWait.create(device) : null;
+        try {
+            return create(device, entries, channel, own);
+        } catch (RdmaException | RuntimeException | Error e) {
+            if (own != null) {
+                own.destroy();
+            }
+            throw e;
+        }
+    }
+
+    private static FfmCq create(FfmContext device, int entries, FfmChannel channel, FfmCqWait own) throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            // a local: a conditional as invokeExact's argument would be typed Object
+            MemorySegment events = channel == null ? own.channel : channel.channel;
             MemorySegment cq = (MemorySegment) Ibv.CREATE_CQ.invokeExact(state, device.ctx, entries, MemorySegment.NULL,
-                    MemorySegment.NULL, 0);
+                    events, 0);
             if (cq.equals(MemorySegment.NULL)) {
                 throw new RdmaException("ibv_create_cq(" + entries + ") on " + device.name + " failed with "
                         + Ibv.describe(Ibv.errno(state)));
@@ -83,7 +129,13 @@ public final class FfmCq implements CompletionQueue {
                 }
                 FfmContext.layoutCheck("ibv_cq", wrong);
             }
-            return new FfmCq(device, cq, cqe);
+            FfmCq made = new FfmCq(device, cq, cqe, channel, own);
+            if (channel != null) {
+                channel.add(made);
+            } else {
+                own.bind(cq);
+            }
+            return made;
         } catch (RdmaException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -226,9 +278,14 @@ public final class FfmCq implements CompletionQueue {
     }
 
     /**
-     * Polls until a completion or the timeout, napping between empty polls (at most
-     * 200 µs): this provider has no completion channels yet. A CQ closed while the caller waits
-     * ends the wait with 0 (as the DiSNI provider's does); one closed before the call is an error.
+     * Waits for at least one completion or the timeout. On a CQ without a consumer's channel:
+     * poll, arm for every completion ({@code ops.req_notify_cq}), poll, then sleep on the CQ's own
+     * channel ({@link FfmCqWait}: {@code poll(2)} of at most 100 ms, {@code ibv_get_cq_event},
+     * acknowledged in batches) and poll again; each step one downcall, nothing allocated. The CQ's
+     * monitor is held for the polls and the arming only, never for the sleep. On a CQ of a
+     * consumer's channel the channel's events belong to its consumer: polls with naps (at most
+     * 200 µs), as the DiSNI provider's does. A CQ closed while the caller waits ends the wait with
+     * 0 (the close wakes a sleeper at once); one closed before the call is an error.
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
@@ -242,6 +299,14 @@ public final class FfmCq implements CompletionQueue {
                     return 0; // closed while this thread waited
                 }
                 n = poll(out, max);
+                if (n == 0 && own != null) {
+                    int rc = arm(false);
+                    if (rc != 0) {
+                        throw new IllegalStateException("ibv_req_notify_cq on " + device.name + " failed with "
+                                + Ibv.describe(Math.abs(rc)));
+                    }
+                    n = poll(out, max); // a completion that raced the arming raises no event
+                }
             }
             first = false;
             if (n > 0) {
@@ -254,20 +319,89 @@ public final class FfmCq implements CompletionQueue {
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
-            LockSupport.parkNanos(Math.min(nap, left));
-            nap = Math.min(nap * 2, AWAIT_MAX_NAP_NANOS);
+            if (own != null) {
+                if (!own.sleep(left)) {
+                    return 0;
+                }
+            } else {
+                LockSupport.parkNanos(Math.min(nap, left));
+                nap = Math.min(nap * 2, AWAIT_MAX_NAP_NANOS);
+            }
         }
     }
 
-    /** Completion channels come with the provider's event support; until then no CQ has one. */
+    /** {@code ops.req_notify_cq} under the monitor, the CQ open; the device's return code. */
+    private int arm(boolean solicitedOnly) {
+        try {
+            return (int) Ibv.REQ_NOTIFY_CQ.invokeExact(device.reqNotifyCq, cq, solicitedOnly && !solicitedUnreported ? 1 : 0);
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ops.req_notify_cq", t);
+        }
+    }
+
+    /** Events {@link #await} took from the CQ's own channel (tests; 0 on a CQ of a consumer's channel). */
+    long awaitEvents() {
+        return own == null ? 0 : own.events();
+    }
+
+    /**
+     * Arms the CQ: one downcall to the context's {@code ops.req_notify_cq}. On siw a solicited-only
+     * arm covers every completion (see {@link #solicitedUnreported}).
+     */
     @Override
-    public void requestNotify(boolean solicitedOnly) {
-        throw new IllegalStateException("completion queue on " + device.name + " was created without a completion channel");
+    public void requestNotify(boolean solicitedOnly) throws RdmaException {
+        if (channel == null) {
+            throw new IllegalStateException("completion queue on " + device.name + " was created without a completion channel");
+        }
+        int rc;
+        synchronized (this) {
+            if (!open) {
+                throw new RdmaException("requestNotify: completion queue on " + device.name + " is closed");
+            }
+            rc = arm(solicitedOnly);
+        }
+        if (rc != 0) {
+            throw new RdmaException("ibv_req_notify_cq on " + device.name + " failed with " + Ibv.describe(Math.abs(rc)));
+        }
     }
 
     @Override
     public CompletionChannel channel() {
-        return null;
+        return channel;
+    }
+
+    /**
+     * Counts one event that the channel took for this CQ ({@code ibv_get_cq_event}) and
+     * acknowledges the count every {@link #CHANNEL_ACK_BATCH} events; once close() has
+     * acknowledged the rest, an event taken later is acknowledged at once.
+     */
+    void channelEventTaken() {
+        synchronized (ackLock) {
+            unacked++;
+            if (unacked >= CHANNEL_ACK_BATCH || acksFlushed) {
+                ackEvents();
+            }
+        }
+    }
+
+    /** Acknowledges the events counted (under {@link #ackLock}). */
+    private void ackEvents() {
+        if (unacked == 0) {
+            return;
+        }
+        try {
+            FfmChannel.ACK_CQ_EVENTS.invokeExact(cq, unacked);
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_ack_cq_events", t);
+        }
+        unacked = 0;
+    }
+
+    /** Events taken and not yet acknowledged (tests). */
+    int unacknowledgedEvents() {
+        synchronized (ackLock) {
+            return unacked;
+        }
     }
 
     @Override
@@ -277,6 +411,16 @@ public final class FfmCq implements CompletionQueue {
         }
         open = false;
         device.forget(this);
+        // ibv_destroy_cq waits for every event it reported to be acknowledged
+        if (channel != null) {
+            synchronized (ackLock) {
+                acksFlushed = true;
+                ackEvents();
+            }
+            channel.forget(this);
+        } else {
+            own.release(); // wakes a sleeping await, which returns 0
+        }
         try {
             int rc = (int) Ibv.DESTROY_CQ.invokeExact(cq);
             if (rc != 0) {
@@ -285,6 +429,9 @@ public final class FfmCq implements CompletionQueue {
             }
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ibv_destroy_cq", t);
+        }
+        if (own != null) {
+            own.destroy();
         }
         arena.close();
     }

@@ -32,6 +32,7 @@ import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.ProtectionDomain;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RdmaTimeoutException;
 
 /**
  * One RDMA device of the {@code ffm} provider, found by the local address rdma_cm binds to, and its
@@ -179,12 +180,15 @@ final class FfmDevice implements Device, ConnectionManager {
         if (channel == null) {
             return createCompletionQueue(entries); // Device's contract: no channel is the plain CQ
         }
-        throw new RdmaException("the ffm provider has no completion channels yet");
+        if (!(channel instanceof FfmChannel ch)) {
+            throw new IllegalArgumentException("completion channel " + channel + " is not the ffm provider's");
+        }
+        return ctx.createCq(entries, ch);
     }
 
     @Override
     public CompletionChannel createCompletionChannel() throws RdmaException {
-        throw new RdmaException("the ffm provider has no completion channels yet");
+        return ctx.createChannel();
     }
 
     /**
@@ -246,18 +250,19 @@ final class FfmDevice implements Device, ConnectionManager {
         CmNegotiation.Initiator neg = negotiation.initiator(params);
         FfmCmChannel ch = FfmCmChannel.create();
         FfmCmId id = null;
+        FfmQp qp = null;
         boolean ok = false;
         try {
             id = FfmCmId.create(ch);
             id.bind(new InetSocketAddress(localAddress, 0));
             id.resolve(remote, (int) Math.max(1, Math.min(remainingMs(deadline), 10_000)));
-            FfmQp qp = createQp(id, qpc);
+            qp = createQp(id, qpc);
             if (qpc.beforeConnect() != null) {
                 qpc.beforeConnect().prepare(qp); // receives posted before rdma_connect
             }
             id.connectWithin(neg.responderResources(), neg.initiatorDepth(), neg.privateData(), params.retryCount(),
                     params.rnrRetryCount(), deadline);
-            FfmCmChannel.Event ev = ch.next(remainingMs(deadline), "connect to " + remote);
+            FfmCmChannel.Event ev = nextInterruptibly(ch, deadline, "connect to " + remote);
             if (ev.type() == RdmaCm.REJECTED) {
                 throw neg.rejected(ev, ev.status(), remote);
             }
@@ -295,6 +300,35 @@ final class FfmDevice implements Device, ConnectionManager {
                     id.close();
                 }
                 ch.close();
+            } else if (!ok && qp != null) {
+                qp.abandoned(); // connectAsync's cancel (an interrupt) or the timeout: released now for the caller
+            }
+        }
+    }
+
+    /** The wait slice of {@link #nextInterruptibly}. */
+    private static final long SETUP_SLICE_MS = 50;
+
+    /**
+     * The channel's next event by {@code deadline}, waited for in slices so that an interrupt
+     * (connectAsync's cancel) ends the wait within one slice.
+     *
+     * @throws RdmaTimeoutException at the deadline
+     * @throws RdmaException        when the thread was interrupted (its interrupt status stays set)
+     */
+    static FfmCmChannel.Event nextInterruptibly(FfmCmChannel ch, long deadline, String what) throws RdmaException {
+        while (true) {
+            long left = remainingMs(deadline);
+            try {
+                return ch.next(Math.min(left, SETUP_SLICE_MS), what);
+            } catch (RdmaTimeoutException slice) {
+                if (Thread.interrupted()) {
+                    Thread.currentThread().interrupt();
+                    throw new RdmaException(what + ": interrupted");
+                }
+                if (left <= SETUP_SLICE_MS) {
+                    throw new RdmaTimeoutException(what + ": no rdma_cm event within the timeout");
+                }
             }
         }
     }

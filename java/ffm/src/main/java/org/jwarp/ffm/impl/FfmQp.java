@@ -71,6 +71,8 @@ public final class FfmQp implements QueuePair {
     private volatile org.jwarp.verbs.Connection connection;
     /** Written under the QP's monitor; read without it by its CQs per completion. */
     private volatile boolean open = true;
+    /** Set by {@link #abandoned}: posts are refused before the QP is destroyed. */
+    private volatile boolean abandoned;
     private final Checks checks = new Checks();
 
     private FfmQp(FfmPd pd, MemorySegment cmId, FfmCq sendCq, FfmCq recvCq, FfmSrq srq, MemorySegment qp,
@@ -428,9 +430,19 @@ public final class FfmQp implements QueuePair {
     }
 
     private void checkOpen() throws WorkRequestException {
-        if (!open) {
+        if (!open || abandoned) {
             throw new WorkRequestException("QP " + qpNum + " is closed", 0, null);
         }
+    }
+
+    /**
+     * The setup of this QP's connection was given up (cancelled, or timed out) while rdma_connect
+     * still runs on its helper thread, which destroys the QP when the call returns: until then the
+     * QP is in ERR and refuses posts.
+     */
+    synchronized void abandoned() {
+        abandoned = true;
+        state = QpState.ERR;
     }
 
     /**

@@ -1,6 +1,7 @@
 package org.jwarp.ffm.impl;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -11,6 +12,9 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.QueuePair.QpState;
@@ -307,6 +311,79 @@ class FfmConnectionOnDevicesTest {
                         succeeded(one(l.serverCq, sw));
                     });
         }
+    }
+
+    /**
+     * {@code await} polls, arms, polls and sleeps on the CQ's own completion channel (RFC 5040 §5.5
+     * completion notification), allocating nothing once warm: the measured thread posts a receive
+     * and awaits it while another thread sends into it a millisecond later, so the await finds the
+     * CQ empty and sleeps. The CQs then close with events taken and not all acknowledged
+     * (acknowledged 64 at a time), which {@code ibv_destroy_cq} would otherwise wait for.
+     */
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7481", "10.78.0.1, 7482"})
+    void awaitSleepsOnTheChannelAndAllocatesNothing_5040_5_5(String address, int port) throws Exception {
+        int perRound = 500;
+        int warm = 4;
+        long[] rounds = new long[3];
+        try (Loopback c = new Loopback(address, port)) {
+            SendRequest send = new SendRequest().send(5, c.clientMr, 0, 64);
+            AtomicLong posted = new AtomicLong();
+            AtomicReference<Throwable> senderFailed = new AtomicReference<>();
+            long total = (long) perRound * (warm + rounds.length);
+            Thread sender = new Thread(() -> {
+                WorkCompletion[] cw = wcs(4);
+                long deadline = System.nanoTime() + 10 * TIMEOUT_MS * 1_000_000L;
+                try {
+                    for (long sent = 0; sent < total; sent++) {
+                        while (posted.get() <= sent) {
+                            if (System.nanoTime() - deadline > 0) {
+                                throw new IllegalStateException("the awaiting thread stopped at " + sent);
+                            }
+                            Thread.onSpinWait();
+                        }
+                        LockSupport.parkNanos(1_000_000L); // the receiver is asleep by now
+                        c.clientQp.postSend(send);
+                        succeeded(awaited(c.clientCq, cw));
+                    }
+                } catch (Throwable t) {
+                    senderFailed.set(t);
+                }
+            }, "sender");
+            sender.setDaemon(true);
+            sender.start();
+            com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            WorkCompletion[] sw = wcs(4);
+            for (int r = 0; r < warm + rounds.length; r++) {
+                long before = threads.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < perRound && senderFailed.get() == null; i++) {
+                    c.serverQp.postRecv(6, c.serverMr, 0, 64);
+                    posted.incrementAndGet();
+                    succeeded(awaited(c.serverCq, sw));
+                }
+                if (r >= warm) {
+                    rounds[r - warm] = threads.getCurrentThreadAllocatedBytes() - before;
+                }
+            }
+            sender.join(TIMEOUT_MS);
+            assertNull(senderFailed.get(), "the sending thread failed");
+            assertEquals(0, Arrays.stream(rounds).min().getAsLong(), "bytes allocated by " + perRound
+                    + " receives awaited (poll, arm, poll, poll(2), ibv_get_cq_event), per round: " + Arrays.toString(rounds));
+            assertTrue(c.serverCq.awaitEvents() > 0, "await never slept on the CQ's channel");
+        }
+    }
+
+    /** Awaits one completion. */
+    private static WorkCompletion awaited(FfmCq cq, WorkCompletion[] out) {
+        try {
+            if (cq.await(out, 1, TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS) != 1) {
+                fail("no completion within " + TIMEOUT_MS + " ms on " + cq);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail("interrupted");
+        }
+        return out[0];
     }
 
     /** Warms {@code op} by count, then measures rounds: a per-operation allocation shows in every one. */

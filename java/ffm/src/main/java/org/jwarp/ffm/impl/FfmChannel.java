@@ -1,0 +1,358 @@
+package org.jwarp.ffm.impl;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.jwarp.ground.SnapshotArrays;
+import org.jwarp.provider.ChannelDispatcher;
+import org.jwarp.verbs.CompletionChannel;
+import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.verbs.RdmaException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A consumer's completion channel ({@code ibv_create_comp_channel}, RFC 5040 §5.5 completion
+ * notification), its fd made non-blocking: {@link #next} waits in {@code poll(2)} on the fd in
+ * slices of at most {@value #SLICE_MS} ms (so a close or an interrupt is seen within one slice),
+ * takes one event with {@code ibv_get_cq_event} and maps the {@code ibv_cq} back to its
+ * {@link FfmCq} by a scan of the channel's CQs (copy-on-write array), which counts the event and
+ * acknowledges {@link FfmCq#CHANNEL_ACK_BATCH} at a time, the rest when it closes. Nothing is
+ * allocated per event.
+ *
+ * <p>Thread-safe: several threads may wait; an event another thread took makes the loser
+ * ({@code EAGAIN}) poll again.
+ */
+final class FfmChannel implements CompletionChannel {
+    private static final Logger LOG = LoggerFactory.getLogger(FfmChannel.class);
+    private static final int SLICE_MS = 100;
+    static final int EINTR = 4;
+    static final int EAGAIN = 11;
+    static final short POLLIN = 1;
+    private static final int EFD_CLOEXEC = 02000000;
+    /** {@code struct pollfd}: fd, events, revents. */
+    static final long POLLFD_SIZE = 8;
+    /** {@code struct ibv_comp_channel}: context, fd, refcnt. */
+    private static final long CHANNEL_SIZE = 16;
+    private static final long CHANNEL_FD = 8;
+    private static final FfmCq[] NO_CQS = new FfmCq[0];
+
+    private static final MethodHandle CREATE_COMP_CHANNEL;
+    private static final MethodHandle DESTROY_COMP_CHANNEL;
+    static final MethodHandle GET_CQ_EVENT;
+    static final MethodHandle ACK_CQ_EVENTS;
+    static final MethodHandle POLL;
+    /**
+     * {@code ibv_get_cq_event} and {@code poll(2)} without capturing errno, for the waits: a
+     * capturing downcall allocates (40 bytes a call on JDK 25 under C1), so a wait calls these and,
+     * only when one fails, calls the capturing handle again to learn why.
+     */
+    static final MethodHandle GET_CQ_EVENT_FAST;
+    static final MethodHandle POLL_FAST;
+    /** libc {@code eventfd(2)}, {@code write(2)} and {@code close(2)}: a CQ's wake-up for its awaiting thread. */
+    private static final MethodHandle EVENTFD;
+    private static final MethodHandle WRITE;
+    private static final MethodHandle CLOSE;
+
+    static {
+        Linker linker = Linker.nativeLinker();
+        Linker.Option errno = Linker.Option.captureCallState("errno");
+        SymbolLookup ibv = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
+        CREATE_COMP_CHANNEL = linker.downcallHandle(ibv.findOrThrow("ibv_create_comp_channel"),
+                FunctionDescriptor.of(ADDRESS, ADDRESS), errno);
+        DESTROY_COMP_CHANNEL = linker.downcallHandle(ibv.findOrThrow("ibv_destroy_comp_channel"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        GET_CQ_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_get_cq_event"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), errno);
+        GET_CQ_EVENT_FAST = linker.downcallHandle(ibv.findOrThrow("ibv_get_cq_event"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        POLL_FAST = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        ACK_CQ_EVENTS = linker.downcallHandle(ibv.findOrThrow("ibv_ack_cq_events"),
+                FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
+        POLL = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+        EVENTFD = linker.downcallHandle(linker.defaultLookup().findOrThrow("eventfd"),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), errno);
+        WRITE = linker.downcallHandle(linker.defaultLookup().findOrThrow("write"),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
+        CLOSE = linker.downcallHandle(linker.defaultLookup().findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    }
+
+    private final FfmContext device;
+    /** The {@code struct ibv_comp_channel}. */
+    final MemorySegment channel;
+    private final Arena arena = Arena.ofShared();
+    /** One {@code struct pollfd} for every waiter: fd and events never change, revents is not read. */
+    private final MemorySegment pollfd = arena.allocate(POLLFD_SIZE, 4);
+    /** {@code ibv_get_cq_event}'s out-parameters and errno, guarded by themselves. */
+    private final MemorySegment taken = arena.allocate(ADDRESS, 2);
+    private final MemorySegment takenContext = taken.asSlice(ADDRESS.byteSize());
+    private final MemorySegment takeState = arena.allocate(Ibv.CALL_STATE);
+    private volatile FfmCq[] cqs = NO_CQS;
+    private volatile boolean open = true;
+    /** Threads inside {@link #next}: close waits for them before it destroys the channel. */
+    private final AtomicInteger inside = new AtomicInteger();
+    private final AtomicLong events = new AtomicLong();
+    private final ChannelDispatcher.Listeners listeners = new ChannelDispatcher.Listeners();
+
+    private FfmChannel(FfmContext device, MemorySegment channel) {
+        this.device = device;
+        this.channel = channel;
+        pollfd.set(JAVA_INT, 0, fd(channel));
+        pollfd.set(JAVA_SHORT, 4, POLLIN);
+    }
+
+    static FfmChannel create(FfmContext device) throws RdmaException {
+        return new FfmChannel(device, createNative(device));
+    }
+
+    /** A non-blocking {@code struct ibv_comp_channel} of {@code device} (a consumer's, or a CQ's own). */
+    static MemorySegment createNative(FfmContext device) throws RdmaException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Ibv.CALL_STATE);
+            MemorySegment ch = (MemorySegment) CREATE_COMP_CHANNEL.invokeExact(state, device.ctx);
+            if (ch.equals(MemorySegment.NULL)) {
+                throw new RdmaException("ibv_create_comp_channel on " + device.name + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+            ch = ch.reinterpret(CHANNEL_SIZE);
+            int errno = nonBlocking(state, fd(ch));
+            if (errno != 0) {
+                int rc = (int) DESTROY_COMP_CHANNEL.invokeExact(ch);
+                throw new RdmaException("fcntl(O_NONBLOCK) on the completion channel of " + device.name + " failed with "
+                        + Ibv.describe(errno) + (rc != 0 ? "; ibv_destroy_comp_channel: " + Ibv.describe(rc) : ""));
+            }
+            return ch;
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_create_comp_channel", t);
+        }
+    }
+
+    /** Sets O_NONBLOCK on {@code fd} ({@code fcntl(2)}): 0, or the errno of the call that failed. */
+    private static int nonBlocking(MemorySegment state, int fd) throws Throwable {
+        int flags = (int) RdmaCm.FCNTL.invokeExact(state, fd, RdmaCm.F_GETFL, 0);
+        boolean set = flags >= 0 && (int) RdmaCm.FCNTL.invokeExact(state, fd, RdmaCm.F_SETFL, flags | RdmaCm.O_NONBLOCK) >= 0;
+        return set ? 0 : Ibv.errno(state);
+    }
+
+    /** {@code ibv_destroy_comp_channel}: false (logged) when it failed and the channel leaked. */
+    static boolean destroyNative(MemorySegment channel, String device) {
+        try {
+            int rc = (int) DESTROY_COMP_CHANNEL.invokeExact(channel);
+            if (rc != 0) {
+                LOG.warn("ibv_destroy_comp_channel on {} failed with {} (a CQ still uses it?): the channel leaked",
+                        device, Ibv.describe(rc));
+            }
+            return rc == 0;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_destroy_comp_channel", t);
+        }
+    }
+
+    /** The fd of a {@code struct ibv_comp_channel}. */
+    static int fd(MemorySegment channel) {
+        return channel.get(JAVA_INT, CHANNEL_FD);
+    }
+
+    /** A new {@code eventfd(0, EFD_CLOEXEC)}. */
+    static int eventFd(String device) throws RdmaException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Ibv.CALL_STATE);
+            int fd = (int) EVENTFD.invokeExact(state, 0, EFD_CLOEXEC);
+            if (fd < 0) {
+                throw new RdmaException("eventfd for a completion queue of " + device + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+            return fd;
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("eventfd", t);
+        }
+    }
+
+    /** Makes {@code fd} (an eventfd) readable: a thread in {@code poll(2)} on it returns. */
+    static void signal(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Ibv.CALL_STATE);
+            MemorySegment one = a.allocate(JAVA_LONG);
+            one.set(JAVA_LONG, 0, 1L);
+            long n = (long) WRITE.invokeExact(state, fd, one, 8L);
+            if (n != 8) {
+                LOG.warn("write to a completion queue's wake-up eventfd failed with {}", Ibv.describe(Ibv.errno(state)));
+            }
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("write", t);
+        }
+    }
+
+    /** {@code close(2)}, logged when it fails. */
+    static void closeFd(int fd) {
+        try {
+            if ((int) CLOSE.invokeExact(fd) != 0) {
+                LOG.warn("close of fd {} failed", fd);
+            }
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("close", t);
+        }
+    }
+
+    /** Whether {@code ctx} is the context this channel was created on. */
+    boolean of(FfmContext ctx) {
+        return device == ctx;
+    }
+
+    boolean isOpen() {
+        return open;
+    }
+
+    synchronized void add(FfmCq cq) {
+        cqs = SnapshotArrays.with(cqs, cq);
+    }
+
+    synchronized void forget(FfmCq cq) {
+        cqs = SnapshotArrays.without(cqs, cq, NO_CQS);
+    }
+
+    @Override
+    public CompletionQueue next(long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        inside.incrementAndGet();
+        try {
+            return take(deadline);
+        } catch (RuntimeException | Error | InterruptedException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_get_cq_event", t);
+        } finally {
+            inside.decrementAndGet();
+        }
+    }
+
+    private CompletionQueue take(long deadline) throws Throwable {
+        while (open) {
+            long left = deadline - System.nanoTime();
+            int ms = (int) Math.max(0, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left + 999_999L)));
+            long cq = 0;
+            synchronized (taken) {
+                if (waitReadable(takeState, pollfd, 1, ms, device.name) && open) {
+                    cq = takeEvent(takeState, channel, taken, takenContext, device.name);
+                }
+            }
+            if (cq != 0) {
+                events.incrementAndGet();
+                for (FfmCq c : cqs) {
+                    if (c.cq.address() == cq) {
+                        c.channelEventTaken();
+                        return c;
+                    }
+                }
+                LOG.debug("completion event of an unknown CQ 0x{}: acknowledged", Long.toHexString(cq));
+                ACK_CQ_EVENTS.invokeExact(MemorySegment.ofAddress(cq), 1);
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * {@code poll(2)} on {@code fds} for up to {@code ms}; true when one is readable. A failure is
+     * retried once through the errno-capturing handle (no wait): EINTR counts as nothing readable.
+     *
+     * @throws IllegalStateException when poll(2) fails otherwise
+     */
+    static boolean waitReadable(MemorySegment state, MemorySegment fds, long nfds, int ms, String device) throws Throwable {
+        int n = (int) POLL_FAST.invokeExact(fds, nfds, ms);
+        if (n < 0) {
+            n = (int) POLL.invokeExact(state, fds, nfds, 0);
+            if (n < 0 && Ibv.errno(state) != EINTR) {
+                throw new IllegalStateException("poll(2) on a completion channel of " + device + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+        }
+        return n > 0;
+    }
+
+    /**
+     * Takes one event of the non-blocking {@code channel} ({@code ibv_get_cq_event}): the address of
+     * its {@code ibv_cq}, or 0 when there was none (EAGAIN: another thread took it). A failure is
+     * retried once through the errno-capturing handle to learn why.
+     *
+     * @throws IllegalStateException when ibv_get_cq_event fails otherwise
+     */
+    static long takeEvent(MemorySegment state, MemorySegment channel, MemorySegment cq, MemorySegment context,
+            String device) throws Throwable {
+        int rc = (int) GET_CQ_EVENT_FAST.invokeExact(channel, cq, context);
+        if (rc != 0) {
+            rc = (int) GET_CQ_EVENT.invokeExact(state, channel, cq, context);
+            if (rc != 0) {
+                if (Ibv.errno(state) == EAGAIN) {
+                    return 0;
+                }
+                throw new IllegalStateException("ibv_get_cq_event on " + device + " failed with "
+                        + Ibv.describe(Ibv.errno(state)));
+            }
+        }
+        return cq.get(JAVA_LONG, 0);
+    }
+
+    @Override
+    public AutoCloseable listen(CompletionHandler handler, Executor executor) {
+        return listeners.listen(this, handler, executor);
+    }
+
+    @Override
+    public long events() {
+        return events.get();
+    }
+
+    /**
+     * Stops the listeners, lets the waiters leave (within one slice), then destroys the channel.
+     * A CQ still on it keeps it alive natively ({@code ibv_destroy_comp_channel} refuses with
+     * EBUSY): logged, the channel leaks.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (!open) {
+                return;
+            }
+            open = false;
+        }
+        listeners.closeAll();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (inside.get() > 0 && System.nanoTime() - until < 0) {
+            LockSupport.parkNanos(1_000_000L);
+        }
+        device.forget(this);
+        if (destroyNative(channel, device.name) && inside.get() == 0) {
+            arena.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FfmChannel{" + device.name + "}";
+    }
+}
