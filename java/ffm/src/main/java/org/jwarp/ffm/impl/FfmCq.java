@@ -70,6 +70,13 @@ public final class FfmCq implements CompletionQueue {
      * them after the QP left (RFC 5040 §8.2), and their completions must still map back.
      */
     private volatile FfmQp[] qps = new FfmQp[0];
+    /**
+     * The shared receive queues of QPs attached here (copy on write). A receive into an SRQ
+     * belongs to the SRQ, not to the QP's rings, so a closed QP never stays for it: a completion
+     * whose QP left goes to the SRQ that owns its token, which retires the slot and gives back the
+     * caller's wrId (else the buffer's place in the SRQ would be lost for good).
+     */
+    private volatile FfmSrq[] srqs = new FfmSrq[0];
 
     private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel, FfmCqWait own) {
         this.device = device;
@@ -206,6 +213,12 @@ public final class FfmCq implements CompletionQueue {
                 return;
             }
         }
+        for (FfmSrq s : srqs) {
+            if (s.owns(wc.wrId) && s.completed(wc)) {
+                wc.qpContext = null; // its QP is gone
+                return;
+            }
+        }
         LOG.debug("completion of unknown WR token 0x{} on QP {}", Long.toHexString(wc.wrId), wc.qpNum);
     }
 
@@ -223,6 +236,13 @@ public final class FfmCq implements CompletionQueue {
         FfmQp[] now = Arrays.copyOf(qps, qps.length + 1);
         now[now.length - 1] = qp;
         qps = now;
+        FfmSrq s = qp.sharedReceiveQueue();
+        if (s != null && !Arrays.asList(srqs).contains(s)) {
+            FfmSrq[] open = Arrays.stream(srqs).filter(FfmSrq::isOpen).toArray(FfmSrq[]::new);
+            FfmSrq[] more = Arrays.copyOf(open, open.length + 1);
+            more[open.length] = s;
+            srqs = more;
+        }
     }
 
     /**

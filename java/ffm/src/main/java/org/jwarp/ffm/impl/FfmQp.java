@@ -401,6 +401,11 @@ public final class FfmQp implements QueuePair {
      * its ring lets go (RFC 5040 §5.5; see {@link WrRing}); an error completion gets the posted
      * opcode. False when the token is none of this QP's outstanding WRs.
      */
+    /** The shared receive queue this QP receives from, or null. */
+    FfmSrq sharedReceiveQueue() {
+        return srq;
+    }
+
     synchronized boolean completed(WorkCompletion wc, boolean success) {
         if (srq != null && srq.owns(wc.wrId)) {
             if (!srq.completed(wc)) {

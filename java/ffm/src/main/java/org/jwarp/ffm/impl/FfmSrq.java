@@ -246,6 +246,10 @@ final class FfmSrq implements SharedReceiveQueue {
     }
 
     /** Whether {@code token} is one of this SRQ's buffers. */
+    synchronized boolean isOpen() {
+        return open;
+    }
+
     synchronized boolean owns(long token) {
         return slots.owns(token);
     }
