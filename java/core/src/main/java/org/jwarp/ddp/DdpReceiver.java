@@ -12,9 +12,7 @@ import org.jwarp.ground.TermCode;
  * the STag; untagged: the buffer posted for the QN and MSN), in any order of arrival (§5.2), and
  * delivers untagged messages in MSN order, each at most once (§5.3, §5.4).
  *
- * <p>Tagged checks, in order: STag valid (1/0), STag associated with this stream's protection
- * domain (1/2, §8.2), access right (RDMAP 0/1/2), TO at or above base (1/1), 64-bit TO + length
- * without wrap (1/3), TO + length within bounds (1/1). Untagged checks: DDP version, QN valid
+ * <p>Tagged checks: {@link TaggedBufferCheck}, the one place that decides them. Untagged checks: DDP version, QN valid
  * (2/1), MSN with a buffer (2/2 for the next expected MSN with no buffer posted, 2/3 for any other
  * MSN outside the posted range), MO within the buffer (2/4), MO + length within the buffer (2/5).
  * Zero-length tagged segments are not checked against the STag (§7.1 covers non-zero segments);
@@ -59,15 +57,14 @@ public final class DdpReceiver {
     public static final int DEFAULT_OUT_OF_ORDER_RANGES = 4;
 
     private final StagDomain pd;
-    private final StagTable stags;
+    private final TaggedBufferCheck taggedCheck;
     private final DdpReceiveHandler handler;
     private Object stream = this;
     private final UntaggedQueue[] queues;
     private final DdpHeader hdr = new DdpHeader();
     private boolean failed;
     private int taggedLength;
-    // Results of the last successful check (receive thread only).
-    private StagRegion vRegion;
+    // Results of the last successful untagged check (receive thread only).
     private int vSlot;
     private int vEnd;
     // The segment being placed directly (beginDirect .. endDirect).
@@ -128,7 +125,7 @@ public final class DdpReceiver {
     public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
             int outOfOrderRanges, int maxSge) {
         this.pd = pd;
-        this.stags = stags;
+        this.taggedCheck = new TaggedBufferCheck(pd, stags, handler);
         this.handler = handler;
         this.queues = new UntaggedQueue[queueDepths.length];
         for (int i = 0; i < queueDepths.length; i++) {
@@ -274,16 +271,15 @@ public final class DdpReceiver {
         int stag = hdr.stag();
         long to = hdr.to();
         int payload = length - DdpHeader.TAGGED_HEADER_LENGTH;
-        TermCode code = checkTaggedSegment(rsvd, stag, to, payload);
+        TermCode code = taggedCheck.check(rsvd, stag, to, payload, stream);
         if (code != null) {
             error(code, seg, index, length);
             return;
         }
         if (payload > 0) {
-            StagRegion mr = vRegion;
-            vRegion = null;
+            StagRegion mr = taggedCheck.takeRegion();
             if (!mr.acquirePlacement()) {
-                error(TermCode.DDP_TAGGED_INVALID_STAG, seg, index, length); // revoked since the check (§8.3.1 (6))
+                error(TaggedBufferCheck.revoked(), seg, index, length); // revoked since the check (§8.3.1 (6))
                 return;
             }
             try {
@@ -293,23 +289,6 @@ public final class DdpReceiver {
             }
         }
         completeTagged(rsvd, stag, payload, last);
-    }
-
-    /** RFC 5041 §7.1 tagged checks; on success a non-empty segment's region is left in {@link #vRegion}. */
-    private TermCode checkTaggedSegment(int rsvd, int stag, long to, int payload) {
-        TermCode ulp = handler.checkTagged(rsvd, stag, to, payload);
-        if (ulp != null) {
-            return ulp;
-        }
-        if (payload > 0) {
-            StagRegion mr = stags.lookup(stag);
-            int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
-            if (r != StagTable.OK) {
-                return taggedCode(r);
-            }
-            vRegion = mr;
-        }
-        return null;
     }
 
     private void completeTagged(int rsvd, int stag, int payload, boolean last) {
@@ -436,12 +415,10 @@ public final class DdpReceiver {
         int payload = length - hl;
         if (tagged) {
             long to = hdr.to();
-            if (checkTaggedSegment(hdr.rsvdUlp(), hdr.stag(), to, payload) != null) {
-                vRegion = null;
+            if (taggedCheck.check(hdr.rsvdUlp(), hdr.stag(), to, payload, stream) != null) {
                 return false;
             }
-            dRegion = vRegion;
-            vRegion = null;
+            dRegion = taggedCheck.takeRegion();
             dStag = hdr.stag();
             dAt = dRegion.indexOf(to);
         } else {
@@ -482,7 +459,7 @@ public final class DdpReceiver {
             if (!mr.acquirePlacement()) {
                 direct = false;
                 dRegion = null;
-                error(TermCode.DDP_TAGGED_INVALID_STAG, dSeg, dIndex, dLength);
+                error(TaggedBufferCheck.revoked(), dSeg, dIndex, dLength);
                 return false;
             }
             try {
@@ -537,7 +514,7 @@ public final class DdpReceiver {
             if (dTagged) {
                 direct = false;
                 dRegion = null;
-                error(TermCode.DDP_TAGGED_INVALID_STAG, dSeg, dIndex, dLength);
+                error(TaggedBufferCheck.revoked(), dSeg, dIndex, dLength);
             } else {
                 untaggedRevoked(dQn, dSlot, dSeg, dIndex, dLength);
             }
@@ -644,21 +621,6 @@ public final class DdpReceiver {
             int len = q.total[h];
             q.pop();
             handler.onUntaggedMessage(qn, msn, rsvd, rsvd32, cookie, buf, off, len);
-        }
-    }
-
-    private static TermCode taggedCode(int r) {
-        switch (r) {
-            case StagTable.INVALID_STAG:
-                return TermCode.DDP_TAGGED_INVALID_STAG;
-            case StagTable.NOT_ASSOCIATED:
-                return TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED;
-            case StagTable.ACCESS_VIOLATION:
-                return TermCode.RDMAP_ACCESS_VIOLATION;
-            case StagTable.TO_WRAP:
-                return TermCode.DDP_TAGGED_TO_WRAP;
-            default:
-                return TermCode.DDP_TAGGED_BASE_BOUNDS;
         }
     }
 
