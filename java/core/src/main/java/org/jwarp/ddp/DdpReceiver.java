@@ -67,32 +67,7 @@ public final class DdpReceiver {
     // Results of the last successful untagged check (receive thread only).
     private int vSlot;
     private int vEnd;
-    // The segment being placed directly (beginDirect .. endDirect).
-    private boolean direct;
-    private boolean dTagged;
-    private boolean dLast;
-    private StagRegion dRegion;
-    private int dStag;
-    private int dQn;
-    private int dSlot;
-    private int dEnd;
-    private int dAt;
-    private int dRsvd;
-    private int dRsvd32;
-    private int dPayload;
-    private ByteBuffer dSeg;
-    private int dIndex;
-    private int dLength;
-    // The view handed out by directTarget and the region whose lease guards it, until directFilled.
-    private StagRegion tRegion;
-    private ByteBuffer tView;
-    // The regions the last direct reads went into and this receiver's own views of them, reused
-    // by the next reads there (Writes into one region and Sends into another alternate; streams
-    // sharing a region each keep their own view: none allocates). Least recently filled replaced.
-    private static final int VIEW_CACHE = 4;
-    private final StagRegion[] cRegion = new StagRegion[VIEW_CACHE];
-    private final ByteBuffer[] cView = new ByteBuffer[VIEW_CACHE];
-    private int cNext;
+    private final DirectPlacement dp = new DirectPlacement();
     private long segments;
 
     /**
@@ -158,9 +133,7 @@ public final class DdpReceiver {
     /** Stops placement: every later segment is dropped silently (RFC 5041 §7.1, ULP-detected error). */
     public void fail() {
         failed = true;
-        direct = false;
-        dRegion = null;
-        dSeg = null;
+        dp.stop();
     }
 
     /** Segments accepted (placed) so far. */
@@ -401,7 +374,7 @@ public final class DdpReceiver {
      * has verified it. The header bytes must stay in place until then (an error reports them).
      */
     public boolean beginDirect(ByteBuffer seg, int index, int length) {
-        if (failed || direct) {
+        if (failed || dp.active) {
             return false;
         }
         hdr.wrap(seg, index);
@@ -418,29 +391,22 @@ public final class DdpReceiver {
             if (taggedCheck.check(hdr.rsvdUlp(), hdr.stag(), to, payload, stream) != null) {
                 return false;
             }
-            dRegion = taggedCheck.takeRegion();
-            dStag = hdr.stag();
-            dAt = dRegion.indexOf(to);
+            dp.region = taggedCheck.takeRegion();
+            dp.stag = hdr.stag();
+            dp.at = dp.region.indexOf(to);
         } else {
             int qn = hdr.qn();
             int mo = hdr.mo();
             if (checkUntaggedSegment(qn, hdr.msn(), mo, hdr.rsvdUlp(), payload, last) != null) {
                 return false;
             }
-            dQn = qn;
-            dSlot = vSlot;
-            dEnd = vEnd;
-            dAt = mo;
-            dRsvd32 = hdr.rsvdUlp32();
+            dp.qn = qn;
+            dp.slot = vSlot;
+            dp.end = vEnd;
+            dp.at = mo;
+            dp.rsvd32 = hdr.rsvdUlp32();
         }
-        direct = true;
-        dTagged = tagged;
-        dLast = last;
-        dRsvd = hdr.rsvdUlp();
-        dPayload = payload;
-        dSeg = seg;
-        dIndex = index;
-        dLength = length;
+        dp.start(tagged, last, hdr.rsvdUlp(), payload, seg, index, length);
         return true;
     }
 
@@ -451,27 +417,26 @@ public final class DdpReceiver {
      * error (1/0), reported here, and false is returned (the stream is failed).
      */
     public boolean placeDirect(ByteBuffer src, int index, int n) {
-        if (!direct) {
+        if (!dp.active) {
             return false;
         }
-        if (dTagged) {
-            StagRegion mr = dRegion;
+        if (dp.tagged) {
+            StagRegion mr = dp.region;
             if (!mr.acquirePlacement()) {
-                direct = false;
-                dRegion = null;
-                error(TaggedBufferCheck.revoked(), dSeg, dIndex, dLength);
+                dp.abandon();
+                error(TaggedBufferCheck.revoked(), dp.seg, dp.index, dp.length);
                 return false;
             }
             try {
-                mr.buffer().put(dAt, src, index, n);
+                mr.buffer().put(dp.at, src, index, n);
             } finally {
                 mr.releasePlacement();
             }
-        } else if (!queues[dQn].place(dSlot, dAt, src, index, n)) {
-            untaggedRevoked(dQn, dSlot, dSeg, dIndex, dLength);
+        } else if (!queues[dp.qn].place(dp.slot, dp.at, src, index, n)) {
+            untaggedRevoked(dp.qn, dp.slot, dp.seg, dp.index, dp.length);
             return false;
         }
-        dAt += n;
+        dp.at += n;
         return true;
     }
 
@@ -487,19 +452,19 @@ public final class DdpReceiver {
      * keeps its own view of it, whichever other streams place into the same region meanwhile).
      */
     public ByteBuffer directTarget(int max) {
-        if (!direct || failed || max <= 0 || tView != null) {
+        if (!dp.active || failed || max <= 0 || dp.lending()) {
             return null;
         }
         StagRegion mr;
         int at;
         int room;
-        if (dTagged) {
-            mr = dRegion;
-            at = dAt;
+        if (dp.tagged) {
+            mr = dp.region;
+            at = dp.at;
             room = max;
         } else {
-            UntaggedQueue q = queues[dQn];
-            int p = q.pieceAt(dSlot, dAt);
+            UntaggedQueue q = queues[dp.qn];
+            int p = q.pieceAt(dp.slot, dp.at);
             if (p < 0) {
                 return null;
             }
@@ -511,55 +476,20 @@ public final class DdpReceiver {
             room = Math.min(max, q.pieceLength(p) - q.pieceSkip);
         }
         if (!mr.acquirePlacement()) {
-            if (dTagged) {
-                direct = false;
-                dRegion = null;
-                error(TaggedBufferCheck.revoked(), dSeg, dIndex, dLength);
+            if (dp.tagged) {
+                dp.abandon();
+                error(TaggedBufferCheck.revoked(), dp.seg, dp.index, dp.length);
             } else {
-                untaggedRevoked(dQn, dSlot, dSeg, dIndex, dLength);
+                untaggedRevoked(dp.qn, dp.slot, dp.seg, dp.index, dp.length);
             }
             return null;
         }
-        ByteBuffer v = viewOf(mr);
-        v.limit(v.capacity()).position(at).limit(at + room);
-        tRegion = mr;
-        tView = v;
-        return v;
+        return dp.lend(mr, at, room);
     }
 
     /** {@code n} bytes landed in the view {@link #directTarget} returned: drops its lease (the view is kept for the next read). */
     public void directFilled(int n) {
-        StagRegion mr = tRegion;
-        if (mr == null) {
-            return;
-        }
-        tRegion = null;
-        tView = null;
-        mr.releasePlacement();
-        if (!mr.isValid()) {
-            for (int i = 0; i < VIEW_CACHE; i++) {
-                if (cRegion[i] == mr) {
-                    cRegion[i] = null; // revoked: keep no view of its memory
-                    cView[i] = null;
-                }
-            }
-        }
-        dAt += n;
-    }
-
-    /** This receiver's view of {@code mr}: a cached one, else a new one replacing the oldest entry. */
-    private ByteBuffer viewOf(StagRegion mr) {
-        for (int i = 0; i < VIEW_CACHE; i++) {
-            if (cRegion[i] == mr) {
-                return cView[i];
-            }
-        }
-        int i = cNext;
-        cNext = (i + 1) % VIEW_CACHE;
-        ByteBuffer v = mr.buffer().duplicate();
-        cRegion[i] = mr;
-        cView[i] = v;
-        return v;
+        dp.filled(n);
     }
 
     /**
@@ -580,8 +510,7 @@ public final class DdpReceiver {
 
     /** A segment for an untagged buffer whose region was revoked: the buffer goes back to the ULP, 0/0. */
     private void untaggedRevoked(int qn, int slot, ByteBuffer seg, int index, int length) {
-        direct = false;
-        dRegion = null;
+        dp.abandon();
         UntaggedQueue q = queues[qn];
         if (slot == q.head()) {
             long cookie = q.cookies[slot];
@@ -593,19 +522,17 @@ public final class DdpReceiver {
 
     /** Completes the segment begun by {@link #beginDirect}: every payload byte placed and verified by the LLP. */
     public void endDirect() {
-        if (!direct) {
+        if (!dp.active) {
             return;
         }
-        direct = false;
-        dRegion = null;
-        dSeg = null;
+        dp.stop();
         if (failed) {
             return;
         }
-        if (dTagged) {
-            completeTagged(dRsvd, dStag, dPayload, dLast);
+        if (dp.tagged) {
+            completeTagged(dp.rsvd, dp.stag, dp.payload, dp.last);
         } else {
-            completeUntagged(dQn, queues[dQn], dSlot, dEnd, dLast, dRsvd, dRsvd32);
+            completeUntagged(dp.qn, queues[dp.qn], dp.slot, dp.end, dp.last, dp.rsvd, dp.rsvd32);
         }
     }
 
