@@ -15,6 +15,15 @@ public interface DdpReceiveHandler {
      */
     TermCode checkTagged(int rsvdUlp, int stag, long to, int payloadLength);
 
+    /**
+     * The window a non-empty tagged segment that passed {@link #checkTagged} must fall in, if the
+     * ULP expects one for this opcode: true after {@link TaggedWindow#set}, false when any STag and
+     * TO the region allows will do. The DDP receiver reports a mismatch (RFC 5041 §7.1, 1/0 or 1/1).
+     */
+    default boolean expectedWindow(int rsvdUlp, TaggedWindow window) {
+        return false;
+    }
+
     /** Access rights (see {@code org.jwarp.memory.StagAccess}) the target STag of this tagged segment must grant. */
     int taggedAccess(int rsvdUlp);
 

@@ -12,9 +12,7 @@ import org.jwarp.ground.TermCode;
  * the STag; untagged: the buffer posted for the QN and MSN), in any order of arrival (§5.2), and
  * delivers untagged messages in MSN order, each at most once (§5.3, §5.4).
  *
- * <p>Tagged checks, in order: STag valid (1/0), STag associated with this stream's protection
- * domain (1/2, §8.2), access right (RDMAP 0/1/2), TO at or above base (1/1), 64-bit TO + length
- * without wrap (1/3), TO + length within bounds (1/1). Untagged checks: DDP version, QN valid
+ * <p>Tagged checks: {@link TaggedBufferCheck}, the one place that decides them. Untagged checks: DDP version, QN valid
  * (2/1), MSN with a buffer (2/2 for the next expected MSN with no buffer posted, 2/3 for any other
  * MSN outside the posted range), MO within the buffer (2/4), MO + length within the buffer (2/5).
  * Zero-length tagged segments are not checked against the STag (§7.1 covers non-zero segments);
@@ -59,43 +57,17 @@ public final class DdpReceiver {
     public static final int DEFAULT_OUT_OF_ORDER_RANGES = 4;
 
     private final StagDomain pd;
-    private final StagTable stags;
+    private final TaggedBufferCheck taggedCheck;
     private final DdpReceiveHandler handler;
     private Object stream = this;
     private final UntaggedQueue[] queues;
     private final DdpHeader hdr = new DdpHeader();
     private boolean failed;
     private int taggedLength;
-    // Results of the last successful check (receive thread only).
-    private StagRegion vRegion;
+    // Results of the last successful untagged check (receive thread only).
     private int vSlot;
     private int vEnd;
-    // The segment being placed directly (beginDirect .. endDirect).
-    private boolean direct;
-    private boolean dTagged;
-    private boolean dLast;
-    private StagRegion dRegion;
-    private int dStag;
-    private int dQn;
-    private int dSlot;
-    private int dEnd;
-    private int dAt;
-    private int dRsvd;
-    private int dRsvd32;
-    private int dPayload;
-    private ByteBuffer dSeg;
-    private int dIndex;
-    private int dLength;
-    // The view handed out by directTarget and the region whose lease guards it, until directFilled.
-    private StagRegion tRegion;
-    private ByteBuffer tView;
-    // The regions the last direct reads went into and this receiver's own views of them, reused
-    // by the next reads there (Writes into one region and Sends into another alternate; streams
-    // sharing a region each keep their own view: none allocates). Least recently filled replaced.
-    private static final int VIEW_CACHE = 4;
-    private final StagRegion[] cRegion = new StagRegion[VIEW_CACHE];
-    private final ByteBuffer[] cView = new ByteBuffer[VIEW_CACHE];
-    private int cNext;
+    private final DirectPlacement dp = new DirectPlacement();
     private long segments;
 
     /**
@@ -128,7 +100,7 @@ public final class DdpReceiver {
     public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
             int outOfOrderRanges, int maxSge) {
         this.pd = pd;
-        this.stags = stags;
+        this.taggedCheck = new TaggedBufferCheck(pd, stags, handler);
         this.handler = handler;
         this.queues = new UntaggedQueue[queueDepths.length];
         for (int i = 0; i < queueDepths.length; i++) {
@@ -161,9 +133,7 @@ public final class DdpReceiver {
     /** Stops placement: every later segment is dropped silently (RFC 5041 §7.1, ULP-detected error). */
     public void fail() {
         failed = true;
-        direct = false;
-        dRegion = null;
-        dSeg = null;
+        dp.stop();
     }
 
     /** Segments accepted (placed) so far. */
@@ -274,16 +244,15 @@ public final class DdpReceiver {
         int stag = hdr.stag();
         long to = hdr.to();
         int payload = length - DdpHeader.TAGGED_HEADER_LENGTH;
-        TermCode code = checkTaggedSegment(rsvd, stag, to, payload);
+        TermCode code = taggedCheck.check(rsvd, stag, to, payload, stream);
         if (code != null) {
             error(code, seg, index, length);
             return;
         }
         if (payload > 0) {
-            StagRegion mr = vRegion;
-            vRegion = null;
+            StagRegion mr = taggedCheck.takeRegion();
             if (!mr.acquirePlacement()) {
-                error(TermCode.DDP_TAGGED_INVALID_STAG, seg, index, length); // revoked since the check (§8.3.1 (6))
+                error(TaggedBufferCheck.revoked(), seg, index, length); // revoked since the check (§8.3.1 (6))
                 return;
             }
             try {
@@ -293,23 +262,6 @@ public final class DdpReceiver {
             }
         }
         completeTagged(rsvd, stag, payload, last);
-    }
-
-    /** RFC 5041 §7.1 tagged checks; on success a non-empty segment's region is left in {@link #vRegion}. */
-    private TermCode checkTaggedSegment(int rsvd, int stag, long to, int payload) {
-        TermCode ulp = handler.checkTagged(rsvd, stag, to, payload);
-        if (ulp != null) {
-            return ulp;
-        }
-        if (payload > 0) {
-            StagRegion mr = stags.lookup(stag);
-            int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
-            if (r != StagTable.OK) {
-                return taggedCode(r);
-            }
-            vRegion = mr;
-        }
-        return null;
     }
 
     private void completeTagged(int rsvd, int stag, int payload, boolean last) {
@@ -422,7 +374,7 @@ public final class DdpReceiver {
      * has verified it. The header bytes must stay in place until then (an error reports them).
      */
     public boolean beginDirect(ByteBuffer seg, int index, int length) {
-        if (failed || direct) {
+        if (failed || dp.active) {
             return false;
         }
         hdr.wrap(seg, index);
@@ -436,34 +388,25 @@ public final class DdpReceiver {
         int payload = length - hl;
         if (tagged) {
             long to = hdr.to();
-            if (checkTaggedSegment(hdr.rsvdUlp(), hdr.stag(), to, payload) != null) {
-                vRegion = null;
+            if (taggedCheck.check(hdr.rsvdUlp(), hdr.stag(), to, payload, stream) != null) {
                 return false;
             }
-            dRegion = vRegion;
-            vRegion = null;
-            dStag = hdr.stag();
-            dAt = dRegion.indexOf(to);
+            dp.region = taggedCheck.takeRegion();
+            dp.stag = hdr.stag();
+            dp.at = dp.region.indexOf(to);
         } else {
             int qn = hdr.qn();
             int mo = hdr.mo();
             if (checkUntaggedSegment(qn, hdr.msn(), mo, hdr.rsvdUlp(), payload, last) != null) {
                 return false;
             }
-            dQn = qn;
-            dSlot = vSlot;
-            dEnd = vEnd;
-            dAt = mo;
-            dRsvd32 = hdr.rsvdUlp32();
+            dp.qn = qn;
+            dp.slot = vSlot;
+            dp.end = vEnd;
+            dp.at = mo;
+            dp.rsvd32 = hdr.rsvdUlp32();
         }
-        direct = true;
-        dTagged = tagged;
-        dLast = last;
-        dRsvd = hdr.rsvdUlp();
-        dPayload = payload;
-        dSeg = seg;
-        dIndex = index;
-        dLength = length;
+        dp.start(tagged, last, hdr.rsvdUlp(), payload, seg, index, length);
         return true;
     }
 
@@ -474,27 +417,26 @@ public final class DdpReceiver {
      * error (1/0), reported here, and false is returned (the stream is failed).
      */
     public boolean placeDirect(ByteBuffer src, int index, int n) {
-        if (!direct) {
+        if (!dp.active) {
             return false;
         }
-        if (dTagged) {
-            StagRegion mr = dRegion;
+        if (dp.tagged) {
+            StagRegion mr = dp.region;
             if (!mr.acquirePlacement()) {
-                direct = false;
-                dRegion = null;
-                error(TermCode.DDP_TAGGED_INVALID_STAG, dSeg, dIndex, dLength);
+                dp.abandon();
+                error(TaggedBufferCheck.revoked(), dp.seg, dp.index, dp.length);
                 return false;
             }
             try {
-                mr.buffer().put(dAt, src, index, n);
+                mr.buffer().put(dp.at, src, index, n);
             } finally {
                 mr.releasePlacement();
             }
-        } else if (!queues[dQn].place(dSlot, dAt, src, index, n)) {
-            untaggedRevoked(dQn, dSlot, dSeg, dIndex, dLength);
+        } else if (!queues[dp.qn].place(dp.slot, dp.at, src, index, n)) {
+            untaggedRevoked(dp.qn, dp.slot, dp.seg, dp.index, dp.length);
             return false;
         }
-        dAt += n;
+        dp.at += n;
         return true;
     }
 
@@ -510,19 +452,19 @@ public final class DdpReceiver {
      * keeps its own view of it, whichever other streams place into the same region meanwhile).
      */
     public ByteBuffer directTarget(int max) {
-        if (!direct || failed || max <= 0 || tView != null) {
+        if (!dp.active || failed || max <= 0 || dp.lending()) {
             return null;
         }
         StagRegion mr;
         int at;
         int room;
-        if (dTagged) {
-            mr = dRegion;
-            at = dAt;
+        if (dp.tagged) {
+            mr = dp.region;
+            at = dp.at;
             room = max;
         } else {
-            UntaggedQueue q = queues[dQn];
-            int p = q.pieceAt(dSlot, dAt);
+            UntaggedQueue q = queues[dp.qn];
+            int p = q.pieceAt(dp.slot, dp.at);
             if (p < 0) {
                 return null;
             }
@@ -534,55 +476,20 @@ public final class DdpReceiver {
             room = Math.min(max, q.pieceLength(p) - q.pieceSkip);
         }
         if (!mr.acquirePlacement()) {
-            if (dTagged) {
-                direct = false;
-                dRegion = null;
-                error(TermCode.DDP_TAGGED_INVALID_STAG, dSeg, dIndex, dLength);
+            if (dp.tagged) {
+                dp.abandon();
+                error(TaggedBufferCheck.revoked(), dp.seg, dp.index, dp.length);
             } else {
-                untaggedRevoked(dQn, dSlot, dSeg, dIndex, dLength);
+                untaggedRevoked(dp.qn, dp.slot, dp.seg, dp.index, dp.length);
             }
             return null;
         }
-        ByteBuffer v = viewOf(mr);
-        v.limit(v.capacity()).position(at).limit(at + room);
-        tRegion = mr;
-        tView = v;
-        return v;
+        return dp.lend(mr, at, room);
     }
 
     /** {@code n} bytes landed in the view {@link #directTarget} returned: drops its lease (the view is kept for the next read). */
     public void directFilled(int n) {
-        StagRegion mr = tRegion;
-        if (mr == null) {
-            return;
-        }
-        tRegion = null;
-        tView = null;
-        mr.releasePlacement();
-        if (!mr.isValid()) {
-            for (int i = 0; i < VIEW_CACHE; i++) {
-                if (cRegion[i] == mr) {
-                    cRegion[i] = null; // revoked: keep no view of its memory
-                    cView[i] = null;
-                }
-            }
-        }
-        dAt += n;
-    }
-
-    /** This receiver's view of {@code mr}: a cached one, else a new one replacing the oldest entry. */
-    private ByteBuffer viewOf(StagRegion mr) {
-        for (int i = 0; i < VIEW_CACHE; i++) {
-            if (cRegion[i] == mr) {
-                return cView[i];
-            }
-        }
-        int i = cNext;
-        cNext = (i + 1) % VIEW_CACHE;
-        ByteBuffer v = mr.buffer().duplicate();
-        cRegion[i] = mr;
-        cView[i] = v;
-        return v;
+        dp.filled(n);
     }
 
     /**
@@ -603,8 +510,7 @@ public final class DdpReceiver {
 
     /** A segment for an untagged buffer whose region was revoked: the buffer goes back to the ULP, 0/0. */
     private void untaggedRevoked(int qn, int slot, ByteBuffer seg, int index, int length) {
-        direct = false;
-        dRegion = null;
+        dp.abandon();
         UntaggedQueue q = queues[qn];
         if (slot == q.head()) {
             long cookie = q.cookies[slot];
@@ -616,19 +522,17 @@ public final class DdpReceiver {
 
     /** Completes the segment begun by {@link #beginDirect}: every payload byte placed and verified by the LLP. */
     public void endDirect() {
-        if (!direct) {
+        if (!dp.active) {
             return;
         }
-        direct = false;
-        dRegion = null;
-        dSeg = null;
+        dp.stop();
         if (failed) {
             return;
         }
-        if (dTagged) {
-            completeTagged(dRsvd, dStag, dPayload, dLast);
+        if (dp.tagged) {
+            completeTagged(dp.rsvd, dp.stag, dp.payload, dp.last);
         } else {
-            completeUntagged(dQn, queues[dQn], dSlot, dEnd, dLast, dRsvd, dRsvd32);
+            completeUntagged(dp.qn, queues[dp.qn], dp.slot, dp.end, dp.last, dp.rsvd, dp.rsvd32);
         }
     }
 
@@ -644,21 +548,6 @@ public final class DdpReceiver {
             int len = q.total[h];
             q.pop();
             handler.onUntaggedMessage(qn, msn, rsvd, rsvd32, cookie, buf, off, len);
-        }
-    }
-
-    private static TermCode taggedCode(int r) {
-        switch (r) {
-            case StagTable.INVALID_STAG:
-                return TermCode.DDP_TAGGED_INVALID_STAG;
-            case StagTable.NOT_ASSOCIATED:
-                return TermCode.DDP_TAGGED_STAG_NOT_ASSOCIATED;
-            case StagTable.ACCESS_VIOLATION:
-                return TermCode.RDMAP_ACCESS_VIOLATION;
-            case StagTable.TO_WRAP:
-                return TermCode.DDP_TAGGED_TO_WRAP;
-            default:
-                return TermCode.DDP_TAGGED_BASE_BOUNDS;
         }
     }
 

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 
 import org.jwarp.ddp.DdpReceiveHandler;
 import org.jwarp.ddp.DdpReceiver;
+import org.jwarp.ddp.TaggedWindow;
 import org.jwarp.ground.TermCode;
 import org.jwarp.memory.StagAccess;
 import org.jwarp.memory.StagTable;
@@ -147,10 +148,15 @@ final class InboundDispatch implements FpduHandler, DdpReceiveHandler {
             case RdmapOpcode.WRITE:
                 return null;
             case RdmapOpcode.READ_RESPONSE:
-                return ep.out.checkReadResponse(stag, to, payloadLength);
+                return ep.out.checkReadResponse();
             default:
                 return TermCode.RDMAP_UNEXPECTED_OPCODE;
         }
+    }
+
+    @Override
+    public boolean expectedWindow(int rsvdUlp, TaggedWindow window) {
+        return RdmapOpcode.opcode(rsvdUlp) == RdmapOpcode.READ_RESPONSE && ep.out.readResponseWindow(window);
     }
 
     @Override

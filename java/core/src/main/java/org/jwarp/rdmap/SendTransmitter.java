@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 
 import org.jwarp.ddp.DdpHeader;
 import org.jwarp.ddp.DdpSegmenter;
+import org.jwarp.ddp.TaggedWindow;
 import org.jwarp.ground.TermCode;
 import org.jwarp.mpa.FpduEncoder;
 import org.jwarp.mpa.FpduSink;
@@ -249,28 +250,26 @@ final class SendTransmitter {
 
     // ---------------------------------------------------------------- Read Responses (RFC 5040 §5.2)
 
-    /** Checks an inbound Read Response segment against the oldest Read Request (RFC 5040 §5.2, RFC 5041 §7.1). */
-    TermCode checkReadResponse(int stag, long to, int payloadLength) {
+    /** An inbound Read Response with no Read Request outstanding is an unexpected opcode (RFC 5040 §5.2). */
+    TermCode checkReadResponse() {
+        return orqCount == 0 ? TermCode.RDMAP_UNEXPECTED_OPCODE : null;
+    }
+
+    /**
+     * The sink window of the oldest Read Request, which its Read Response may only fill (RFC 5040
+     * §5.2); the empty Read RTR's is STag 0, TO 0, no bytes. False with no Read outstanding.
+     */
+    boolean readResponseWindow(TaggedWindow w) {
         if (orqCount == 0) {
-            return TermCode.RDMAP_UNEXPECTED_OPCODE;
-        }
-        if (payloadLength == 0) {
-            // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked
-            // (the empty answer to a zero-length Read, e.g. the Read RTR, may carry any).
-            return null;
+            return false;
         }
         long q = orq[orqHead];
-        boolean rtr = q == RTR;
-        if (stag != (rtr ? 0 : ring.localStag(q))) {
-            return TermCode.DDP_TAGGED_INVALID_STAG;
+        if (q == RTR) {
+            w.set(0, 0, 0);
+        } else {
+            w.set(ring.localStag(q), ring.localTo(q), ring.length(q));
         }
-        // The response may only fill the window its Read Request named (RFC 5040 §5.2).
-        long len = rtr ? 0 : ring.length(q);
-        long rel = to - (rtr ? 0 : ring.localTo(q));
-        if (Long.compareUnsigned(rel, len) > 0 || rel + payloadLength > len) {
-            return TermCode.DDP_TAGGED_BASE_BOUNDS;
-        }
-        return null;
+        return true;
     }
 
     /** The whole Read Response of the oldest Read Request was placed: {@code length} bytes. */

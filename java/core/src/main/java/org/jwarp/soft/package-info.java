@@ -60,8 +60,8 @@
  * I/O lock); {@code SoftStream.consume} hands the bytes, by phase, to
  * {@code SoftDataPath.onBytes} (the first FPDU checked for TERM and RTR by {@code RtrGate}), which
  * calls {@code RdmapEndpoint.receive}: {@code FpduDecoder} (CRC, RFC 5044
- * §4), then {@code DdpReceiver}, whose tagged check (RFC 5041 §7.1) asks {@code InboundDispatch}
- * and {@code StagTable.checkRemote} before any byte is placed into the region's buffer. A Write
+ * §4), then {@code DdpReceiver}, whose tagged check (RFC 5041 §7.1, {@code TaggedBufferCheck})
+ * asks {@code InboundDispatch} and {@code StagTable} before any byte is placed into the region's buffer. A Write
  * completes nothing locally; the last segment of a Read Response makes the engine call
  * {@code SendRing.done}, and {@code SoftSendQueue} completes the Read WR into the send CQ.
  * Both paths still turn back up once: the engine pulls the WR from {@code soft.verbs} through

@@ -2,6 +2,8 @@ package org.jwarp.ddp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.jwarp.ddp.DdpTestSupport.feed;
 import static org.jwarp.ddp.DdpTestSupport.snapshot;
@@ -168,6 +170,17 @@ class DdpReceiverTest {
         assertTrue(stags.invalidate(mr.stag(), pd));
         assertRejected(TermCode.DDP_TAGGED_INVALID_STAG,
                 DdpTestSupport.tagged(bytes(10, 9), 100, 0, mr.stag(), BASE + 20).get(0));
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §8.3.1 (6): a region revoked while its segment is placed directly is 1/0, reported with that segment")
+    void revocationDuringDirectPlacementNamesTheSegment_5041_8_3() {
+        ByteBuffer seg = DdpTestSupport.tagged(bytes(10, 0), 100, 0, mr.stag(), BASE).get(0).bytes();
+        assertTrue(rx.beginDirect(seg, 0, seg.capacity()));
+        assertTrue(stags.invalidate(mr.stag(), pd));
+        assertFalse(rx.placeDirect(seg, DdpHeader.TAGGED_HEADER_LENGTH, 10));
+        assertEquals(List.of(TermCode.DDP_TAGGED_INVALID_STAG), ulp.errors);
+        assertSame(seg, ulp.errorSegment);
     }
 
     @Test

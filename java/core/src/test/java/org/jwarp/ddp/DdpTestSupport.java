@@ -87,6 +87,8 @@ final class DdpTestSupport {
     static class Recorder implements DdpReceiveHandler {
         int requiredAccess = StagAccess.REMOTE_WRITE;
         final List<TermCode> errors = new ArrayList<>();
+        /** The segment the last error named, as handed to {@link #onError}. */
+        ByteBuffer errorSegment;
         final List<long[]> untagged = new ArrayList<>(); // qn, msn, rsvd, rsvd32, cookie, length
         final List<long[]> taggedMsgs = new ArrayList<>(); // rsvd, stag, length
 
@@ -119,6 +121,7 @@ final class DdpTestSupport {
         @Override
         public void onError(TermCode code, ByteBuffer segment, int index, int length) {
             errors.add(code);
+            errorSegment = segment;
         }
     }
 }

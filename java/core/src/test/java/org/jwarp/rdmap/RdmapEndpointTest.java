@@ -453,6 +453,24 @@ class RdmapEndpointTest {
     }
 
     @Test
+    @DisplayName("RFC 5040 §5.2: a Read Response naming another STag than its Read Request's sink is rejected (1/1/0)")
+    void readResponseNamingAnotherStag_5040_5_2() {
+        RdmapPair p = new RdmapPair(s1000);
+        ByteBuffer sinkMem = ByteBuffer.allocateDirect(100);
+        ByteBuffer otherMem = ByteBuffer.allocateDirect(100);
+        StagRegion sink = p.stags.register(p.pdB, sinkMem, 0, 100, 0, StagAccess.LOCAL_WRITE);
+        StagRegion other = p.stags.register(p.pdB, otherMem, 0, 100, 0, StagAccess.LOCAL_WRITE);
+        // B reads 10 bytes into [0, 10) of sink; a forged response targets the same range of another live STag.
+        p.b.postRead(1, sink.stag(), 0, 10, 0x777, 0, true);
+        p.b.transmit(ByteBuffer.allocateDirect(4096));
+        ByteBuffer seg = ByteBuffer.allocateDirect(14 + 10);
+        new DdpHeader().wrap(seg, 0).putTagged(true, RdmapOpcode.control(RdmapOpcode.READ_RESPONSE), other.stag(), 0);
+        inject(p, seg, true);
+        assertEquals(List.of(TermCode.DDP_TAGGED_INVALID_STAG), p.evB.localErrors);
+        assertArrayEquals(new byte[100], read(otherMem, 0, 100));
+    }
+
+    @Test
     void postingRejectsBadArguments() {
         RdmapPair p = new RdmapPair(s1000);
         assertThrows(IllegalArgumentException.class,
