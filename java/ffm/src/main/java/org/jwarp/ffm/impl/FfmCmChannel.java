@@ -21,6 +21,10 @@ final class FfmCmChannel implements AutoCloseable {
     private static final long MAX_NAP_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     final MemorySegment channel;
+    /** {@link #tryNext}'s call state and out-parameter, allocated once (guarded by this). */
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment tryState = arena.allocate(Ibv.CALL_STATE);
+    private final MemorySegment tryOut = arena.allocate(ADDRESS);
     private boolean open = true;
 
     /** One event's fields, copied before the event is acknowledged (private data included). */
@@ -74,17 +78,7 @@ final class FfmCmChannel implements AutoCloseable {
             while (true) {
                 int rc = (int) RdmaCm.GET_CM_EVENT.invokeExact(state, channel, out);
                 if (rc == 0) {
-                    MemorySegment ev = out.get(ADDRESS, 0).reinterpret(IbvLayouts.CM_EVENT.byteSize());
-                    Event e = new Event(ev.get(ADDRESS, IbvLayouts.EV_ID), ev.get(ADDRESS, IbvLayouts.EV_LISTEN_ID),
-                            ev.get(JAVA_INT, IbvLayouts.EV_EVENT), ev.get(JAVA_INT, IbvLayouts.EV_STATUS),
-                            Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_RESPONDER_RESOURCES)),
-                            Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_INITIATOR_DEPTH)),
-                            privateData(ev));
-                    int ack = (int) RdmaCm.ACK_CM_EVENT.invokeExact(state, ev);
-                    if (ack != 0) {
-                        throw new RdmaException("rdma_ack_cm_event failed with " + Ibv.describe(Ibv.errno(state)));
-                    }
-                    return e;
+                    return copyAndAck(state, out);
                 }
                 int errno = Ibv.errno(state);
                 if (errno != RdmaCm.EAGAIN) {
@@ -104,13 +98,48 @@ final class FfmCmChannel implements AutoCloseable {
         }
     }
 
-    /** The next event if one is waiting, else null (no wait). */
-    Event poll() throws RdmaException {
-        try {
-            return next(0, "an event");
-        } catch (RdmaTimeoutException none) {
-            return null;
+    /**
+     * The next event if one is waiting, else null: no wait, and nothing allocated when none waits
+     * (the call state and out-parameter are this channel's; errno is asked for only after a failure).
+     *
+     * @throws RdmaException when {@code rdma_get_cm_event} fails other than with EAGAIN, or the channel is closed
+     */
+    synchronized Event tryNext() throws RdmaException {
+        if (!open) {
+            throw new RdmaException("rdma_cm event channel closed");
         }
+        try {
+            if ((int) RdmaCm.GET_CM_EVENT_FAST.invokeExact(channel, tryOut) == 0) {
+                return copyAndAck(tryState, tryOut);
+            }
+            if ((int) RdmaCm.GET_CM_EVENT.invokeExact(tryState, channel, tryOut) == 0) {
+                return copyAndAck(tryState, tryOut); // one arrived between the two calls
+            }
+            int errno = Ibv.errno(tryState);
+            if (errno == RdmaCm.EAGAIN) {
+                return null;
+            }
+            throw new RdmaException("rdma_get_cm_event failed with " + Ibv.describe(errno));
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_get_cm_event", t);
+        }
+    }
+
+    /** Copies the event {@code out} points at, then acknowledges it. */
+    private static Event copyAndAck(MemorySegment state, MemorySegment out) throws Throwable {
+        MemorySegment ev = out.get(ADDRESS, 0).reinterpret(IbvLayouts.CM_EVENT.byteSize());
+        Event e = new Event(ev.get(ADDRESS, IbvLayouts.EV_ID), ev.get(ADDRESS, IbvLayouts.EV_LISTEN_ID),
+                ev.get(JAVA_INT, IbvLayouts.EV_EVENT), ev.get(JAVA_INT, IbvLayouts.EV_STATUS),
+                Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_RESPONDER_RESOURCES)),
+                Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_INITIATOR_DEPTH)),
+                privateData(ev));
+        int ack = (int) RdmaCm.ACK_CM_EVENT.invokeExact(state, ev);
+        if (ack != 0) {
+            throw new RdmaException("rdma_ack_cm_event failed with " + Ibv.describe(Ibv.errno(state)));
+        }
+        return e;
     }
 
     /** The event's {@code param.conn.private_data}, copied ({@code private_data_len} bytes, u8). */
@@ -143,6 +172,8 @@ final class FfmCmChannel implements AutoCloseable {
             RdmaCm.DESTROY_EVENT_CHANNEL.invokeExact(channel);
         } catch (Throwable t) {
             throw Ibv.downcallFailed("rdma_destroy_event_channel", t);
+        } finally {
+            arena.close();
         }
     }
 }

@@ -54,17 +54,12 @@ final class FfmConnection implements Connection {
         return info;
     }
 
-    /** Open until closed or the peer disconnected. */
+    /**
+     * Open until closed or the peer disconnected: reads two volatile fields only (no lock, no
+     * downcall); the device's reader ({@link FfmCmEvents}) sets them when the peer's event comes.
+     */
     @Override
     public boolean isOpen() {
-        if (open && !peerGone) {
-            lock.lock();
-            try {
-                readEventsLocked();
-            } finally {
-                lock.unlock();
-            }
-        }
         return open && !peerGone;
     }
 
@@ -83,7 +78,7 @@ final class FfmConnection implements Connection {
         while (open && !peerGone) {
             FfmCmChannel.Event ev;
             try {
-                ev = channel.poll();
+                ev = channel.tryNext();
             } catch (RdmaException e) {
                 LOG.debug("rdma_get_cm_event: {}", e.getMessage());
                 return;
