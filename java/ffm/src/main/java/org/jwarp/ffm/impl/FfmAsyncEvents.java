@@ -38,16 +38,11 @@ final class FfmAsyncEvents {
     /** {@code struct ibv_async_event}: the element (a pointer or port number) in 8 bytes, then the event type. */
     private static final long EVENT_SIZE = 16;
     private static final long EVENT_TYPE = 8;
-    /** {@code struct pollfd}: fd, events, revents. */
-    private static final long POLLFD_SIZE = 8;
-    private static final short POLLIN = 1;
     private static final int SLICE_MS = 100;
-    private static final int EINTR = 4;
     private static final long ASYNC_FD = IbvLayouts.CONTEXT.byteOffset(MemoryLayout.PathElement.groupElement("async_fd"));
 
     private static final MethodHandle GET_ASYNC_EVENT;
     private static final MethodHandle ACK_ASYNC_EVENT;
-    private static final MethodHandle POLL;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -56,8 +51,6 @@ final class FfmAsyncEvents {
         GET_ASYNC_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_get_async_event"),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
         ACK_ASYNC_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_ack_async_event"), FunctionDescriptor.ofVoid(ADDRESS));
-        POLL = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
     }
 
     /** A device opened on the context: it raises an event if the QP or CQ at {@code element} is its own. */
@@ -115,13 +108,13 @@ final class FfmAsyncEvents {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
             MemorySegment event = arena.allocate(EVENT_SIZE, 8);
-            MemorySegment pollfd = arena.allocate(POLLFD_SIZE, 4);
+            MemorySegment pollfd = arena.allocate(FfmChannel.POLLFD_SIZE, 4);
             pollfd.set(JAVA_INT, 0, ctx.reinterpret(IbvLayouts.CONTEXT.byteSize()).get(JAVA_INT, ASYNC_FD));
-            pollfd.set(JAVA_SHORT, 4, POLLIN);
+            pollfd.set(JAVA_SHORT, 4, FfmChannel.POLLIN);
             while (running) {
                 pollfd.set(JAVA_SHORT, 6, (short) 0);
-                int n = (int) POLL.invokeExact(state, pollfd, 1L, SLICE_MS);
-                if (n < 0 && Ibv.errno(state) != EINTR) {
+                int n = (int) FfmChannel.POLL.invokeExact(state, pollfd, 1L, SLICE_MS);
+                if (n < 0 && Ibv.errno(state) != FfmChannel.EINTR) {
                     stop("poll(2) on the async fd failed with " + Ibv.describe(Ibv.errno(state)));
                     return;
                 }
