@@ -21,9 +21,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The asynchronous events of one verbs context ({@code ibv_get_async_event} on its
  * {@code async_fd}): one daemon thread per context waits in {@code poll(2)} in slices of 100 ms,
- * acknowledges each event as soon as it is copied ({@code ibv_destroy_qp} waits for that) and
- * offers it to every device opened on the context (rdma_cm hands the same context to every id of
- * a device), which raises it if it owns the QP or CQ named. Started by the first device that sets
+ * offers each event to every device opened on the context (rdma_cm hands the same context to every
+ * id of a device), which raises it if it owns the QP, CQ or SRQ named, and only then acknowledges it:
+ * {@code ibv_destroy_qp} (and _cq, _srq) waits for that, so the object at the event's address cannot
+ * be destroyed and its address reused while a device looks it up. A device only queues the event,
+ * so no listener runs before the acknowledgement. Started by the first device that sets
  * an event listener, stopped when the last of them leaves.
  */
 final class FfmAsyncEvents {
@@ -127,14 +129,17 @@ final class FfmAsyncEvents {
                 }
                 int type = event.get(JAVA_INT, EVENT_TYPE);
                 long element = event.get(JAVA_LONG, 0);
-                ACK_ASYNC_EVENT.invokeExact(event);
                 LOG.debug("{}: async event {} element 0x{}", name, type, Long.toHexString(element));
-                for (Sink s : sinks) {
-                    try {
-                        s.onAsyncEvent(type, element);
-                    } catch (RuntimeException e) {
-                        LOG.warn("{}: async event {}: {}", name, type, e.toString());
+                try {
+                    for (Sink s : sinks) {
+                        try {
+                            s.onAsyncEvent(type, element);
+                        } catch (RuntimeException e) {
+                            LOG.warn("{}: async event {}: {}", name, type, e.toString());
+                        }
                     }
+                } finally {
+                    ACK_ASYNC_EVENT.invokeExact(event);
                 }
             }
         } catch (Throwable t) {
