@@ -31,6 +31,8 @@ final class FfmConnection implements Connection {
     private final AtomicBoolean closedRaised = new AtomicBoolean();
     private volatile boolean open = true;
     private volatile boolean peerGone;
+    /** rdma_get_cm_event failed on the channel: it is not read again. */
+    private volatile boolean channelBroken;
 
     FfmConnection(FfmDevice dev, FfmCmId id, FfmCmChannel channel, FfmQp qp, ConnectionInfo info) {
         this.dev = dev;
@@ -60,12 +62,12 @@ final class FfmConnection implements Connection {
      */
     @Override
     public boolean isOpen() {
-        return open && !peerGone;
+        return open && !peerGone && !channelBroken;
     }
 
     /** The device's reader: takes the events waiting on the channel, unless another thread holds the connection. */
     void readEvents() {
-        if (open && !peerGone && lock.tryLock()) {
+        if (open && !peerGone && !channelBroken && lock.tryLock()) {
             try {
                 readEventsLocked();
             } finally {
@@ -75,12 +77,12 @@ final class FfmConnection implements Connection {
     }
 
     private void readEventsLocked() {
-        while (open && !peerGone) {
+        while (open && !peerGone && !channelBroken) {
             FfmCmChannel.Event ev;
             try {
                 ev = channel.tryNext();
             } catch (RdmaException e) {
-                LOG.debug("rdma_get_cm_event: {}", e.getMessage());
+                channelFailed(e);
                 return;
             }
             if (ev == null) {
@@ -109,6 +111,18 @@ final class FfmConnection implements Connection {
         raiseClosed("the peer disconnected");
     }
 
+    /**
+     * The channel cannot be read: the connection would never learn of a disconnect, so it ends as a
+     * failed one (no longer watched, QP in ERR, CLOSED raised with the reason), as DiSNI's does.
+     */
+    private void channelFailed(RdmaException e) {
+        LOG.warn("the rdma_cm channel of the connection with {} failed: {}", info.remote(), e.getMessage());
+        channelBroken = true;
+        qp.failed();
+        dev.cmEvents.unwatch(this);
+        raiseClosed("its rdma_cm channel failed: " + e.getMessage());
+    }
+
     private void raiseClosed(String why) {
         if (closedRaised.compareAndSet(false, true)) {
             dev.raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why, qp.context()));
@@ -127,10 +141,12 @@ final class FfmConnection implements Connection {
             try {
                 if (!peerGone) {
                     id.disconnect();
-                    try {
-                        channel.expect(RdmaCm.DISCONNECTED, null, DISCONNECT_WAIT_MS);
-                    } catch (RdmaException e) {
-                        LOG.debug("close: {}", e.getMessage());
+                    if (!channelBroken) {
+                        try {
+                            channel.expect(RdmaCm.DISCONNECTED, null, DISCONNECT_WAIT_MS);
+                        } catch (RdmaException e) {
+                            LOG.debug("close: {}", e.getMessage());
+                        }
                     }
                 }
             } catch (RdmaException e) {
