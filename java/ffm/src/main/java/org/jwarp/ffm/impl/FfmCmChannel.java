@@ -21,6 +21,7 @@ final class FfmCmChannel implements AutoCloseable {
     private static final long MAX_NAP_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     final MemorySegment channel;
+    private final int fd;
     /** {@link #tryNext}'s call state and out-parameter, allocated once (guarded by this). */
     private final Arena arena = Arena.ofShared();
     private final MemorySegment tryState = arena.allocate(Ibv.CALL_STATE);
@@ -37,6 +38,7 @@ final class FfmCmChannel implements AutoCloseable {
 
     private FfmCmChannel(MemorySegment channel) {
         this.channel = channel;
+        this.fd = channel.get(JAVA_INT, 0);
     }
 
     static FfmCmChannel create() throws RdmaException {
@@ -140,6 +142,14 @@ final class FfmCmChannel implements AutoCloseable {
             throw new RdmaException("rdma_ack_cm_event failed with " + Ibv.describe(Ibv.errno(state)));
         }
         return e;
+    }
+
+    /**
+     * The channel's fd ({@code struct rdma_event_channel}'s only field, copied at creation so that a
+     * reader holding a stale list of channels never reads the freed struct), readable when an event waits.
+     */
+    int fd() {
+        return fd;
     }
 
     /** The event's {@code param.conn.private_data}, copied ({@code private_data_len} bytes, u8). */

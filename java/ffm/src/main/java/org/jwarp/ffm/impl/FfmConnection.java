@@ -65,6 +65,11 @@ final class FfmConnection implements Connection {
         return open && !peerGone && !channelBroken;
     }
 
+    /** The fd of the connection's rdma_cm channel, for the device's reader's poll(2). */
+    int channelFd() {
+        return channel.fd();
+    }
+
     /** The device's reader: takes the events waiting on the channel, unless another thread holds the connection. */
     void readEvents() {
         if (open && !peerGone && !channelBroken && lock.tryLock()) {

@@ -61,7 +61,8 @@ final class FfmDevice implements Device, ConnectionManager {
     /** Whether this device gets its context's asynchronous events (since a listener was first set). */
     private boolean pumped;
 
-    private FfmDevice(InetAddress localAddress, FfmCmChannel bindChannel, FfmCmId bound, FfmContext ctx) {
+    private FfmDevice(InetAddress localAddress, FfmCmChannel bindChannel, FfmCmId bound, FfmContext ctx)
+            throws RdmaException {
         this.localAddress = localAddress;
         this.bindChannel = bindChannel;
         this.bound = bound;
