@@ -147,9 +147,10 @@ final class FfmAsyncEvents {
         }
     }
 
-    /** A native error: the pump stops and is forgotten, so that a device setting a listener later starts a fresh one. */
+    /** A native error: the pump stops and is forgotten, so that a device setting its listener again starts a fresh one. */
     private void stop(String why) {
-        LOG.error("{}: {}; async events stop for {} device(s)", name, why, sinks.size());
+        LOG.error("{}: {}; async events stop for {} device(s) until one sets its event listener again", name, why,
+                sinks.size());
         synchronized (FfmAsyncEvents.class) {
             running = false;
             PUMPS.remove(ctx.address(), this);
