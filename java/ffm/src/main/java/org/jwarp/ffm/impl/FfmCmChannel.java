@@ -3,6 +3,7 @@ package org.jwarp.ffm.impl;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -26,6 +27,8 @@ final class FfmCmChannel implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment tryState = arena.allocate(Ibv.CALL_STATE);
     private final MemorySegment tryOut = arena.allocate(ADDRESS);
+    /** One {@code struct pollfd} on the channel's fd, for {@link #tryNext}'s look before it reads. */
+    private final MemorySegment tryPoll = arena.allocate(FfmChannel.POLLFD_SIZE, 4);
     private boolean open = true;
 
     /** One event's fields, copied before the event is acknowledged (private data included). */
@@ -39,6 +42,8 @@ final class FfmCmChannel implements AutoCloseable {
     private FfmCmChannel(MemorySegment channel) {
         this.channel = channel;
         this.fd = channel.get(JAVA_INT, 0);
+        tryPoll.set(JAVA_INT, 0, fd);
+        tryPoll.set(JAVA_SHORT, 4, FfmChannel.POLLIN);
     }
 
     static FfmCmChannel create() throws RdmaException {
@@ -102,7 +107,8 @@ final class FfmCmChannel implements AutoCloseable {
 
     /**
      * The next event if one is waiting, else null: no wait, and nothing allocated when none waits
-     * (the call state and out-parameter are this channel's; errno is asked for only after a failure).
+     * (a {@code poll(2)} of the fd with no timeout and without capturing errno comes first; the call
+     * state, pollfd and out-parameter are this channel's).
      *
      * @throws RdmaException when {@code rdma_get_cm_event} fails other than with EAGAIN, or the channel is closed
      */
@@ -111,11 +117,11 @@ final class FfmCmChannel implements AutoCloseable {
             throw new RdmaException("rdma_cm event channel closed");
         }
         try {
-            if ((int) RdmaCm.GET_CM_EVENT_FAST.invokeExact(channel, tryOut) == 0) {
-                return copyAndAck(tryState, tryOut);
+            if (!FfmChannel.waitReadable(tryState, tryPoll, 1, 0, "an rdma_cm event channel")) {
+                return null;
             }
             if ((int) RdmaCm.GET_CM_EVENT.invokeExact(tryState, channel, tryOut) == 0) {
-                return copyAndAck(tryState, tryOut); // one arrived between the two calls
+                return copyAndAck(tryState, tryOut);
             }
             int errno = Ibv.errno(tryState);
             if (errno == RdmaCm.EAGAIN) {

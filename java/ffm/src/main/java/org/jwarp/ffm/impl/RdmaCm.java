@@ -55,15 +55,13 @@ final class RdmaCm {
     static final MethodHandle REJECT;
     static final MethodHandle DISCONNECT;
     static final MethodHandle GET_CM_EVENT;
-    /** {@code rdma_get_cm_event} without capturing errno (a capturing downcall allocates): for {@link FfmCmChannel#tryNext}. */
-    static final MethodHandle GET_CM_EVENT_FAST;
     static final MethodHandle ACK_CM_EVENT;
     static final MethodHandle MIGRATE_ID;
     /** {@code int fcntl(int fd, int cmd, ...)} with one int after the variadic mark. */
     static final MethodHandle FCNTL;
 
     static {
-        MethodHandle[] h = new MethodHandle[19];
+        MethodHandle[] h = new MethodHandle[18];
         String unbound = null;
         try {
             SymbolLookup cm = SymbolLookup.libraryLookup("librdmacm.so.1", Arena.global());
@@ -84,7 +82,6 @@ final class RdmaCm {
             h[12] = bind(cm, "rdma_reject", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_BYTE), errno);
             h[13] = bind(cm, "rdma_disconnect", intOfId, errno);
             h[14] = bind(cm, "rdma_get_cm_event", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
-            h[18] = bind(cm, "rdma_get_cm_event", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
             h[15] = bind(cm, "rdma_ack_cm_event", intOfId, errno);
             h[17] = bind(cm, "rdma_migrate_id", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
             h[16] = LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow("fcntl"),
@@ -108,7 +105,6 @@ final class RdmaCm {
         REJECT = h[12];
         DISCONNECT = h[13];
         GET_CM_EVENT = h[14];
-        GET_CM_EVENT_FAST = h[18];
         ACK_CM_EVENT = h[15];
         FCNTL = h[16];
         MIGRATE_ID = h[17];
