@@ -76,8 +76,8 @@ class FfmCmEventsOnDevicesTest {
         @Override
         public void close() {
             try {
+                sc.close(); // first: a server whose channel failed still disconnects, which the client answers
                 cc.close();
-                sc.close();
             } finally {
                 client.close();
                 server.close();
