@@ -173,7 +173,6 @@ public final class FfmQp implements QueuePair {
                     Math.min(attr.get(JAVA_INT, IbvLayouts.INIT_MAX_SEND_SGE), pd.device.maxSgeRd),
                     attr.get(JAVA_INT, IbvLayouts.INIT_MAX_INLINE));
             FfmQp q = new FfmQp(pd, id.id, sendCq, recvCq, srq, qp, caps);
-            pd.attach(q);
             id.attach(q);
             sendCq.attach(q);
             if (recvCq != sendCq) {
@@ -468,7 +467,6 @@ public final class FfmQp implements QueuePair {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("rdma_destroy_qp", t);
         }
-        pd.forget(this);
         sendCq.closed(this);
         if (recvCq != sendCq) {
             recvCq.closed(this);
