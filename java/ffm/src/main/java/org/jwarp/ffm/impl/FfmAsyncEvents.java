@@ -21,9 +21,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The asynchronous events of one verbs context ({@code ibv_get_async_event} on its
  * {@code async_fd}): one daemon thread per context waits in {@code poll(2)} in slices of 100 ms,
- * acknowledges each event as soon as it is copied ({@code ibv_destroy_qp} waits for that) and
- * offers it to every device opened on the context (rdma_cm hands the same context to every id of
- * a device), which raises it if it owns the QP or CQ named. Started by the first device that sets
+ * offers each event to every device opened on the context (rdma_cm hands the same context to every
+ * id of a device), which raises it if it owns the QP, CQ or SRQ named, and only then acknowledges it:
+ * {@code ibv_destroy_qp} (and _cq, _srq) waits for that, so the object at the event's address cannot
+ * be destroyed and its address reused while a device looks it up. A device only queues the event,
+ * so no listener runs before the acknowledgement. Started by the first device that sets
  * an event listener, stopped when the last of them leaves.
  */
 final class FfmAsyncEvents {
@@ -38,16 +40,11 @@ final class FfmAsyncEvents {
     /** {@code struct ibv_async_event}: the element (a pointer or port number) in 8 bytes, then the event type. */
     private static final long EVENT_SIZE = 16;
     private static final long EVENT_TYPE = 8;
-    /** {@code struct pollfd}: fd, events, revents. */
-    private static final long POLLFD_SIZE = 8;
-    private static final short POLLIN = 1;
     private static final int SLICE_MS = 100;
-    private static final int EINTR = 4;
     private static final long ASYNC_FD = IbvLayouts.CONTEXT.byteOffset(MemoryLayout.PathElement.groupElement("async_fd"));
 
     private static final MethodHandle GET_ASYNC_EVENT;
     private static final MethodHandle ACK_ASYNC_EVENT;
-    private static final MethodHandle POLL;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -56,8 +53,6 @@ final class FfmAsyncEvents {
         GET_ASYNC_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_get_async_event"),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
         ACK_ASYNC_EVENT = linker.downcallHandle(ibv.findOrThrow("ibv_ack_async_event"), FunctionDescriptor.ofVoid(ADDRESS));
-        POLL = linker.downcallHandle(linker.defaultLookup().findOrThrow("poll"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
     }
 
     /** A device opened on the context: it raises an event if the QP or CQ at {@code element} is its own. */
@@ -115,13 +110,13 @@ final class FfmAsyncEvents {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
             MemorySegment event = arena.allocate(EVENT_SIZE, 8);
-            MemorySegment pollfd = arena.allocate(POLLFD_SIZE, 4);
+            MemorySegment pollfd = arena.allocate(FfmChannel.POLLFD_SIZE, 4);
             pollfd.set(JAVA_INT, 0, ctx.reinterpret(IbvLayouts.CONTEXT.byteSize()).get(JAVA_INT, ASYNC_FD));
-            pollfd.set(JAVA_SHORT, 4, POLLIN);
+            pollfd.set(JAVA_SHORT, 4, FfmChannel.POLLIN);
             while (running) {
                 pollfd.set(JAVA_SHORT, 6, (short) 0);
-                int n = (int) POLL.invokeExact(state, pollfd, 1L, SLICE_MS);
-                if (n < 0 && Ibv.errno(state) != EINTR) {
+                int n = (int) FfmChannel.POLL.invokeExact(state, pollfd, 1L, SLICE_MS);
+                if (n < 0 && Ibv.errno(state) != FfmChannel.EINTR) {
                     stop("poll(2) on the async fd failed with " + Ibv.describe(Ibv.errno(state)));
                     return;
                 }
@@ -134,14 +129,17 @@ final class FfmAsyncEvents {
                 }
                 int type = event.get(JAVA_INT, EVENT_TYPE);
                 long element = event.get(JAVA_LONG, 0);
-                ACK_ASYNC_EVENT.invokeExact(event);
                 LOG.debug("{}: async event {} element 0x{}", name, type, Long.toHexString(element));
-                for (Sink s : sinks) {
-                    try {
-                        s.onAsyncEvent(type, element);
-                    } catch (RuntimeException e) {
-                        LOG.warn("{}: async event {}: {}", name, type, e.toString());
+                try {
+                    for (Sink s : sinks) {
+                        try {
+                            s.onAsyncEvent(type, element);
+                        } catch (RuntimeException e) {
+                            LOG.warn("{}: async event {}: {}", name, type, e.toString());
+                        }
                     }
+                } finally {
+                    ACK_ASYNC_EVENT.invokeExact(event);
                 }
             }
         } catch (Throwable t) {
@@ -149,9 +147,10 @@ final class FfmAsyncEvents {
         }
     }
 
-    /** A native error: the pump stops and is forgotten, so that a device setting a listener later starts a fresh one. */
+    /** A native error: the pump stops and is forgotten, so that a device setting its listener again starts a fresh one. */
     private void stop(String why) {
-        LOG.error("{}: {}; async events stop for {} device(s)", name, why, sinks.size());
+        LOG.error("{}: {}; async events stop for {} device(s) until one sets its event listener again", name, why,
+                sinks.size());
         synchronized (FfmAsyncEvents.class) {
             running = false;
             PUMPS.remove(ctx.address(), this);

@@ -62,8 +62,9 @@ final class FfmChannel implements CompletionChannel {
      */
     static final MethodHandle GET_CQ_EVENT_FAST;
     static final MethodHandle POLL_FAST;
-    /** libc {@code eventfd(2)}, {@code write(2)} and {@code close(2)}: a CQ's wake-up for its awaiting thread. */
+    /** libc {@code eventfd(2)}, {@code write(2)}, {@code read(2)} and {@code close(2)}: a wake-up for a thread in poll(2). */
     private static final MethodHandle EVENTFD;
+    private static final MethodHandle READ;
     private static final MethodHandle WRITE;
     private static final MethodHandle CLOSE;
 
@@ -89,6 +90,8 @@ final class FfmChannel implements CompletionChannel {
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), errno);
         WRITE = linker.downcallHandle(linker.defaultLookup().findOrThrow("write"),
                 FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
+        READ = linker.downcallHandle(linker.defaultLookup().findOrThrow("read"),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
         CLOSE = linker.downcallHandle(linker.defaultLookup().findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     }
 
@@ -199,6 +202,22 @@ final class FfmChannel implements CompletionChannel {
             }
         } catch (Throwable t) {
             throw Ibv.downcallFailed("write", t);
+        }
+    }
+
+    /**
+     * Resets {@code fd} (an eventfd that poll(2) found readable, so the read does not block) to
+     * not readable; {@code eight} is the 8-byte counter's buffer.
+     */
+    static void drain(int fd, MemorySegment eight) {
+        try {
+            if ((long) READ.invokeExact(fd, eight, 8L) != 8L) {
+                throw new IllegalStateException("read of wake-up eventfd " + fd + " failed");
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("read", t);
         }
     }
 

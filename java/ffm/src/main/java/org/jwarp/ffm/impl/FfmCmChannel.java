@@ -3,6 +3,7 @@ package org.jwarp.ffm.impl;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,6 +22,13 @@ final class FfmCmChannel implements AutoCloseable {
     private static final long MAX_NAP_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     final MemorySegment channel;
+    private final int fd;
+    /** {@link #tryNext}'s call state and out-parameter, allocated once (guarded by this). */
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment tryState = arena.allocate(Ibv.CALL_STATE);
+    private final MemorySegment tryOut = arena.allocate(ADDRESS);
+    /** One {@code struct pollfd} on the channel's fd, for {@link #tryNext}'s look before it reads. */
+    private final MemorySegment tryPoll = arena.allocate(FfmChannel.POLLFD_SIZE, 4);
     private boolean open = true;
 
     /** One event's fields, copied before the event is acknowledged (private data included). */
@@ -33,6 +41,9 @@ final class FfmCmChannel implements AutoCloseable {
 
     private FfmCmChannel(MemorySegment channel) {
         this.channel = channel;
+        this.fd = channel.get(JAVA_INT, 0);
+        tryPoll.set(JAVA_INT, 0, fd);
+        tryPoll.set(JAVA_SHORT, 4, FfmChannel.POLLIN);
     }
 
     static FfmCmChannel create() throws RdmaException {
@@ -74,17 +85,7 @@ final class FfmCmChannel implements AutoCloseable {
             while (true) {
                 int rc = (int) RdmaCm.GET_CM_EVENT.invokeExact(state, channel, out);
                 if (rc == 0) {
-                    MemorySegment ev = out.get(ADDRESS, 0).reinterpret(IbvLayouts.CM_EVENT.byteSize());
-                    Event e = new Event(ev.get(ADDRESS, IbvLayouts.EV_ID), ev.get(ADDRESS, IbvLayouts.EV_LISTEN_ID),
-                            ev.get(JAVA_INT, IbvLayouts.EV_EVENT), ev.get(JAVA_INT, IbvLayouts.EV_STATUS),
-                            Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_RESPONDER_RESOURCES)),
-                            Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_INITIATOR_DEPTH)),
-                            privateData(ev));
-                    int ack = (int) RdmaCm.ACK_CM_EVENT.invokeExact(state, ev);
-                    if (ack != 0) {
-                        throw new RdmaException("rdma_ack_cm_event failed with " + Ibv.describe(Ibv.errno(state)));
-                    }
-                    return e;
+                    return copyAndAck(state, out);
                 }
                 int errno = Ibv.errno(state);
                 if (errno != RdmaCm.EAGAIN) {
@@ -104,13 +105,57 @@ final class FfmCmChannel implements AutoCloseable {
         }
     }
 
-    /** The next event if one is waiting, else null (no wait). */
-    Event poll() throws RdmaException {
-        try {
-            return next(0, "an event");
-        } catch (RdmaTimeoutException none) {
-            return null;
+    /**
+     * The next event if one is waiting, else null: no wait, and nothing allocated when none waits
+     * (a {@code poll(2)} of the fd with no timeout and without capturing errno comes first; the call
+     * state, pollfd and out-parameter are this channel's).
+     *
+     * @throws RdmaException when {@code rdma_get_cm_event} fails other than with EAGAIN, or the channel is closed
+     */
+    synchronized Event tryNext() throws RdmaException {
+        if (!open) {
+            throw new RdmaException("rdma_cm event channel closed");
         }
+        try {
+            if (!FfmChannel.waitReadable(tryState, tryPoll, 1, 0, "an rdma_cm event channel")) {
+                return null;
+            }
+            if ((int) RdmaCm.GET_CM_EVENT.invokeExact(tryState, channel, tryOut) == 0) {
+                return copyAndAck(tryState, tryOut);
+            }
+            int errno = Ibv.errno(tryState);
+            if (errno == RdmaCm.EAGAIN) {
+                return null;
+            }
+            throw new RdmaException("rdma_get_cm_event failed with " + Ibv.describe(errno));
+        } catch (RdmaException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("rdma_get_cm_event", t);
+        }
+    }
+
+    /** Copies the event {@code out} points at, then acknowledges it. */
+    private static Event copyAndAck(MemorySegment state, MemorySegment out) throws Throwable {
+        MemorySegment ev = out.get(ADDRESS, 0).reinterpret(IbvLayouts.CM_EVENT.byteSize());
+        Event e = new Event(ev.get(ADDRESS, IbvLayouts.EV_ID), ev.get(ADDRESS, IbvLayouts.EV_LISTEN_ID),
+                ev.get(JAVA_INT, IbvLayouts.EV_EVENT), ev.get(JAVA_INT, IbvLayouts.EV_STATUS),
+                Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_RESPONDER_RESOURCES)),
+                Byte.toUnsignedInt(ev.get(JAVA_BYTE, IbvLayouts.EV_CONN + IbvLayouts.CP_INITIATOR_DEPTH)),
+                privateData(ev));
+        int ack = (int) RdmaCm.ACK_CM_EVENT.invokeExact(state, ev);
+        if (ack != 0) {
+            throw new RdmaException("rdma_ack_cm_event failed with " + Ibv.describe(Ibv.errno(state)));
+        }
+        return e;
+    }
+
+    /**
+     * The channel's fd ({@code struct rdma_event_channel}'s only field, copied at creation so that a
+     * reader holding a stale list of channels never reads the freed struct), readable when an event waits.
+     */
+    int fd() {
+        return fd;
     }
 
     /** The event's {@code param.conn.private_data}, copied ({@code private_data_len} bytes, u8). */
@@ -143,6 +188,8 @@ final class FfmCmChannel implements AutoCloseable {
             RdmaCm.DESTROY_EVENT_CHANNEL.invokeExact(channel);
         } catch (Throwable t) {
             throw Ibv.downcallFailed("rdma_destroy_event_channel", t);
+        } finally {
+            arena.close();
         }
     }
 }

@@ -1,30 +1,44 @@
 package org.jwarp.ffm.impl;
 
-import java.util.concurrent.CopyOnWriteArrayList;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
+import org.jwarp.ground.SnapshotArrays;
+import org.jwarp.verbs.RdmaException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The reader of a device's connections' rdma_cm events: one thread per device (started with its
- * first connection) reads every established connection's channel in turn, so that a peer's
- * DISCONNECTED is answered at once ({@link FfmConnection#readEvents}) and not only when the
- * application next asks {@code isOpen} or closes. On the IB CM (RoCE) only the local
- * rdma_disconnect moves the QP to the error state, so the responder's posted WRs flush then.
+ * first connection, ended by the device's close) sleeps in one {@code poll(2)} over every
+ * established connection's channel fd and an eventfd that watch, unwatch and close write, so an
+ * idle device costs nothing and a peer's DISCONNECTED is answered as it comes
+ * ({@link FfmConnection#readEvents}), not only when the application closes. On the IB CM (RoCE)
+ * only the local rdma_disconnect moves the QP to the error state, so the responder's posted WRs
+ * flush then.
  */
 final class FfmCmEvents implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FfmCmEvents.class);
-    /** The nap between two rounds over the connections' channels. */
-    private static final long ROUND_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final FfmConnection[] NONE = new FfmConnection[0];
+    /** poll(2) without a timeout. */
+    private static final int FOREVER = -1;
 
     private final String name;
-    private final CopyOnWriteArrayList<FfmConnection> watched = new CopyOnWriteArrayList<>();
+    /** Wakes the reader: the watched set changed, or the device closes. Owned by the reader once it runs. */
+    private final int wakeFd;
+    private volatile FfmConnection[] watched = NONE;
     private Thread thread;
     private volatile boolean running = true;
+    /** Written by the reader only. */
+    private volatile long wakeUps;
 
-    FfmCmEvents(String name) {
+    FfmCmEvents(String name) throws RdmaException {
         this.name = name;
+        this.wakeFd = FfmChannel.eventFd(name);
     }
 
     /** Reads {@code c}'s events from now on (starting the device's reader on the first connection). */
@@ -32,42 +46,119 @@ final class FfmCmEvents implements AutoCloseable {
         if (!running) {
             return;
         }
-        watched.add(c);
+        watched = SnapshotArrays.with(watched, c);
         if (thread == null) {
             thread = Thread.ofPlatform().daemon().name("jwarp-ffm-cm-" + name).start(this::run);
+        } else {
+            FfmChannel.signal(wakeFd);
         }
     }
 
-    /** No more reads of {@code c}'s channel (it is being closed). */
-    void unwatch(FfmConnection c) {
-        watched.remove(c);
+    /** No more reads of {@code c}'s channel (it is being closed, or it failed). */
+    synchronized void unwatch(FfmConnection c) {
+        FfmConnection[] now = SnapshotArrays.without(watched, c, NONE);
+        if (now != watched) {
+            watched = now;
+            wake();
+        }
+    }
+
+    /** Ends the reader's poll(2): it polls again over the channels watched now. */
+    synchronized void wake() {
+        if (running && thread != null) {
+            FfmChannel.signal(wakeFd);
+        }
+    }
+
+    /** The reader's poll(2) returns so far (tests: an idle device has none). */
+    long wakeUps() {
+        return wakeUps;
+    }
+
+    /** Connections watched now (tests). */
+    int watching() {
+        return watched.length;
     }
 
     private void run() {
-        while (running) {
-            for (FfmConnection c : watched) {
-                try {
-                    c.readEvents();
-                } catch (RuntimeException e) {
-                    LOG.warn("{}: reading a connection's rdma_cm events failed: {}", name, e.toString());
-                    watched.remove(c);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Ibv.CALL_STATE);
+            MemorySegment eight = arena.allocate(JAVA_LONG);
+            MemorySegment fds = MemorySegment.NULL;
+            FfmConnection[] polled = null;
+            while (running) {
+                FfmConnection[] now = watched;
+                if (now != polled) {
+                    polled = now;
+                    if (fds.byteSize() < (now.length + 1) * FfmChannel.POLLFD_SIZE) {
+                        fds = arena.allocate(2 * (now.length + 1) * FfmChannel.POLLFD_SIZE, 4);
+                    }
+                    pollOn(fds, 0, wakeFd);
+                    for (int i = 0; i < now.length; i++) {
+                        pollOn(fds, i + 1, now[i].channelFd());
+                    }
+                }
+                boolean ready = FfmChannel.waitReadable(state, fds, now.length + 1L, FOREVER, name);
+                wakeUps++;
+                if (!ready) {
+                    continue; // EINTR
+                }
+                if (readable(fds, 0)) {
+                    FfmChannel.drain(wakeFd, eight);
+                }
+                for (int i = 0; i < now.length; i++) {
+                    if (readable(fds, i + 1)) {
+                        read(now[i]);
+                    }
                 }
             }
-            LockSupport.parkNanos(ROUND_NANOS);
+        } catch (Throwable t) {
+            LOG.error("{}: the rdma_cm event reader stopped: {}; {} connection(s) no longer learn of a disconnect",
+                    name, t.toString(), watched.length);
+        } finally {
+            synchronized (this) {
+                running = false;
+            }
+            FfmChannel.closeFd(wakeFd);
         }
     }
 
-    /** Stops the reader and waits for its thread. */
+    private void read(FfmConnection c) {
+        try {
+            c.readEvents();
+        } catch (RuntimeException e) {
+            LOG.warn("{}: reading a connection's rdma_cm events failed: {}", name, e.toString());
+            unwatch(c);
+        }
+    }
+
+    private static void pollOn(MemorySegment fds, int i, int fd) {
+        fds.set(JAVA_INT, i * FfmChannel.POLLFD_SIZE, fd);
+        fds.set(JAVA_SHORT, i * FfmChannel.POLLFD_SIZE + 4, FfmChannel.POLLIN);
+    }
+
+    private static boolean readable(MemorySegment fds, int i) {
+        return fds.get(JAVA_SHORT, i * FfmChannel.POLLFD_SIZE + 6) != 0;
+    }
+
+    /** Stops the reader and waits for its thread (which closes the eventfd). */
     @Override
     public void close() {
         Thread t;
         synchronized (this) {
+            if (!running) {
+                return;
+            }
             running = false;
+            watched = NONE;
             t = thread;
+            if (t == null) {
+                FfmChannel.closeFd(wakeFd);
+                return;
+            }
+            FfmChannel.signal(wakeFd);
         }
-        watched.clear();
-        if (t != null && t != Thread.currentThread()) {
-            LockSupport.unpark(t);
+        if (t != Thread.currentThread()) {
             try {
                 t.join(TimeUnit.SECONDS.toMillis(5));
             } catch (InterruptedException e) {

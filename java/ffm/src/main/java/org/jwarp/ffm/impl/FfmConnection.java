@@ -31,6 +31,8 @@ final class FfmConnection implements Connection {
     private final AtomicBoolean closedRaised = new AtomicBoolean();
     private volatile boolean open = true;
     private volatile boolean peerGone;
+    /** rdma_get_cm_event failed on the channel: it is not read again. */
+    private volatile boolean channelBroken;
 
     FfmConnection(FfmDevice dev, FfmCmId id, FfmCmChannel channel, FfmQp qp, ConnectionInfo info) {
         this.dev = dev;
@@ -54,23 +56,23 @@ final class FfmConnection implements Connection {
         return info;
     }
 
-    /** Open until closed or the peer disconnected. */
+    /**
+     * Open until closed or the peer disconnected: reads two volatile fields only (no lock, no
+     * downcall); the device's reader ({@link FfmCmEvents}) sets them when the peer's event comes.
+     */
     @Override
     public boolean isOpen() {
-        if (open && !peerGone) {
-            lock.lock();
-            try {
-                readEventsLocked();
-            } finally {
-                lock.unlock();
-            }
-        }
-        return open && !peerGone;
+        return open && !peerGone && !channelBroken;
+    }
+
+    /** The fd of the connection's rdma_cm channel, for the device's reader's poll(2). */
+    int channelFd() {
+        return channel.fd();
     }
 
     /** The device's reader: takes the events waiting on the channel, unless another thread holds the connection. */
     void readEvents() {
-        if (open && !peerGone && lock.tryLock()) {
+        if (open && !peerGone && !channelBroken && lock.tryLock()) {
             try {
                 readEventsLocked();
             } finally {
@@ -80,12 +82,12 @@ final class FfmConnection implements Connection {
     }
 
     private void readEventsLocked() {
-        while (open && !peerGone) {
+        while (open && !peerGone && !channelBroken) {
             FfmCmChannel.Event ev;
             try {
-                ev = channel.poll();
+                ev = channel.tryNext();
             } catch (RdmaException e) {
-                LOG.debug("rdma_get_cm_event: {}", e.getMessage());
+                channelFailed(e);
                 return;
             }
             if (ev == null) {
@@ -114,6 +116,18 @@ final class FfmConnection implements Connection {
         raiseClosed("the peer disconnected");
     }
 
+    /**
+     * The channel cannot be read: the connection would never learn of a disconnect, so it ends as a
+     * failed one (no longer watched, QP in ERR, CLOSED raised with the reason), as DiSNI's does.
+     */
+    private void channelFailed(RdmaException e) {
+        LOG.warn("the rdma_cm channel of the connection with {} failed: {}", info.remote(), e.getMessage());
+        channelBroken = true;
+        qp.failed();
+        dev.cmEvents.unwatch(this);
+        raiseClosed("its rdma_cm channel failed: " + e.getMessage());
+    }
+
     private void raiseClosed(String why) {
         if (closedRaised.compareAndSet(false, true)) {
             dev.raise(new AsyncEvent(AsyncEvent.Type.CLOSED, qp.qpNum(), this, null, null, why, qp.context()));
@@ -132,10 +146,12 @@ final class FfmConnection implements Connection {
             try {
                 if (!peerGone) {
                     id.disconnect();
-                    try {
-                        channel.expect(RdmaCm.DISCONNECTED, null, DISCONNECT_WAIT_MS);
-                    } catch (RdmaException e) {
-                        LOG.debug("close: {}", e.getMessage());
+                    if (!channelBroken) {
+                        try {
+                            channel.expect(RdmaCm.DISCONNECTED, null, DISCONNECT_WAIT_MS);
+                        } catch (RdmaException e) {
+                            LOG.debug("close: {}", e.getMessage());
+                        }
                     }
                 }
             } catch (RdmaException e) {

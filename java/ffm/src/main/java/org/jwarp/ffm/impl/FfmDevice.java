@@ -58,10 +58,9 @@ final class FfmDevice implements Device, ConnectionManager {
     /** Reads the device's connections' rdma_cm events (one thread for all of them). */
     final FfmCmEvents cmEvents;
     private boolean closed;
-    /** Whether this device gets its context's asynchronous events (since a listener was first set). */
-    private boolean pumped;
 
-    private FfmDevice(InetAddress localAddress, FfmCmChannel bindChannel, FfmCmId bound, FfmContext ctx) {
+    private FfmDevice(InetAddress localAddress, FfmCmChannel bindChannel, FfmCmId bound, FfmContext ctx)
+            throws RdmaException {
         this.localAddress = localAddress;
         this.bindChannel = bindChannel;
         this.bound = bound;
@@ -205,9 +204,9 @@ final class FfmDevice implements Device, ConnectionManager {
                 throw new IllegalStateException("setEventListener: device " + info.name() + " is closed");
             }
             events.set(listener, executor);
-            if (listener != null && !pumped) {
+            if (listener != null) {
+                // joins the context's pump, or starts a fresh one when it stopped after a native error
                 FfmAsyncEvents.join(ctx.ctx, info.name(), asyncSink);
-                pumped = true;
             }
         }
     }
@@ -376,14 +375,10 @@ final class FfmDevice implements Device, ConnectionManager {
 
     @Override
     public void close() {
-        boolean leave;
         synchronized (this) {
             closed = true;
-            leave = pumped;
         }
-        if (leave) {
-            FfmAsyncEvents.leave(ctx.ctx, asyncSink);
-        }
+        FfmAsyncEvents.leave(ctx.ctx, asyncSink); // nothing when the device never joined, or its pump stopped
         cmEvents.close();
         events.close();
         try {

@@ -396,16 +396,16 @@ public final class FfmQp implements QueuePair {
         return bad >= wrs.address() && at < k ? (int) at : 0;
     }
 
-    /**
-     * Maps a completion's token back to the caller's wrId and retires its WR with the older ones
-     * its ring lets go (RFC 5040 §5.5; see {@link WrRing}); an error completion gets the posted
-     * opcode. False when the token is none of this QP's outstanding WRs.
-     */
     /** The shared receive queue this QP receives from, or null. */
     FfmSrq sharedReceiveQueue() {
         return srq;
     }
 
+    /**
+     * Maps a completion's token back to the caller's wrId and retires its WR with the older ones
+     * its ring lets go (RFC 5040 §5.5; see {@link WrRing}); an error completion gets the posted
+     * opcode. False when the token is none of this QP's outstanding WRs.
+     */
     synchronized boolean completed(WorkCompletion wc, boolean success) {
         if (srq != null && srq.owns(wc.wrId)) {
             if (!srq.completed(wc)) {

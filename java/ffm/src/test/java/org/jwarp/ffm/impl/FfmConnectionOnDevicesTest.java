@@ -373,6 +373,30 @@ class FfmConnectionOnDevicesTest {
         }
     }
 
+    /**
+     * The device's reader asks every established connection's channel for its events; with none
+     * waiting, the answer is null and nothing is allocated (no arena, no exception, no captured errno).
+     */
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7483", "10.78.0.1, 7484"})
+    void anEmptyCmChannelIsAskedWithoutAllocating(String address, int port) throws RdmaException {
+        try (Loopback c = new Loopback(address, port)) {
+            com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long[] rounds = new long[3];
+            for (int r = 0; r < 6 + rounds.length; r++) {
+                long before = threads.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < 2_000; i++) {
+                    assertNull(c.clientChannel.tryNext(), "an event on an idle established connection");
+                }
+                if (r >= 6) {
+                    rounds[r - 6] = threads.getCurrentThreadAllocatedBytes() - before;
+                }
+            }
+            assertEquals(0, Arrays.stream(rounds).min().getAsLong(),
+                    "bytes allocated by 2,000 empty reads of an rdma_cm channel, per round: " + Arrays.toString(rounds));
+        }
+    }
+
     /** Awaits one completion. */
     private static WorkCompletion awaited(FfmCq cq, WorkCompletion[] out) {
         try {
