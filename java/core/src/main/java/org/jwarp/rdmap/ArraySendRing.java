@@ -187,74 +187,28 @@ final class ArraySendRing implements SendRing {
     }
 
     @Override
-    public long next() {
+    public int nextKind() {
         if (taken == tail) {
             return -1;
         }
-        return kind[slot(taken)] == READ && readsOut >= ord ? -1 : taken;
+        int k = kind[slot(taken)];
+        return k == READ && readsOut >= ord ? -1 : k;
     }
 
     @Override
-    public void take(long seq) {
-        if (kind[slot(seq)] == READ) {
+    public long take(SendWork into) {
+        long seq = taken;
+        int s = slot(seq);
+        if (kind[s] == READ) {
             readsOut++;
         }
+        into.set(kind[s], opcode[s], len[s], stag[s], to[s], localStag[s], localTo[s]);
+        int base = s * maxSge;
+        for (int i = 0; i < sgCount[s]; i++) {
+            into.piece(sgBuf[base + i], sgOff[base + i], sgLen[base + i]);
+        }
         taken = seq + 1;
-    }
-
-    @Override
-    public int kind(long seq) {
-        return kind[slot(seq)];
-    }
-
-    @Override
-    public int opcode(long seq) {
-        return opcode[slot(seq)];
-    }
-
-    @Override
-    public int length(long seq) {
-        return len[slot(seq)];
-    }
-
-    @Override
-    public int remoteStag(long seq) {
-        return stag[slot(seq)];
-    }
-
-    @Override
-    public long remoteTo(long seq) {
-        return to[slot(seq)];
-    }
-
-    @Override
-    public int localStag(long seq) {
-        return localStag[slot(seq)];
-    }
-
-    @Override
-    public long localTo(long seq) {
-        return localTo[slot(seq)];
-    }
-
-    @Override
-    public int pieces(long seq) {
-        return sgCount[slot(seq)];
-    }
-
-    @Override
-    public ByteBuffer pieceBuffer(long seq, int i) {
-        return sgBuf[slot(seq) * maxSge + i];
-    }
-
-    @Override
-    public int pieceOffset(long seq, int i) {
-        return sgOff[slot(seq) * maxSge + i];
-    }
-
-    @Override
-    public int pieceLength(long seq, int i) {
-        return sgLen[slot(seq) * maxSge + i];
+        return seq;
     }
 
     @Override

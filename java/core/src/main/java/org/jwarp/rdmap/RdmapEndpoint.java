@@ -118,7 +118,7 @@ public final class RdmapEndpoint {
         this.encoder = new FpduEncoder(settings.crc(), settings.markers());
         int maxTagged = DdpSegmenter.maxPayload(true, settings.mulpdu());
         this.out = new SendTransmitter(this, this.ring, encoder, maxTagged, DdpSegmenter.maxPayload(false,
-                settings.mulpdu()), settings.ord());
+                settings.mulpdu()), settings.ord(), maxSge);
         this.irq = new ReadResponder(this, encoder, maxTagged, settings.ird());
         this.term = new StreamTerminator(this, encoder);
         int readSlots = Math.max(1, settings.ird());

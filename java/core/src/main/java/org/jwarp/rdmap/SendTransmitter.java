@@ -14,8 +14,9 @@ import org.jwarp.mpa.FpduSink;
  * DDP untagged queue 0, one MSN per message shared by its segments), RDMA Writes (§5.1, tagged) and
  * Read Requests (§5.2, untagged queue 1), segmented to the MULPDU with every non-last FPDU full
  * (RFC 5041 §5.2), and siw's RTR messages (RFC 6581 §5). It keeps only the progress of the one
- * message being segmented and the order of the Read Requests sent (the ORQ), to match their
- * responses; the WR fields stay in the ring.
+ * message being segmented, as the copy {@link SendWork} the ring filled when the engine took it,
+ * and the order of the Read Requests sent (the ORQ) with their sink windows, to match their
+ * responses; it never reads a ring slot back.
  *
  * <p>A Send or Write segment of at least {@link RdmapEndpoint#GATHER_MIN} payload bytes lying in one
  * gather piece is referenced through the {@link FpduSink}, not copied (zero-copy transmit).
@@ -31,8 +32,9 @@ final class SendTransmitter {
     private final int maxTagged;
     private final int maxUntagged;
 
-    /** The WR being segmented, or -1. */
+    /** The WR being segmented, or -1; its fields in {@link #wr}. */
     private long cur = -1;
+    private final SendWork wr;
     private int curProgress;
     private int curMsn;
     private int txSendMsn;
@@ -44,19 +46,28 @@ final class SendTransmitter {
 
     /** Read Requests sent, awaiting their responses in order: ring sequences or {@link #RTR}. */
     private final long[] orq;
+    /** Each ORQ entry's sink window (RFC 5040 §5.2): local STag, TO and length. */
+    private final int[] orqStag;
+    private final long[] orqTo;
+    private final int[] orqLen;
     private int orqHead;
     private int orqCount;
 
     /** Set by {@link #pieceHolding}: the buffer index at which the found piece holds the range. */
     private int pieceIndex;
 
-    SendTransmitter(RdmapEndpoint ep, SendRing ring, FpduEncoder encoder, int maxTagged, int maxUntagged, int ord) {
+    SendTransmitter(RdmapEndpoint ep, SendRing ring, FpduEncoder encoder, int maxTagged, int maxUntagged, int ord,
+            int maxSge) {
         this.ep = ep;
         this.ring = ring;
         this.encoder = encoder;
         this.maxTagged = maxTagged;
         this.maxUntagged = maxUntagged;
         this.orq = new long[Math.max(1, ord) + 1];
+        this.orqStag = new int[orq.length];
+        this.orqTo = new long[orq.length];
+        this.orqLen = new int[orq.length];
+        this.wr = new SendWork(maxSge);
     }
 
     void postRtr(int kind) {
@@ -79,8 +90,8 @@ final class SendTransmitter {
         if (rtrPending >= 0 || cur >= 0) {
             return true;
         }
-        long q = ring.next();
-        return q >= 0 && !(rtrReadOut && ring.kind(q) == SendRing.READ);
+        int k = ring.nextKind();
+        return k >= 0 && !(rtrReadOut && k == SendRing.READ);
     }
 
     /** Emits the next FPDU if it fits; false when there is none or no room. */
@@ -88,25 +99,24 @@ final class SendTransmitter {
         if (rtrPending >= 0) {
             return emitRtr(dst);
         }
-        long q = cur;
-        if (q < 0) {
-            q = ring.next();
-            if (q < 0 || (rtrReadOut && ring.kind(q) == SendRing.READ)) {
+        if (cur < 0) {
+            int k = ring.nextKind();
+            if (k < 0 || (rtrReadOut && k == SendRing.READ)) {
                 return false;
             }
-            if (ring.kind(q) == SendRing.READ) {
-                if (!emitReadRequest(dst, q, ring.localStag(q), ring.localTo(q), ring.length(q), ring.remoteStag(q),
-                        ring.remoteTo(q))) {
+            if (k == SendRing.READ) {
+                if (dst.remaining() < readRequestWireLength()) {
                     return false;
                 }
-                ring.take(q);
+                long q = ring.take(wr);
+                emitReadRequest(dst, q, wr.localStag(), wr.localTo(), wr.length(), wr.remoteStag(), wr.remoteTo());
+                wr.clear();
                 return true;
             }
-            ring.take(q);
-            cur = q;
+            cur = ring.take(wr);
             curProgress = 0;
         }
-        return emitSegment(dst, sink, q);
+        return emitSegment(dst, sink, cur);
     }
 
     private boolean emitRtr(ByteBuffer dst) {
@@ -145,7 +155,7 @@ final class SendTransmitter {
     private boolean emitReadRequest(ByteBuffer dst, long q, int sinkStag, long sinkTo, int size, int srcStag,
             long srcTo) {
         int ulpdu = DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;
-        if (dst.remaining() < encoder.wireLength(ulpdu)) {
+        if (dst.remaining() < readRequestWireLength()) {
             return false;
         }
         if (orqCount == orq.length) {
@@ -157,21 +167,29 @@ final class SendTransmitter {
                 RdmapOpcode.QN_READ_REQUEST, ++txReadMsn, 0);
         ReadRequestHeader.put(dst, u + DdpHeader.UNTAGGED_HEADER_LENGTH, sinkStag, sinkTo, size, srcStag, srcTo);
         encoder.finish(dst, ulpdu);
-        orq[(orqHead + orqCount) % orq.length] = q;
+        int e = (orqHead + orqCount) % orq.length;
+        orq[e] = q;
+        orqStag[e] = sinkStag;
+        orqTo[e] = sinkTo;
+        orqLen[e] = size;
         orqCount++;
         return true;
     }
 
+    private int readRequestWireLength() {
+        return encoder.wireLength(DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH);
+    }
+
     /** The next segment of the Send or Write {@code q} (RFC 5041 §5.2: non-last segments fill the MULPDU). */
     private boolean emitSegment(ByteBuffer dst, FpduSink sink, long q) {
-        boolean tagged = ring.kind(q) == SendRing.WRITE;
-        int size = ring.length(q);
+        boolean tagged = wr.kind() == SendRing.WRITE;
+        int size = wr.length();
         int max = tagged ? maxTagged : maxUntagged;
         int progress = curProgress;
         int n = DdpSegmenter.segmentLength(size, progress, max);
         boolean last = DdpSegmenter.isLast(size, progress, max);
         int hl = tagged ? DdpHeader.TAGGED_HEADER_LENGTH : DdpHeader.UNTAGGED_HEADER_LENGTH;
-        int piece = sink != null && n >= RdmapEndpoint.GATHER_MIN ? pieceHolding(q, progress, n) : -1;
+        int piece = sink != null && n >= RdmapEndpoint.GATHER_MIN ? pieceHolding(progress, n) : -1;
         if (piece >= 0 ? dst.remaining() < encoder.gatheredStagingLength(hl, n) || !sink.canReference(n)
                 : dst.remaining() < encoder.wireLength(hl + n)) {
             return false;
@@ -184,45 +202,46 @@ final class SendTransmitter {
             return true;
         }
         int u = encoder.ulpduIndex(dst);
-        int control = RdmapOpcode.control(ring.opcode(q));
+        int control = RdmapOpcode.control(wr.opcode());
         if (tagged) {
-            txHdr.wrap(dst, u).putTagged(last, control, ring.remoteStag(q), ring.remoteTo(q) + progress);
+            txHdr.wrap(dst, u).putTagged(last, control, wr.remoteStag(), wr.remoteTo() + progress);
         } else {
             if (progress == 0) {
                 curMsn = ++txSendMsn;
             }
-            txHdr.wrap(dst, u).putUntagged(last, control, ring.remoteStag(q), RdmapOpcode.QN_SEND, curMsn, progress);
+            txHdr.wrap(dst, u).putUntagged(last, control, wr.remoteStag(), RdmapOpcode.QN_SEND, curMsn, progress);
         }
         if (piece >= 0) {
             // the room was checked above; the CRC runs over the sink's private view, never over
             // the region's buffer, which the PD's other streams read at the same time
-            ByteBuffer v = sink.reference(u + hl, ring.pieceBuffer(q, piece), pieceIndex, n);
+            ByteBuffer v = sink.reference(u + hl, wr.pieceBuffer(piece), pieceIndex, n);
             encoder.finishGathered(dst, hl, v);
         } else {
             if (n > 0) {
-                copyOut(q, progress, dst, u + hl, n);
+                copyOut(progress, dst, u + hl, n);
             }
             encoder.finish(dst, hl + n);
         }
         curProgress = progress + n;
         if (last) {
             cur = -1;
+            wr.clear();
             ring.done(q);
         }
         return true;
     }
 
-    /** The piece holding message bytes [{@code from}, +{@code n}) of WR q entirely, or -1; sets {@link #pieceIndex}. */
-    private int pieceHolding(long q, int from, int n) {
+    /** The piece holding message bytes [{@code from}, +{@code n}) of {@link #wr} entirely, or -1; sets {@link #pieceIndex}. */
+    private int pieceHolding(int from, int n) {
         int pos = 0;
-        int c = ring.pieces(q);
+        int c = wr.pieces();
         for (int i = 0; i < c; i++) {
-            int len = ring.pieceLength(q, i);
+            int len = wr.pieceLength(i);
             if (from < pos + len) {
                 if (from + n > pos + len) {
                     return -1;
                 }
-                pieceIndex = ring.pieceOffset(q, i) + from - pos;
+                pieceIndex = wr.pieceOffset(i) + from - pos;
                 return i;
             }
             pos += len;
@@ -230,16 +249,16 @@ final class SendTransmitter {
         return -1;
     }
 
-    /** Copies {@code n} message bytes of WR q from message offset {@code from} into {@code dst} at {@code at}. */
-    private void copyOut(long q, int from, ByteBuffer dst, int at, int n) {
+    /** Copies {@code n} message bytes of {@link #wr} from message offset {@code from} into {@code dst} at {@code at}. */
+    private void copyOut(int from, ByteBuffer dst, int at, int n) {
         int pos = 0;
-        int c = ring.pieces(q);
+        int c = wr.pieces();
         for (int i = 0; i < c && n > 0; i++) {
-            int len = ring.pieceLength(q, i);
+            int len = wr.pieceLength(i);
             if (from < pos + len) {
                 int skip = from - pos;
                 int k = Math.min(n, len - skip);
-                dst.put(at, ring.pieceBuffer(q, i), ring.pieceOffset(q, i) + skip, k);
+                dst.put(at, wr.pieceBuffer(i), wr.pieceOffset(i) + skip, k);
                 at += k;
                 from += k;
                 n -= k;
@@ -263,21 +282,16 @@ final class SendTransmitter {
         if (orqCount == 0) {
             return false;
         }
-        long q = orq[orqHead];
-        if (q == RTR) {
-            w.set(0, 0, 0);
-        } else {
-            w.set(ring.localStag(q), ring.localTo(q), ring.length(q));
-        }
+        w.set(orqStag[orqHead], orqTo[orqHead], orqLen[orqHead]);
         return true;
     }
 
     /** The whole Read Response of the oldest Read Request was placed: {@code length} bytes. */
     void readResponseDone(int length) {
         long q = orq[orqHead];
+        int expected = orqLen[orqHead];
         orqHead = (orqHead + 1) % orq.length;
         orqCount--;
-        int expected = q == RTR ? 0 : ring.length(q);
         if (length != expected) {
             ep.term.raise(TermCode.RDMAP_CATASTROPHIC_STREAM, "Read Response of " + length + " bytes for a Read of "
                     + expected + " (RFC 5040 §5.2)", true);
@@ -293,6 +307,7 @@ final class SendTransmitter {
     /** After the stream died: forget everything (the ring is abandoned separately). */
     void reset() {
         cur = -1;
+        wr.clear();
         rtrPending = -1;
         rtrReadOut = false;
         orqCount = 0;

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *       zero-length message of the negotiated RTR type, else TERM code 7. Posts made meanwhile
  *       wait in the QP's rings. A TERM in place of the RTR is accepted even with CRC 0 (siw sends
  *       setup TERMs without CRC).</li>
- *   <li>The engine transmits from the QP's send ring in place ({@code SoftSendQueue} is its
+ *   <li>The engine pulls from the QP's send ring ({@code SoftSendQueue} is its
  *       {@link org.jwarp.rdmap.SendRing}); completions are reported in posting order.</li>
  * </ul>
  */

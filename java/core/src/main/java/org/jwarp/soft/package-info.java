@@ -39,34 +39,52 @@
  *       and are not split into sub-packages yet.
  * </ol>
  *
- * <p>An outbound RDMA Write, class by class: {@code SoftQueuePair.postSend} checks the WR
- * (RFC 5040 §7, {@code WorkRequestChecks}) into {@code SoftSendQueue}'s ring under the QP lock and
- * calls {@code QpConnection.kick} ({@code SoftStream} → {@code StreamTransmit.kick}); the posting
- * thread, if it wins the connection's I/O lock, or else the reactor, runs {@code SoftDataPath.pump}:
- * {@code SoftQueuePair.issueSends} marks the WRs issued, {@code StreamTransmit.staging} borrows a
- * staging area from the device's pool ({@code ConnectionHost.buffers}) and keeps it private, and
- * {@code RdmapEndpoint.transmit} pulls the next WR through the {@code SendRing}
- * interface (the send ring), segments it ({@code DdpSegmenter}, RFC 5041 §5) and frames it
- * ({@code FpduEncoder}, RFC 5044 §4) into {@code TxGather} (its {@code FpduSink}: headers staged,
- * payload referenced in the region). When the last FPDU is framed the engine calls
- * {@code SendRing.done}; {@code SoftSendQueue} records the WR in {@code TxGather}'s completions,
- * {@code StreamTransmit.flush} writes the gather to the socket, and
- * {@code SoftDataPath.completeAccepted} completes the WR into the {@code SoftCompletionQueue}
- * (through {@code CompletionSink}) once the socket accepted its last byte.
+ * <p>An outbound RDMA Write goes down, class by class:
+ * <ol>
+ *   <li>{@code SoftQueuePair.postSend} checks the WR (RFC 5040 §7, {@code WorkRequestChecks}) into
+ *       {@code SoftSendQueue}'s ring under the QP lock and calls {@code QpConnection.kick}
+ *       ({@code SoftStream} → {@code StreamTransmit.kick}).
+ *   <li>The posting thread, if it wins the connection's I/O lock, or else the reactor, runs
+ *       {@code SoftDataPath.pump}: {@code SoftQueuePair.issueSends} releases the WRs the ORD and
+ *       fences let go, {@code StreamTransmit.staging} borrows a staging area from the device's pool
+ *       ({@code ConnectionHost.buffers}), and {@code RdmapEndpoint.transmit} runs.
+ *   <li>{@code TransmitOrder} puts Read Responses between messages; {@code SendTransmitter} pulls the
+ *       next WR through {@code SendRing.nextKind}/{@code take}, which copies it into the engine's own
+ *       {@code SendWork}: the one place the engine asks the layer above for anything, and nothing of
+ *       the ring is read back while the WR is segmented.
+ *   <li>{@code SendTransmitter} cuts the copy into DDP tagged segments ({@code DdpSegmenter},
+ *       {@code DdpHeader}, RFC 5041 §5.2) and {@code FpduEncoder} frames each (RFC 5044 §4) into the
+ *       staging buffer, a large payload referenced, not copied, through the transport's
+ *       {@code FpduSink} ({@code TxGather}), which {@code SoftDataPath} hands down with the buffer.
+ *   <li>{@code StreamTransmit.flush} writes the gather to the socket.
+ * </ol>
+ * Only the end of the WR goes back up: after its last FPDU the engine calls {@code SendRing.done},
+ * {@code SoftSendQueue} records the WR in {@code TxGather}'s completions, and
+ * {@code SoftDataPath.completeAccepted} completes it into the {@code SoftCompletionQueue} (through
+ * {@code CompletionSink}) once the socket accepted its last byte.
  *
- * <p>An inbound tagged segment (a Write's or a Read Response's DDP segment): the reactor's
- * selector, or a CQ's {@code CqPoller} through {@code PolledStream.pollReceive}, makes
- * {@code StreamReceive} read the socket into the loop's receive buffer ({@code readOnce}, under the
- * I/O lock); {@code SoftStream.consume} hands the bytes, by phase, to
- * {@code SoftDataPath.onBytes} (the first FPDU checked for TERM and RTR by {@code RtrGate}), which
- * calls {@code RdmapEndpoint.receive}: {@code FpduDecoder} (CRC, RFC 5044
- * §4), then {@code DdpReceiver}, whose tagged check (RFC 5041 §7.1, {@code TaggedBufferCheck})
- * asks {@code InboundDispatch} and {@code StagTable} before any byte is placed into the region's buffer. A Write
- * completes nothing locally; the last segment of a Read Response makes the engine call
- * {@code SendRing.done}, and {@code SoftSendQueue} completes the Read WR into the send CQ.
- * Both paths still turn back up once: the engine pulls the WR from {@code soft.verbs} through
- * {@code SendRing} and writes into {@code soft.tx} through {@code FpduSink}, interfaces the engine
- * owns.
+ * <p>An inbound tagged segment (a Write's or a Read Response's) goes up, class by class:
+ * <ol>
+ *   <li>The reactor's selector, or a CQ's {@code CqPoller} through {@code PolledStream.pollReceive},
+ *       makes {@code StreamReceive.readOnce} read the socket under the I/O lock: into the loop's
+ *       receive buffer, or, for the rest of a large segment whose header passed the checks, straight
+ *       into the region ({@code SoftDataPath.directTarget} → {@code RdmapEndpoint.directTarget} →
+ *       {@code FpduDecoder} → {@code DdpReceiver}'s {@code DirectPlacement}, under a placement lease).
+ *   <li>{@code SoftStream.consume} hands the bytes, by phase, to {@code SoftDataPath.onBytes} (the
+ *       first FPDU checked for TERM and RTR by {@code RtrGate}), which calls
+ *       {@code RdmapEndpoint.receive}.
+ *   <li>{@code FpduDecoder} frames and checks the CRC (RFC 5044 §4) and hands the ULPDU to
+ *       {@code DdpReceiver.receive}.
+ *   <li>{@code TaggedBufferCheck.check}, the one RFC 5041 §7.1 entry point, asks the ULP
+ *       ({@code InboundDispatch.checkTagged}: RDMAP version and opcode, a Read Response only with a
+ *       Read outstanding; {@code expectedWindow}: its Read Request's sink) and the
+ *       {@code StagTable} (what the region is), and decides the TERM code; then {@code DdpReceiver}
+ *       places the payload into the region's buffer under a placement lease.
+ *   <li>On the last segment {@code DdpReceiver} reports the message up
+ *       ({@code InboundDispatch.onTaggedMessage}): a Write completes nothing locally; a Read
+ *       Response ends the oldest Read ({@code SendTransmitter.readResponseDone} →
+ *       {@code SendRing.done}), and {@code SoftSendQueue} completes the Read WR into the send CQ.
+ * </ol>
  *
  * <p>Wire behaviour follows the Linux siw interop rules of the project notes: Rev 2 with S, A and
  * both Write and Read RTR offered, CRC offered, ORD ≥ 1 for a Read RTR, FPDUs ≤ the path's MSS

@@ -3,8 +3,9 @@ package org.jwarp.soft.verbs;
 import java.nio.ByteBuffer;
 
 import org.jwarp.provider.WorkRequestChecks;
-import org.jwarp.rdmap.SendRing;
 import org.jwarp.rdmap.RdmapOpcode;
+import org.jwarp.rdmap.SendRing;
+import org.jwarp.rdmap.SendWork;
 import org.jwarp.soft.tx.TxGather;
 import org.jwarp.verbs.SendOpcode;
 import org.jwarp.verbs.SendRequest;
@@ -16,8 +17,8 @@ import org.jwarp.verbs.WorkRequestException;
  * of preallocated slots, struct-of-arrays, the one place a send WR is checked
  * ({@link WorkRequestChecks#send}) and the one count of issued RDMA Reads against the ORD
  * (RFC 6581 §9.1, RFC 5040 §6.5). Slots move FREE → POSTED (application thread, at post) →
- * ISSUED (available to the wire engine, {@link #issue}, which reads the WR in place through
- * {@link SendRing}) → DONE → completions in posting order
+ * ISSUED (available to the wire engine, {@link #issue}, which takes a copy of the WR's fields
+ * through {@link SendRing#take}) → DONE → completions in posting order
  * (ibv RC ordering). Nothing is allocated per WR; an inline WR's payload is copied into its
  * slot's preallocated inline buffer at post time.
  *
@@ -142,8 +143,8 @@ final class SoftSendQueue implements SendRing {
      * Makes posted WRs available to the engine in order, stopping at a fenced WR while an earlier
      * Read is outstanding (IBV_SEND_FENCE) and at a Read while ORD Reads are outstanding (RFC 6581
      * §9.1; siw's ORQ fence): everything posted after it waits behind it, so the RFC 5040 §5.5
-     * order on the wire is the posting order. A Read Response resumes it. The engine reads the WRs
-     * in place ({@link SendRing}); nothing is copied. QP lock held, on the thread that drives the engine.
+     * order on the wire is the posting order. A Read Response resumes it. The engine takes each WR's
+     * fields ({@link SendRing#take}), never its payload. QP lock held, on the thread that drives the engine.
      */
     void issue() {
         while (issued < posted) {
@@ -170,98 +171,53 @@ final class SoftSendQueue implements SendRing {
     }
 
     @Override
-    public long next() {
-        return taken < issued ? taken : -1;
-    }
-
-    @Override
-    public void take(long seq) {
-        taken = seq + 1;
-    }
-
-    @Override
-    public int kind(long seq) {
-        return switch (op[slot(seq)]) {
+    public int nextKind() {
+        if (taken >= issued) {
+            return -1;
+        }
+        return switch (op[slot(taken)]) {
             case SEND, SEND_WITH_INVALIDATE -> SendRing.SEND;
             case RDMA_WRITE -> SendRing.WRITE;
             case RDMA_READ -> SendRing.READ;
         };
     }
 
+    /** Copies WR {@code taken}'s fields into the engine's {@link SendWork}: its wire opcode, STags and gather list. */
     @Override
-    public int opcode(long seq) {
+    public long take(SendWork into) {
+        long seq = taken;
         int i = slot(seq);
-        return switch (op[i]) {
+        SendOpcode o = op[i];
+        int opcode = switch (o) {
             case SEND -> solicited[i] ? RdmapOpcode.SEND_SE : RdmapOpcode.SEND;
             case SEND_WITH_INVALIDATE -> solicited[i] ? RdmapOpcode.SEND_SE_INVALIDATE : RdmapOpcode.SEND_INVALIDATE;
             case RDMA_WRITE -> RdmapOpcode.WRITE;
             case RDMA_READ -> RdmapOpcode.READ_REQUEST;
         };
-    }
-
-    @Override
-    public int length(long seq) {
-        return len[slot(seq)];
-    }
-
-    @Override
-    public int remoteStag(long seq) {
-        int i = slot(seq);
-        return switch (op[i]) {
+        int remoteStag = switch (o) {
             case SEND -> 0;
             case SEND_WITH_INVALIDATE -> inv[i];
             default -> rkey[i];
         };
-    }
-
-    @Override
-    public long remoteTo(long seq) {
-        return raddr[slot(seq)];
-    }
-
-    @Override
-    public int localStag(long seq) {
-        int i = slot(seq);
-        SoftMemoryRegion mr = sgCount[i] == 0 ? null : sgMr[i * maxSge];
-        return mr == null ? 0 : mr.lkey();
-    }
-
-    @Override
-    public long localTo(long seq) {
-        int i = slot(seq);
-        SoftMemoryRegion mr = sgCount[i] == 0 ? null : sgMr[i * maxSge];
-        return mr == null ? 0 : mr.address() + sgOff[i * maxSge];
-    }
-
-    @Override
-    public int pieces(long seq) {
-        int i = slot(seq);
-        return inline[i] ? 1 : sgCount[i];
-    }
-
-    @Override
-    public ByteBuffer pieceBuffer(long seq, int j) {
-        int i = slot(seq);
-        if (inline[i]) {
-            return inlineBuf;
+        int base = i * maxSge;
+        if (o == SendOpcode.RDMA_READ) {
+            SoftMemoryRegion mr = sgCount[i] == 0 ? null : sgMr[base];
+            into.set(SendRing.READ, opcode, len[i], remoteStag, raddr[i], mr == null ? 0 : mr.lkey(),
+                    mr == null ? 0 : mr.address() + sgOff[base]);
+        } else {
+            into.set(o == SendOpcode.RDMA_WRITE ? SendRing.WRITE : SendRing.SEND, opcode, len[i], remoteStag, raddr[i],
+                    0, 0);
+            if (inline[i]) {
+                into.piece(inlineBuf, i * maxInline, len[i]);
+            } else {
+                for (int j = 0; j < sgCount[i]; j++) {
+                    SoftMemoryRegion mr = sgMr[base + j];
+                    into.piece(mr == null ? EMPTY : mr.raw(), mr == null ? 0 : sgOff[base + j], sgLen[base + j]);
+                }
+            }
         }
-        SoftMemoryRegion mr = sgMr[i * maxSge + j];
-        return mr == null ? EMPTY : mr.raw();
-    }
-
-    @Override
-    public int pieceOffset(long seq, int j) {
-        int i = slot(seq);
-        if (inline[i]) {
-            return i * maxInline;
-        }
-        return sgMr[i * maxSge + j] == null ? 0 : sgOff[i * maxSge + j];
-    }
-
-    @Override
-    public int pieceLength(long seq, int j) {
-        int i = slot(seq);
-        return inline[i] ? len[i] : sgLen[i * maxSge + j];
+        taken = seq + 1;
+        return seq;
     }
 
     @Override
