@@ -12,7 +12,8 @@ import org.jwarp.memory.StagTable;
  * checked against the window the ULP expects, if it names one (a Read Response fills only the sink
  * of its Read Request, RFC 5040 §5.2); then against the STag's region: valid (1/0), associated
  * with this stream's protection domain and stream (1/2, §8.2), access right, base and bounds
- * (1/1), 64-bit wrap (1/3). The STag table answers what the region is; the codes are decided here.
+ * (1/1), 64-bit wrap (1/3), in {@link RemoteStagCheck}'s order. The STag table answers what the
+ * region is; the codes are decided here.
  * Zero-length segments are not checked against the STag (§5.2). Allocates nothing.
  */
 final class TaggedBufferCheck {
@@ -49,7 +50,7 @@ final class TaggedBufferCheck {
             }
         }
         StagRegion mr = stags.lookup(stag);
-        int r = StagTable.checkRemote(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
+        int r = RemoteStagCheck.check(mr, pd, stream, to, payload, handler.taggedAccess(rsvd));
         if (r != StagTable.OK) {
             return code(r);
         }

@@ -164,23 +164,11 @@ public final class StagTable {
     }
 
     /**
-     * A remote access arriving on DDP stream {@code stream}: as {@link #check(StagRegion, StagDomain,
-     * long, int, int)}, and a region bound to another stream ({@link StagRegion#bindStream}) is
-     * {@link #NOT_ASSOCIATED} (RFC 5041 §8.2 DDP Stream association, §8.3.1 (2)).
+     * What a live region answers about an access of {@code length} bytes at {@code to}: the access
+     * right, then base, 64-bit wrap and bound (RFC 5041 §7.1's checks after the STag and its
+     * association, which the caller asks first). {@link #OK} or the first that fails.
      */
-    public static int checkRemote(StagRegion mr, StagDomain pd, Object stream, long to, int length,
-            int requiredAccess) {
-        if (mr == null || !mr.isValid()) {
-            return INVALID_STAG;
-        }
-        Object bound = mr.stream();
-        if (mr.pd() != pd || (bound != null && bound != stream)) {
-            return NOT_ASSOCIATED;
-        }
-        return checkRange(mr, to, length, requiredAccess);
-    }
-
-    private static int checkRange(StagRegion mr, long to, int length, int requiredAccess) {
+    public static int checkRange(StagRegion mr, long to, int length, int requiredAccess) {
         if (!StagAccess.grants(mr.access(), requiredAccess)) {
             return ACCESS_VIOLATION;
         }

@@ -42,7 +42,7 @@ import org.jwarp.ground.TermCode;
  * <p>The receiver does not enforce the MULPDU (siw does not either; over loopback siw sends
  * FPDUs of about 64 KiB). Not thread-safe; allocates nothing per FPDU.
  */
-public final class FpduDecoder {
+public final class FpduDecoder implements PlacementHandle {
     /** Split FPDUs up to this many bytes are gathered in the small buffer and handed over whole. */
     public static final int SMALL_GATHER = 512;
     /** Where the pad and CRC of a directly placed FPDU are gathered in the small buffer. */
@@ -164,17 +164,11 @@ public final class FpduDecoder {
      * payload still due), guarded by the handler (a placement lease) until {@link #directRead},
      * which the caller must call next, also when its read failed. Null: feed the next bytes as
      * usual (also when the handler found its target revoked: it reported that, and the decoder
-     * then discards what follows).
+     * then discards what follows; a handler whose stream ended lends nothing). Null also unless at least
+     * {@code minBytes} payload bytes are still due: a reader trades a copy of a short rest for
+     * fewer reads (one plain read takes it and the FPDUs after it).
      */
-    public ByteBuffer directTarget() {
-        return directTarget(1);
-    }
-
-    /**
-     * As {@link #directTarget()}, but null unless at least {@code minBytes} payload bytes are still
-     * due: a reader trades a copy of a short rest for fewer reads (one plain read takes it and the
-     * FPDUs after it).
-     */
+    @Override
     public ByteBuffer directTarget(int minBytes) {
         if (failed || markersEnabled || phase != DIRECT || target != null || directLeft < minBytes) {
             return null;
@@ -192,6 +186,7 @@ public final class FpduDecoder {
      * start: the CRC runs over them (before the handler releases the target), the handler
      * releases it, and the FPDU's pad and CRC follow through {@link #feed}.
      */
+    @Override
     public void directRead(int n) {
         ByteBuffer t = target;
         if (t == null) {
@@ -215,6 +210,7 @@ public final class FpduDecoder {
     }
 
     /** ULPDU length of the FPDU being placed directly (payload or pad and CRC still due), else 0. */
+    @Override
     public int directLength() {
         return phase == DIRECT || phase == TAIL ? ulpdu : 0;
     }
@@ -223,6 +219,7 @@ public final class FpduDecoder {
      * Stream bytes still due for the FPDU being placed directly: the rest of its payload, pad and
      * CRC (0 outside one). A reader sizes its next read by it.
      */
+    @Override
     public int directDue() {
         switch (phase) {
             case DIRECT:

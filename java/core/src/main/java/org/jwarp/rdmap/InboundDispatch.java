@@ -31,7 +31,7 @@ final class InboundDispatch implements FpduHandler, DdpReceiveHandler {
     }
 
     private boolean live() {
-        return ep.state == RdmapEndpoint.State.RTS;
+        return ep.state() == RdmapEndpoint.State.RTS;
     }
 
     private void firstFpdu() {
@@ -249,7 +249,7 @@ final class InboundDispatch implements FpduHandler, DdpReceiveHandler {
             term = new TerminateMessage(code, false, false, false, 0, new byte[0], new byte[0]);
             LOG.debug("malformed Terminate from peer: {}", e.getMessage());
         }
-        ep.state = RdmapEndpoint.State.ERROR;
+        ep.enter(RdmapEndpoint.State.ERROR);
         ep.ddp.fail();
         LOG.info("peer terminated the RDMAP stream: {}", term);
         ep.listener.onPeerTerminate(term);

@@ -12,6 +12,7 @@ import org.jwarp.memory.StagTable;
 import org.jwarp.mpa.FpduDecoder;
 import org.jwarp.mpa.FpduEncoder;
 import org.jwarp.mpa.FpduSink;
+import org.jwarp.mpa.PlacementHandle;
 
 /**
  * One RDMAP stream over MPA/TCP, RFC 5040 (RDMAP) on RFC 5041 (DDP) on RFC 5044 (MPA FPDUs),
@@ -73,7 +74,7 @@ public final class RdmapEndpoint {
     final ReadResponder irq;
     final StreamTerminator term;
 
-    State state = State.RTS;
+    private State state = State.RTS;
     boolean firstFpdu = true;
     /** The segment being received, quoted by a Terminate (null outside a receive upcall). */
     ByteBuffer curSeg;
@@ -135,6 +136,11 @@ public final class RdmapEndpoint {
 
     public State state() {
         return state;
+    }
+
+    /** Moves to {@code next} (the terminator and the inbound side do; the state is read through {@link #state()}). */
+    void enter(State next) {
+        state = next;
     }
 
     /** The error this side reported, or null. */
@@ -346,33 +352,13 @@ public final class RdmapEndpoint {
     // ---------------------------------------------------------------- receive and transmit
 
     /**
-     * Reading straight into registered memory: when the next stream bytes are payload of a large
-     * segment whose header was validated (RFC 5041 §7.1), a view of where they go (see
-     * {@link FpduDecoder#directTarget}); read into it, then call {@link #directRead} at once.
-     * Null: read the stream as usual and hand it to {@link #receive}.
+     * The stream reader's handle on direct placement: when the next stream bytes are payload of a
+     * large segment whose header was validated (RFC 5041 §7.1), it lends a view of where they go in
+     * registered memory (see {@link PlacementHandle}); nothing once the stream left RTS (the
+     * inbound side and DDP lend no view then). The same handle for the endpoint's life.
      */
-    public ByteBuffer directTarget() {
-        return directTarget(1);
-    }
-
-    /** As {@link #directTarget()}, when at least {@code minBytes} payload bytes are still due. */
-    public ByteBuffer directTarget(int minBytes) {
-        return state == State.RTS ? decoder.directTarget(minBytes) : null;
-    }
-
-    /** {@code n} bytes were read into the view {@link #directTarget} returned (see {@link FpduDecoder#directRead}). */
-    public void directRead(int n) {
-        decoder.directRead(n);
-    }
-
-    /** Length of the segment being placed directly, else 0 (see {@link FpduDecoder#directLength}). */
-    public int directLength() {
-        return decoder.directLength();
-    }
-
-    /** Stream bytes still due for the segment being placed directly (see {@link FpduDecoder#directDue}). */
-    public int directDue() {
-        return decoder.directDue();
+    public PlacementHandle placement() {
+        return decoder;
     }
 
     /** Consumes all remaining bytes of {@code src} (TCP payload in stream order). */

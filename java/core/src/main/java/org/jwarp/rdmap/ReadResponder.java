@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 
 import org.jwarp.ddp.DdpHeader;
 import org.jwarp.ddp.DdpSegmenter;
+import org.jwarp.ddp.RemoteStagCheck;
 import org.jwarp.ground.TermCode;
 import org.jwarp.memory.StagAccess;
 import org.jwarp.memory.StagRegion;
@@ -95,7 +96,7 @@ final class ReadResponder {
         StagRegion mr = null;
         if (n > 0) {
             mr = stags.lookup(srcStag);
-            int r = StagTable.checkRemote(mr, ep.pd, streamKey, srcTo, n, StagAccess.REMOTE_READ);
+            int r = RemoteStagCheck.check(mr, ep.pd, streamKey, srcTo, n, StagAccess.REMOTE_READ);
             if (r != StagTable.OK) {
                 ep.term.raise(sourceCode(r), "Read Request source STag 0x" + Integer.toHexString(srcStag) + " TO 0x"
                         + Long.toHexString(srcTo) + " size " + n + " rejected (RFC 5040 §5.2)", true);

@@ -36,10 +36,10 @@ final class StreamTerminator {
 
     /** Reports a local error once; with {@code withSegment}, the segment being received is quoted. */
     void raise(TermCode c, String detail, boolean withSegment) {
-        if (ep.state != RdmapEndpoint.State.RTS) {
+        if (ep.state() != RdmapEndpoint.State.RTS) {
             return;
         }
-        ep.state = RdmapEndpoint.State.TERMINATE;
+        ep.enter(RdmapEndpoint.State.TERMINATE);
         ep.ddp.fail();
         code = c;
         segLen = 0;

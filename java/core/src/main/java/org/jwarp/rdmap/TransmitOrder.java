@@ -20,13 +20,13 @@ final class TransmitOrder {
     static int transmit(RdmapEndpoint ep, ByteBuffer dst, FpduSink sink) {
         int start = dst.position();
         while (true) {
-            if (ep.state == RdmapEndpoint.State.TERMINATE) {
+            if (ep.state() == RdmapEndpoint.State.TERMINATE) {
                 if (ep.term.emit(dst)) {
-                    ep.state = RdmapEndpoint.State.ERROR;
+                    ep.enter(RdmapEndpoint.State.ERROR);
                 }
                 break;
             }
-            if (ep.state != RdmapEndpoint.State.RTS) {
+            if (ep.state() != RdmapEndpoint.State.RTS) {
                 break;
             }
             if (ep.irq.pending() > 0 && !ep.out.begun()) {
@@ -44,10 +44,10 @@ final class TransmitOrder {
 
     /** True when {@link #transmit} has something to write. */
     static boolean pending(RdmapEndpoint ep) {
-        if (ep.state == RdmapEndpoint.State.TERMINATE) {
+        if (ep.state() == RdmapEndpoint.State.TERMINATE) {
             return true;
         }
-        if (ep.state != RdmapEndpoint.State.RTS) {
+        if (ep.state() != RdmapEndpoint.State.RTS) {
             return false;
         }
         return (ep.irq.pending() > 0 && !ep.out.begun()) || ep.out.hasPending();

@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 
 import org.jwarp.mpa.Fpdu;
+import org.jwarp.mpa.PlacementHandle;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.ground.RtrType;
 import org.jwarp.rdmap.RdmapEndpoint;
@@ -122,33 +123,24 @@ final class SoftDataPath implements RdmapListener {
 
     /**
      * Where the next stream bytes go when they are payload of a large segment being placed (a view
-     * into the registered memory under a placement lease, see {@link RdmapEndpoint#directTarget}),
-     * else null. A non-null result must be followed by {@link #directRead} at once.
+     * into the registered memory under a placement lease, see {@link RdmapEndpoint#placement}),
+     * else null, also before the first FPDU was checked or once the path stopped. A non-null result
+     * must be followed by the handle's {@link PlacementHandle#directRead} at once.
      */
     ByteBuffer directTarget(int minBytes) {
         if (stopped || checkFirst) {
             return null;
         }
-        ByteBuffer t = ep.directTarget(minBytes);
+        ByteBuffer t = ep.placement().directTarget(minBytes);
         if (t == null && ep.state() != RdmapEndpoint.State.RTS) {
             afterEngine(); // the target was revoked: the TERM the engine raised goes out
         }
         return t;
     }
 
-    /** {@code n} bytes were read into the view {@link #directTarget} returned; its lease is dropped. */
-    void directRead(int n) {
-        ep.directRead(n);
-    }
-
-    /** Length of the segment being placed directly, else 0. */
-    int directLength() {
-        return ep.directLength();
-    }
-
-    /** Stream bytes still due for the segment being placed directly (payload rest, pad, CRC). */
-    int directDue() {
-        return ep.directDue();
+    /** The engine's placement handle: the reader sizes its reads by it and reports what landed in a lent view. */
+    PlacementHandle placement() {
+        return ep.placement();
     }
 
     void onBytes(ByteBuffer rx) {

@@ -355,7 +355,7 @@ void readAll() throws IOException {
             rx.clear();
             // In a run of large segments read only up to the next one's header (it is then placed
             // directly too) instead of copying a whole segment out of a full read buffer.
-            int want = bulk && established ? Math.min(limit, s.data().directDue() + DIRECT_LOOKAHEAD) : limit;
+            int want = bulk && established ? Math.min(limit, s.data().placement().directDue() + DIRECT_LOOKAHEAD) : limit;
             rx.limit(want);
             int n = s.channel().read(rx);
             lastFull = n == want;
@@ -369,7 +369,7 @@ void readAll() throws IOException {
             // Bulk mode while a large segment is split at the end of what was read (its rest, then
             // the next header, then the next payload straight into memory); back to full reads
             // once a full read ends anywhere else (small messages follow).
-            if (s.phase() == SoftStream.Phase.ESTABLISHED && s.data().directLength() >= DIRECT_MIN) {
+            if (s.phase() == SoftStream.Phase.ESTABLISHED && s.data().placement().directLength() >= DIRECT_MIN) {
                 bulk = true;
             } else if (lastFull) {
                 bulk = false;
@@ -386,7 +386,7 @@ void readAll() throws IOException {
         try {
             bulk = true;
             rx.clear();
-            rx.limit(Math.min(limit, s.data().directDue() - want + DIRECT_LOOKAHEAD));
+            rx.limit(Math.min(limit, s.data().placement().directDue() - want + DIRECT_LOOKAHEAD));
             room = rx.limit();
             scatter[0] = t;
             scatter[1] = rx;
@@ -395,7 +395,7 @@ void readAll() throws IOException {
             scatter[0] = null;
             scatter[1] = null;
             placed = t.position() - start;
-            s.data().directRead(placed); // drops the lease, also when the read (or its setup) failed
+            s.data().placement().directRead(placed); // drops the lease, also when the read (or its setup) failed
         }
         directReads++;
         directBytes += placed;

@@ -68,8 +68,10 @@
  *   <li>The reactor's selector, or a CQ's {@code CqPoller} through {@code PolledStream.pollReceive},
  *       makes {@code StreamReceive.readOnce} read the socket under the I/O lock: into the loop's
  *       receive buffer, or, for the rest of a large segment whose header passed the checks, straight
- *       into the region ({@code SoftDataPath.directTarget} → {@code RdmapEndpoint.directTarget} →
- *       {@code FpduDecoder} → {@code DdpReceiver}'s {@code DirectPlacement}, under a placement lease).
+ *       into the region: the engine's one {@code PlacementHandle} ({@code RdmapEndpoint.placement},
+ *       its {@code FpduDecoder}) lends a view that {@code DdpReceiver}'s {@code DirectPlacement}
+ *       holds a placement lease on, and sizes the reads; {@code SoftDataPath.directTarget} only adds
+ *       the connection's own gates.
  *   <li>{@code SoftStream.consume} hands the bytes, by phase, to {@code SoftDataPath.onBytes} (the
  *       first FPDU checked for TERM and RTR by {@code RtrGate}), which calls
  *       {@code RdmapEndpoint.receive}.
@@ -77,8 +79,9 @@
  *       {@code DdpReceiver.receive}.
  *   <li>{@code TaggedBufferCheck.check}, the one RFC 5041 §7.1 entry point, asks the ULP
  *       ({@code InboundDispatch.checkTagged}: RDMAP version and opcode, a Read Response only with a
- *       Read outstanding; {@code expectedWindow}: its Read Request's sink) and the
- *       {@code StagTable} (what the region is), and decides the TERM code; then {@code DdpReceiver}
+ *       Read outstanding; {@code expectedWindow}: its Read Request's sink), then the memory in
+ *       {@code RemoteStagCheck}'s order ({@code StagTable} and {@code StagRegion} answer what the
+ *       region is), and decides the TERM code; then {@code DdpReceiver}
  *       places the payload into the region's buffer under a placement lease.
  *   <li>On the last segment {@code DdpReceiver} reports the message up
  *       ({@code InboundDispatch.onTaggedMessage}): a Write completes nothing locally; a Read

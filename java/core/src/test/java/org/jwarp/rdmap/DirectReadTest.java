@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Reading a large segment's payload straight into the registered buffer once its header is
- * validated (RFC 5041 §7.1): {@link RdmapEndpoint#directTarget} lends a view of the region under a
- * placement lease, the "socket" (here a copy from the wire) fills it, {@link RdmapEndpoint#directRead}
+ * validated (RFC 5041 §7.1): {@link RdmapEndpoint#placement} lends a view of the region under a
+ * placement lease, the "socket" (here a copy from the wire) fills it, {@link org.jwarp.mpa.PlacementHandle#directRead}
  * runs the CRC (RFC 5044 §4.4) over the placed bytes and drops the lease; the revocation fence
  * (RFC 5041 §8.3.1 (6)) is re-checked before every such read, for tagged and untagged targets.
  */
@@ -39,13 +39,13 @@ class DirectReadTest {
         int direct = 0;
         int at = from;
         while (at < end) {
-            ByteBuffer t = to.directTarget();
+            ByteBuffer t = to.placement().directTarget();
             if (t != null) {
                 assertTrue(t.isDirect() && t.remaining() > 0, "a view of the registered buffer");
                 int k = Math.min(Math.min(piece, t.remaining()), end - at);
                 int pos = t.position();
                 t.put(pos, wire, at, k).position(pos + k);
-                to.directRead(k);
+                to.placement().directRead(k);
                 at += k;
                 direct += k;
             } else {
@@ -118,7 +118,7 @@ class DirectReadTest {
             assertEquals(1000, deliver(p.b, w, 0, 4000, 3000), "the read after the header went into the region");
             assertTrue(p.stags.deregister(mr.stag()));
             byte[] after = read(mem, 0, SIZE);
-            assertNull(p.b.directTarget(), "no view of a revoked region");
+            assertNull(p.b.placement().directTarget(), "no view of a revoked region");
             assertEquals(List.of(tagged ? TermCode.DDP_TAGGED_INVALID_STAG : TermCode.DDP_LOCAL_CATASTROPHIC),
                     p.evB.localErrors);
             assertEquals(tagged ? List.of() : List.of(9L), p.evB.revokedReceives);
@@ -161,13 +161,28 @@ class DirectReadTest {
         p.a.postWrite(1, direct(pattern(SIZE, 5)), 0, SIZE, mr.stag(), 0, true);
         ByteBuffer w = wireOf(p.a);
         feed(p.b, w, 0, 1000, 1000);
-        ByteBuffer first = p.b.directTarget();
+        ByteBuffer first = p.b.placement().directTarget();
         assertNotNull(first);
         first.put(first.position(), w, 1000, 1000).position(first.position() + 1000);
-        p.b.directRead(1000);
-        ByteBuffer second = p.b.directTarget();
+        p.b.placement().directRead(1000);
+        ByteBuffer second = p.b.placement().directTarget();
         assertSame(first, second);
-        p.b.directRead(0);
+        p.b.placement().directRead(0);
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §7: once the stream terminated, the placement handle lends no view of the region, even mid-segment")
+    void noViewAfterTerminate_5040_7() {
+        RdmapPair p = new RdmapPair(RdmapPair.settings(16_384, true, 4, 4));
+        ByteBuffer mem = ByteBuffer.allocateDirect(SIZE);
+        StagRegion mr = p.stags.register(p.pdB, mem, 0, SIZE, 0, StagAccess.REMOTE_WRITE);
+        p.a.postWrite(1, direct(pattern(SIZE, 5)), 0, SIZE, mr.stag(), 0, true);
+        ByteBuffer w = wireOf(p.a);
+        feed(p.b, w, 0, 1000, 1000);
+        assertTrue(p.b.placement().directLength() > 0, "a large segment's header was validated");
+        p.b.terminate(TermCode.RDMAP_LOCAL_CATASTROPHIC, "test");
+        assertNull(p.b.placement().directTarget(), "no view once out of RTS");
+        assertEquals(0, mr.placementsInProgress());
     }
 
     /** Feeds {@code wire[from, end)} to {@code to} in one piece, allocating nothing. */
@@ -208,8 +223,8 @@ class DirectReadTest {
                 int at2 = 64;
                 while (true) {
                     long before = mx.getCurrentThreadAllocatedBytes();
-                    ByteBuffer t1 = p1.b.directTarget();
-                    ByteBuffer t2 = p2.b.directTarget(); // while stream 1 holds its view of the region
+                    ByteBuffer t1 = p1.b.placement().directTarget();
+                    ByteBuffer t2 = p2.b.placement().directTarget(); // while stream 1 holds its view of the region
                     if (t1 == null || t2 == null) {
                         assertTrue(t1 == null && t2 == null, "both streams place the same message");
                         break;
@@ -218,8 +233,8 @@ class DirectReadTest {
                     int k2 = Math.min(4000, t2.remaining());
                     t1.put(t1.position(), w1, at1, k1).position(t1.position() + k1);
                     t2.put(t2.position(), w2, at2, k2).position(t2.position() + k2);
-                    p1.b.directRead(k1);
-                    p2.b.directRead(k2);
+                    p1.b.placement().directRead(k1);
+                    p2.b.placement().directRead(k2);
                     measured[0] += mx.getCurrentThreadAllocatedBytes() - before;
                     measured[1] += 2;
                     at1 += k1;

@@ -70,7 +70,7 @@ class SoftDirectReadTest {
                     got += n;
                 }
                 assertEquals(0, rcv.directReads, "the header is read plainly");
-                assertTrue(s.data().directLength() >= StreamReceive.DIRECT_MIN, "a large segment's header was validated");
+                assertTrue(s.data().placement().directLength() >= StreamReceive.DIRECT_MIN, "a large segment's header was validated");
                 sc.cap = Integer.MAX_VALUE;
                 step.run(s, rcv, sc, dst);
             } finally {
