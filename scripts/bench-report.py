@@ -6,7 +6,7 @@ Reads from DIR (argument 1):
   strace-TAG-N.txt       `strace -c -f` summaries of runs with N measured 64 B round trips
   hgrm/*.hgrm            HdrHistogram percentile distributions (µs), one per latency case and run
   guest-perftest.txt     perftest client reports, each after a line '== TOOL DEV SIZE'
-  guest-benchmain.jsonl  BenchMain lines of the DiSNI provider in the same guest run
+  guest-benchmain.jsonl  BenchMain lines of the DiSNI and ffm providers in the same guest run
 Writes DIR/summary.json, DIR/results.md (the table as Markdown), and with gnuplot installed
 DIR/latency.png (p50 round trip against size) and DIR/percentiles-64B.png (the percentile
 distribution of run 1 at 64 B, the HdrHistogram plot). Prints the table and the targets.
@@ -15,8 +15,8 @@ Pairs (per run, ours / floor): soft send and write latency with TCP ping-pong of
 and wait (await = blocking sockets, spin = busy-spin), soft read with a TCP fetch (8-byte request,
 SIZE-byte answer), soft bandwidth with a continuous TCP stream of the same message size. A target
 passes on the median of the per-run ratios; min..max shows the noise between runs. Guest ratios
-are DiSNI / perftest in the same guest run; perftest's ib_send_lat and ib_write_lat report half a
-round trip, so the DiSNI round trip is halved for them.
+are DiSNI / perftest, ffm / perftest and ffm / DiSNI in the same guest run; perftest's ib_send_lat and
+ib_write_lat report half a round trip, so the providers' round trips are halved for them.
 """
 import json
 import re
@@ -185,9 +185,10 @@ def load_benchmain(path):
             r = json.loads(line)
             if "error" not in r:
                 # spin is perftest's way and the compared figure; await is kept beside it
-                key = (r["op"], r["label"], int(r["size"]), int(r.get("run", 1))) if r.get("wait") != "await" else \
-                    (r["op"] + "/await", r["label"], int(r["size"]), int(r.get("run", 1)))
-                out[key] = r
+                op = r["op"] + ("/await" if r.get("wait") == "await" else "")
+                key = (op, r["label"], int(r["size"]), int(r.get("run", 1)))
+                # DiSNI's lines under the plain key, as before; other providers' under their name
+                out[key if r.get("transport", "disni") == "disni" else (r["transport"],) + key] = r
     return out
 
 
@@ -242,8 +243,45 @@ def guest_rows(perf, ours):
             row[f"perftest_{st}_us"] = spread([p[st] for _, p in pr])
             row[f"disni_{st}_us"] = spread([x[f"rtt_{st}_us"] / div for x in o if x])
             row[f"ratio_{st}"] = spread([x[f"rtt_{st}_us"] / div / p[st] for x, (_, p) in zip(o, pr) if x and p[st]])
+        row["ffm"] = ffm_fields(ours, op, dev, size, div, pr, ev)
         rows.append(row)
     return rows
+
+
+def ffm_fields(ours, op, dev, size, div, pr, ev):
+    """The ffm provider's figures for one latency row, or None when it did not run: its p50 and
+    ratios against perftest and DiSNI per run (spin; await against perftest -e), and its JIT fields."""
+    f = [ours.get(("ffm", op, dev, size, run)) for run, _ in pr]
+    fe = [ours.get(("ffm", op + "/await", dev, size, run)) for run, _ in ev]
+    if not any(f) and not any(fe):
+        return None
+    d = [ours.get((op, dev, size, run)) for run, _ in pr]
+    de = [ours.get((op + "/await", dev, size, run)) for run, _ in ev]
+    got = [x for x in f if x]
+    got_e = [x for x in fe if x]
+    return {"runs": len(got), "event_runs": len(got_e),
+            "p50_us": spread([x["rtt_p50_us"] / div for x in got]),
+            "p99_us": spread([x["rtt_p99_us"] / div for x in got]),
+            "ratio_p50": spread([x["rtt_p50_us"] / div / p["p50"] for x, (_, p) in zip(f, pr) if x and p["p50"]]),
+            "ratio_min": spread([x["rtt_min_us"] / div / p["min"] for x, (_, p) in zip(f, pr) if x and p["min"]]),
+            "ratio_disni_p50": spread([x["rtt_p50_us"] / y["rtt_p50_us"] for x, y in zip(f, d) if x and y]),
+            "event_p50_us": spread([x["rtt_p50_us"] / div for x in got_e]),
+            "ratio_event_p50": spread([x["rtt_p50_us"] / div / p["p50"] for x, (_, p) in zip(fe, ev) if x and p["p50"]]),
+            "ratio_event_disni_p50": spread([x["rtt_p50_us"] / y["rtt_p50_us"] for x, y in zip(fe, de) if x and y]),
+            "warmup_ops": min((x.get("warmup_ops", 0) for x in got + got_e), default=None),
+            "jit_quiet": all(x.get("warmup_jit_quiet", False) for x in got + got_e),
+            "jit_ms_while_measuring": sum(x.get("jit_ms_while_measuring", 0) for x in got),
+            "peer_compiles_while_measuring": sum(x.get("peer_compiles_while_measuring", 0) for x in got),
+            "gc_while_measuring": sum(x.get("gc_while_measuring", 0) for x in got),
+            "event_jit_ms_while_measuring": sum(x.get("jit_ms_while_measuring", 0) for x in got_e)}
+
+
+def guest_jdks(ours):
+    """{provider: sorted Java versions its BenchMain JVMs reported}."""
+    jdk = {}
+    for k, r in ours.items():
+        jdk.setdefault(r.get("transport", "disni"), set()).add(r.get("java", "unrecorded"))
+    return {t: sorted(v) for t, v in sorted(jdk.items())}
 
 
 def guest_targets(guest):
@@ -261,6 +299,20 @@ def guest_targets(guest):
             if r["ratio_event_p50"]:
                 res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B event p50 DiSNI / perftest -e <= 1.10",
                             "value": r["ratio_event_p50"], "met": r["ratio_event_p50"]["median"] <= 1.10})
+    # the ffm provider: within 5 % of perftest at 64 B and 4 KiB (spin), and faster than DiSNI
+    for r in guest:
+        x = r.get("ffm")
+        if not x:
+            continue
+        if x["ratio_p50"] and r["size"] in (64, 4096):
+            res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B spin p50 ffm / perftest <= 1.05",
+                        "value": x["ratio_p50"], "met": x["ratio_p50"]["median"] <= 1.05})
+        if x["ratio_disni_p50"]:
+            res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B spin p50 ffm / DiSNI < 1",
+                        "value": x["ratio_disni_p50"], "met": x["ratio_disni_p50"]["median"] < 1})
+        if x["ratio_event_disni_p50"]:
+            res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B event p50 ffm / DiSNI < 1",
+                        "value": x["ratio_event_disni_p50"], "met": x["ratio_event_disni_p50"]["median"] < 1})
     return res
 
 
@@ -312,7 +364,7 @@ def med(s):
     return s["median"] if s else None
 
 
-def md_table(lat, bw, qps, guest, tg, sc, runs, errs):
+def md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks=None):
     """The results as Markdown (also printed)."""
     o = []
     p = o.append
@@ -386,6 +438,29 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs):
                      f"while measuring) | {f(med(r['disni_event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | "
                      f"{sp(r['ratio_event_p50'])} |" if r["event_runs"] else
                      ("- (no event mode) | | | |" if r["tool"] == "ib_write_lat" else "| | | |")))
+        p("")
+    ffm = [r for r in guest if r.get("ffm")]
+    if ffm:
+        p("Guest, the ffm provider (java.lang.foreign, no JNI) in the same guest run, alternating case by case with "
+          "perftest and DiSNI. send/write: half round trip as perftest prints it")
+        p("")
+        p("| dev | tool | size | runs | ffm p50 (spin) | perftest p50 | DiSNI p50 | ffm / perftest p50 | ffm / perftest min "
+          "| ffm / DiSNI p50 | ffm p99 | warm-up ops, JIT quiet | JIT ms / peer compiles / GCs while measuring "
+          "| event runs | ffm p50 (await) | perftest -e p50 | ffm / perftest -e p50 | ffm / DiSNI p50 (event) |")
+        p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
+        for r in ffm:
+            x = r["ffm"]
+            p(f"| {r['device']} | {r['tool']} | {r['size']} | {x['runs']} | {f(med(x['p50_us']))} | "
+              f"{f(med(r['perftest_p50_us']))} | {f(med(r['disni_p50_us']))} | {sp(x['ratio_p50'])} | "
+              f"{sp(x['ratio_min'])} | {sp(x['ratio_disni_p50'])} | {f(med(x['p99_us']))} | "
+              f"{x['warmup_ops']}, {'yes' if x['jit_quiet'] else 'NO'} | {x['jit_ms_while_measuring']} / "
+              f"{x['peer_compiles_while_measuring']} / {x['gc_while_measuring']} | "
+              + (f"{x['event_runs']} ({x['event_jit_ms_while_measuring']} ms JIT while measuring) | "
+                 f"{f(med(x['event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | {sp(x['ratio_event_p50'])} | "
+                 f"{sp(x['ratio_event_disni_p50'])} |" if x["event_runs"] else "- | | | | |"))
+        p("")
+    if jdks:
+        p("JDK of each provider's JVMs: " + "; ".join(f"{t} on Java {', '.join(v)}" for t, v in jdks.items()) + ".")
         p("")
     if tg:
         p("| target | median (min..max) | |")
@@ -485,16 +560,18 @@ def main(argv):
     lat, bw, qps = host_rows(runs)
     sizes = sorted({r["size"] for run in runs for r in run if r.get("transport") == "soft" and r.get("qps", 1) == 1})
     sc = load_strace(d)
-    guest = guest_rows(load_perftest(d / "guest-perftest.txt"), load_benchmain(d / "guest-benchmain.jsonl"))
+    ours = load_benchmain(d / "guest-benchmain.jsonl")
+    guest = guest_rows(load_perftest(d / "guest-perftest.txt"), ours)
+    jdks = guest_jdks(ours)
     TOTAL_RUNS[0] = len(runs)
     tg = targets(lat, bw, qps, sizes) + guest_targets(guest)
     errs = errors(runs)
-    lines = md_table(lat, bw, qps, guest, tg, sc, runs, errs)
+    lines = md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks)
     print("\n".join(lines))
     (d / "results.md").write_text("\n".join(lines) + "\n")
     (d / "summary.json").write_text(json.dumps({"host": {"runs": len(runs), "latency": lat, "bandwidth": bw,
                                                          "qps": qps, "syscalls": sc, "failed": errs},
-                                                "guest": guest, "targets": tg}, indent=2))
+                                                "guest": guest, "guest_jdks": jdks, "targets": tg}, indent=2))
     made = ["summary.json", "results.md"] + plots(d, lat, guest)
     print(f"wrote {', '.join(str(d / m) for m in made)}", file=sys.stderr)
     if errs:

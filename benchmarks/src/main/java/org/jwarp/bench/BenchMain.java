@@ -41,7 +41,8 @@ import picocli.CommandLine.Option;
 @Command(name = "BenchMain", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Latency and bandwidth with perftest's semantics for one transport and wait mode (one fork).")
 public final class BenchMain implements Callable<Integer> {
-    @Option(names = "--transport", description = "soft, disni (jwarp providers) or tcp (the floor) (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--transport", description = "soft, disni, ffm (jwarp providers, opened by name; ffm needs the "
+            + "jwarp-ffm jar on the class path and a JDK 25) or tcp (the floor) (default: ${DEFAULT-VALUE}).")
     String transport = "soft";
     @Option(names = "--address", description = "Address both ends use (default: ${DEFAULT-VALUE}).")
     String address = "127.0.0.1";
@@ -78,7 +79,7 @@ public final class BenchMain implements Callable<Integer> {
             + "without it both halves run in this JVM.")
     String peer;
     @Option(names = "--same-provider", description = "Both sides on one provider instance "
-            + "(default for disni; soft opens two, each with its own reactor).")
+            + "(default for disni and ffm; soft opens two, each with its own reactor).")
     boolean sameProvider;
     @Option(names = "--warmup-min", description = "Warm-up seconds at least (default: ${DEFAULT-VALUE}).")
     double warmupMin = 1.0;
@@ -102,6 +103,10 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--between", description = "Shell command run before each case in odd runs and after it in even "
             + "runs ({op}, {size}, {run} replaced), e.g. the perftest counterpart, so the two alternate case by case.")
     String between;
+    @Option(names = "--cases-from-stdin", description = "Run the cases named on standard input, one 'OP SIZE RUN' "
+            + "line each, until its end, each case's JSON line on standard output when it is done, instead of "
+            + "--ops, --sizes and --repeat: a script then decides the order of this JVM's cases among other tools'.")
+    boolean casesFromStdin;
     @Option(names = "--peer-jit-log", description = "The peer JVM's -XX:+PrintCompilation output: its lines "
             + "added while a case measures are recorded as peer_compiles_while_measuring (the peer's JIT quiet check).")
     Path peerJitLog;
@@ -122,6 +127,9 @@ public final class BenchMain implements Callable<Integer> {
         if (hgrmDir != null) {
             Files.createDirectories(hgrmDir);
         }
+        if (casesFromStdin) {
+            return casesFromStdin();
+        }
         int first = run;
         for (int rep = 0; rep < repeat; rep++) {
         run = first + rep;
@@ -135,35 +143,69 @@ public final class BenchMain implements Callable<Integer> {
                     if (counterpartFirst) {
                         runBetween(op, size);
                     }
-                    Map<String, Object> r;
-                    try {
-                        r = runCase(op.trim().toLowerCase(Locale.ROOT), size, q);
-                    } catch (Exception e) {
-                        // one failed case is recorded and the fork goes on with the next
-                        r = Json.object();
-                        r.put("run", run);
-                        r.put("label", label);
-                        r.put("transport", transport);
-                        r.put("op", op);
-                        r.put("size", size);
-                        r.put("wait", transport.equals("tcp") ? (spin ? "spin" : "block") : wait);
-                        r.put("qps", q);
-                        r.put("error", String.valueOf(e));
-                        failures++;
-                    }
-                    String line = Json.write(r);
-                    System.out.println(line);
-                    System.out.flush();
-                    if (out != null) {
-                        Files.writeString(out, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                                StandardOpenOption.APPEND);
-                    }
+                    recordCase(op, size, q);
                     if (!counterpartFirst) {
                         runBetween(op, size);
                     }
                 }
             }
         }
+        }
+        return failures == 0 ? 0 : 1;
+    }
+
+    /**
+     * Runs one case and prints its JSON line (also appended to {@code --out}); a failed case is
+     * recorded as an "error" line and counted, and the caller goes on with the next.
+     */
+    private void recordCase(String op, int size, int q) throws IOException {
+        Map<String, Object> r;
+        try {
+            r = runCase(op.trim().toLowerCase(Locale.ROOT), size, q);
+        } catch (Exception e) {
+            r = Json.object();
+            r.put("run", run);
+            r.put("label", label);
+            r.put("transport", transport);
+            r.put("op", op);
+            r.put("size", size);
+            r.put("wait", transport.equals("tcp") ? (spin ? "spin" : "block") : wait);
+            r.put("qps", q);
+            r.put("error", String.valueOf(e));
+            failures++;
+        }
+        String line = Json.write(r);
+        System.out.println(line);
+        System.out.flush();
+        if (out != null) {
+            Files.writeString(out, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+        }
+    }
+
+    /**
+     * {@code --cases-from-stdin}: one case per "OP SIZE RUN" line (each QP count of {@code --qps}),
+     * until the end of standard input. A malformed line is a usage error, not a case.
+     */
+    private int casesFromStdin() throws IOException {
+        java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String l = in.readLine(); l != null; l = in.readLine()) {
+            String[] t = l.trim().split("\\s+");
+            if (t.length == 1 && t[0].isEmpty()) {
+                continue;
+            }
+            if (t.length != 3 || !t[1].matches("[0-9]{1,9}") || !t[2].matches("[0-9]{1,9}")) {
+                throw new CommandLine.ParameterException(new CommandLine(this),
+                        "--cases-from-stdin: a line is 'OP SIZE RUN', not '" + l + "'");
+            }
+            run = Integer.parseInt(t[2]);
+            for (int q : qps) {
+                if (q > 1 && !t[0].equals("send")) {
+                    continue;
+                }
+                recordCase(t[0], Integer.parseInt(t[1]), q);
+            }
         }
         return failures == 0 ? 0 : 1;
     }
@@ -232,6 +274,7 @@ public final class BenchMain implements Callable<Integer> {
         r.put("qps", q);
         r.put("crc", !tcp && crc);
         r.put("load1", load1());
+        r.put("java", System.getProperty("java.version"));
         if (tcp) {
             TcpBaseline.Mode mode = switch (op) {
                 case "pingpong" -> TcpBaseline.Mode.ECHO;
@@ -261,7 +304,7 @@ public final class BenchMain implements Callable<Integer> {
                     + "read-bw, not '" + op + "'");
         };
         int depth = bw ? 2 * window + 16 : 16;
-        boolean separate = !sameProvider && !transport.equals("disni");
+        boolean separate = !sameProvider && !transport.equals("disni") && !transport.equals("ffm");
         r.put("peer", peer != null ? "own JVM" : separate ? "same JVM, own provider" : "same JVM, same provider");
         int qpDepth = q > 1 ? 4 : depth;
         boolean sp = spin;

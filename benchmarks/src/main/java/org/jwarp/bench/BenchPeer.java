@@ -44,7 +44,8 @@ import picocli.CommandLine.Option;
 public final class BenchPeer implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(BenchPeer.class);
 
-    @Option(names = "--transport", description = "RDMA provider (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--transport", description = "RDMA provider by name: soft, disni, or ffm (with the jwarp-ffm jar "
+            + "on the class path, on a JDK 25) (default: ${DEFAULT-VALUE}).")
     String transport = "soft";
     @Option(names = "--address", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
     String address = "127.0.0.1";
