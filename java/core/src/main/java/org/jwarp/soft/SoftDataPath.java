@@ -220,7 +220,7 @@ final class SoftDataPath implements RdmapListener {
             if (stream.faults() != null) {
                 stream.faults().at(tx.inlineTransmit() ? FaultHook.Site.INLINE_TRANSMIT : FaultHook.Site.REACTOR_TRANSMIT);
             }
-            if (ep.transmit(staging, gather) == 0) {
+            if (ep.transmit(staging, gather.sink()) == 0) {
                 break;
             }
             if (!fenced) {

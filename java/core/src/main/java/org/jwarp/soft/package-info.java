@@ -54,9 +54,11 @@
  *       the ring is read back while the WR is segmented.
  *   <li>{@code SendTransmitter} cuts the copy into DDP tagged segments ({@code DdpSegmenter},
  *       {@code DdpHeader}, RFC 5041 §5.2) and {@code FpduEncoder} frames each (RFC 5044 §4) into the
- *       staging buffer, a large payload referenced, not copied, through the transport's
- *       {@code FpduSink} ({@code TxGather}), which {@code SoftDataPath} hands down with the buffer.
- *   <li>{@code StreamTransmit.flush} writes the gather to the socket.
+ *       staging buffer, a large payload referenced, not copied, into mpa's {@code FpduSink}: the
+ *       slice table and its payload view pools, which {@code SoftDataPath} hands down with the
+ *       buffer ({@code TxGather.sink}). The engine only writes into it; nothing calls back up.
+ *   <li>{@code StreamTransmit.flush} has {@code TxGather} lay the staged runs and the sink's slices
+ *       out in one iovec and write it to the socket; it settles and pops the slices the socket took.
  * </ol>
  * Only the end of the WR goes back up: after its last FPDU the engine calls {@code SendRing.done},
  * {@code SoftSendQueue} records the WR in {@code TxGather}'s completions, and

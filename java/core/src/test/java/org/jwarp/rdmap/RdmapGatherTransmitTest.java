@@ -10,49 +10,52 @@ import java.nio.ByteBuffer;
 import org.jwarp.memory.StagDomain;
 import org.jwarp.memory.StagTable;
 import org.jwarp.mpa.FpduSink;
+import org.jwarp.mpa.SliceTable;
 import org.junit.jupiter.api.Test;
 
 /**
- * Zero-copy transmit: segments whose payload is referenced through an {@link FpduSink} produce
+ * Zero-copy transmit: segments whose payload is referenced into an {@link FpduSink} produce
  * the same stream as copied ones (RFC 5041 §5.2 segmentation, RFC 5044 §4 framing), so a peer
  * such as siw sees no difference.
  */
 class RdmapGatherTransmitTest {
 
     /** Splices referenced payloads into the staged bytes as a gathering write does. */
-    private static final class Splicer implements FpduSink {
-        final int[] at = new int[4096];
-        final ByteBuffer[] views = new ByteBuffer[4096];
-        int n;
+    private static final class Splicer {
+        final FpduSink sink = new FpduSink(Integer.MAX_VALUE);
 
-        @Override
-        public boolean canReference(int length) {
-            return n < at.length;
-        }
-
-        @Override
-        public ByteBuffer reference(int stagingIndex, ByteBuffer src, int index, int length) {
-            at[n] = stagingIndex;
-            views[n] = src.duplicate().limit(index + length).position(index);
-            return views[n++];
+        Splicer() {
+            sink.bind(new SliceTable());
         }
 
         /** staging[from, to) with the referenced payloads spliced in at their places. */
         void drain(ByteBuffer staging, int to, ByteArrayOutputStream out) {
             int from = 0;
+            int n = sink.count();
             for (int i = 0; i < n; i++) {
-                byte[] run = new byte[at[i] - from];
+                byte[] run = new byte[sink.at(i) - from];
                 staging.get(from, run);
                 out.writeBytes(run);
-                byte[] p = new byte[views[i].remaining()];
-                views[i].get(views[i].position(), p);
+                ByteBuffer v = sink.view(i);
+                byte[] p = new byte[v.remaining()];
+                v.get(p); // as the socket does: the view is written whole
                 out.writeBytes(p);
-                from = at[i];
+                from = sink.at(i);
             }
             byte[] rest = new byte[to - from];
             staging.get(from, rest);
             out.writeBytes(rest);
-            n = 0;
+            drop();
+        }
+
+        /** Every slice written: each is settled and popped. */
+        void drop() {
+            int n = sink.count();
+            for (int i = 0; i < n; i++) {
+                sink.view(i).position(sink.view(i).limit());
+                assertTrue(sink.settle(i));
+            }
+            sink.pop(n);
         }
     }
 
@@ -96,8 +99,8 @@ class RdmapGatherTransmitTest {
             int referenced = 0;
             while (gathered.hasPendingOutput()) {
                 tx.clear();
-                gathered.transmit(tx, sink);
-                referenced += sink.n;
+                gathered.transmit(tx, sink.sink);
+                referenced += sink.sink.count();
                 sink.drain(tx, tx.position(), got);
             }
             assertTrue(referenced > 70, "most segments were referenced, not copied: " + referenced);
@@ -119,9 +122,9 @@ class RdmapGatherTransmitTest {
         int referenced = 0;
         while (ep.hasPendingOutput()) {
             tx.clear();
-            ep.transmit(tx, sink);
-            referenced += sink.n;
-            sink.n = 0;
+            ep.transmit(tx, sink.sink);
+            referenced += sink.sink.count();
+            sink.drop();
             assertEquals(1003, mem.position());
             assertEquals(mem.capacity(), mem.limit());
             assertEquals(1001, mem.duplicate().reset().position(), "the mark is kept");

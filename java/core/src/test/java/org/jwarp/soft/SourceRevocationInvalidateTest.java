@@ -68,7 +68,7 @@ class SourceRevocationInvalidateTest {
         /** Stages one FPDU-like run around an 8-byte slice of {@code r} that waits for the socket. */
         void reference(StagRegion r) {
             staging.put((byte) 0x7E);
-            gather.reference(staging.position(), r.buffer(), r.offset(), 8);
+            gather.sink().reference(staging.position(), r.buffer(), r.offset(), 8);
             staging.put((byte) 0x7F);
         }
 

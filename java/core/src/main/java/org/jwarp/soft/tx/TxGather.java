@@ -21,18 +21,16 @@ import org.jwarp.mpa.FpduSink;
  * every byte up to it ({@link #write} returns those WRs' slots through {@link #acceptedSlot}),
  * so the application may reuse its buffer once it sees the completion.
  *
- * <p>The staging buffer, its run views and the slice table belong to a {@link TxStaging} the
+ * <p>The payload slices themselves are the engine's: it hands each referenced payload down into
+ * the stream's {@link FpduSink} ({@link #sink}), which keeps the slice table and the payload view
+ * pools; this class only lays the slices out between its staging runs and drives the socket. The
+ * staging buffer, its run views and the slice table's arrays belong to a {@link TxStaging} the
  * stream borrows while it has bytes to send ({@link #bind}) and gives back once they all left
  * ({@link #unbind}); this object keeps only what outlives a write: the completions waiting for
- * the socket ({@link TxCompletions}), the accepted count and the view pools.
+ * the socket ({@link TxCompletions}), the accepted count and the sink.
  *
- * <p>No allocation per operation: the staging-run views and the slice table are preallocated;
- * payload views come from a pool per source buffer (a region's buffer): a pending slice borrows
- * one and returns it once written, so a duplicate is made only when more slices of one region
- * are pending at once than ever before, never per FPDU, however regions rotate. Pools of
- * regions no longer referenced are evicted when more than {@link #POOLS} exist and reused for
- * new sources, and a deregistered region's pool goes at once ({@link TxViewPools}). Guarded by
- * the stream's I/O lock.
+ * <p>No allocation per operation: the staging-run views and the iovec are preallocated, the
+ * payload views pooled by the sink. Guarded by the stream's I/O lock.
  *
  * <p>What zero-copy means for the application, as with Linux siw's zero-copy transmit: an
  * FPDU's CRC (CRC32c, RFC 5044 §4.4) is computed over the region's bytes when the FPDU is staged,
@@ -44,31 +42,20 @@ import org.jwarp.mpa.FpduSink;
  * ({@link #revoked}) snapshots the bytes the region holds at that moment, not those it held at
  * staging.
  */
-public final class TxGather implements FpduSink {
-    /** Payload slices one write may carry (2 iovecs each, well below IOV_MAX 1024). */
-    static final int SLICES = 128;
+public final class TxGather {
+    /** Payload slices one write may carry ({@link FpduSink#SLICES}). */
+    static final int SLICES = FpduSink.SLICES;
 
-    /** Source buffers whose view pools are kept; beyond this, idle pools are dropped. */
-    static final int POOLS = 64;
+    /** Source buffers whose view pools are kept ({@link FpduSink#POOLS}). */
+    static final int POOLS = FpduSink.POOLS;
 
-    /** View pools by source buffer (at most {@link #POOLS} idle ones kept). */
-    private final TxViewPools pools = new TxViewPools();
-    private final int budget;
+    /** The pending payload slices, which the engine references into. */
+    private final FpduSink slices;
     /** The borrowed staging area (null while nothing is staged) and its buffer. */
     private TxStaging staging;
     private ByteBuffer tx;
     /** Staging index up to which the socket took the staged bytes. */
     private int sent;
-    /** Pending slices, a ring (the staging's): staging index each is spliced in before, its view, its source. */
-    private int[] at;
-    private ByteBuffer[] view;
-    private TxViewPool[] viewOf;
-    /** Bytes of each pending slice the socket has not taken yet. */
-    private int[] rem;
-    private int head;
-    private int count;
-    /** Sum of {@link #rem} over the pending slices. */
-    private long sliceBytes;
     /** Stream bytes the socket accepted since the stream entered FPDU mode. */
     private long accepted;
     /** Completions waiting for the socket. */
@@ -88,7 +75,7 @@ public final class TxGather implements FpduSink {
     private long rebuilds;
 
     public TxGather(int sqDepth, int budget) {
-        this.budget = budget;
+        slices = new FpduSink(budget);
         done = new TxCompletions(sqDepth);
     }
 
@@ -104,13 +91,14 @@ public final class TxGather implements FpduSink {
             runs = st.runs;
             iov = st.iov;
             iovRun = st.iovRun;
-            at = st.at;
-            view = st.view;
-            viewOf = st.viewOf;
-            rem = st.rem;
-            head = 0;
+            slices.bind(st.slices);
             sent = 0;
         }
+    }
+
+    /** Where the engine references payloads: hand it down with the staging buffer. */
+    public FpduSink sink() {
+        return slices;
     }
 
     /** The bound staging area, or null. */
@@ -142,57 +130,33 @@ public final class TxGather implements FpduSink {
         runs = null;
         iov = null;
         iovRun = null;
-        at = null;
-        view = null;
-        viewOf = null;
-        rem = null;
-        head = 0;
+        slices.unbind();
         sent = 0;
-    }
-
-    @Override
-    public boolean canReference(int length) {
-        return count < SLICES && (sliceBytes == 0 || sliceBytes + length <= budget);
-    }
-
-    @Override
-    public ByteBuffer reference(int stagingIndex, ByteBuffer src, int index, int length) {
-        int k = (head + count) % SLICES;
-        TxViewPool pool = pools.of(src);
-        ByteBuffer v = pool.borrow();
-        view[k] = v;
-        viewOf[k] = pool;
-        v.limit(index + length).position(index);
-        at[k] = stagingIndex;
-        rem[k] = length;
-        count++;
-        sliceBytes += length;
-        return v;
     }
 
     /** Source buffers with a view pool kept (for tests: bounded by {@link #POOLS} plus those in use). */
     int pooledSources() {
-        return pools.size();
+        return slices.pooledSources();
     }
 
     /** Whether payload slices of registered memory wait for the socket. */
     public boolean referencing() {
-        return count > 0;
+        return slices.count() > 0;
     }
 
     /** Staged or referenced bytes not yet accepted by the socket. */
     public boolean pending() {
-        return tx != null && (tx.position() > sent || count > 0);
+        return tx != null && (tx.position() > sent || slices.count() > 0);
     }
 
     /** Room for another full FPDU: staging room and a free slice. */
     public boolean room(int maxFpduWire) {
-        return tx.remaining() >= maxFpduWire && count < SLICES && sliceBytes < budget;
+        return tx.remaining() >= maxFpduWire && slices.room();
     }
 
     /** The stream offset just past everything staged or referenced so far. */
     public long queuedEnd() {
-        return accepted + (tx.position() - sent) + sliceBytes;
+        return accepted + (tx.position() - sent) + slices.bytes();
     }
 
     /** Send slot {@code slot} completes once the socket accepted the stream up to {@code end}. */
@@ -213,10 +177,10 @@ public final class TxGather implements FpduSink {
      */
     public long write(SocketChannel ch) throws IOException {
         int end = tx.position();
-        if (count == 0 && end == sent) {
+        if (slices.count() == 0 && end == sent) {
             return 0;
         }
-        if (iovN == 0 || end != builtEnd || (head + count) % SLICES != builtTail) {
+        if (iovN == 0 || end != builtEnd || slices.tail() != builtTail) {
             build(end);
         }
         while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
@@ -225,7 +189,7 @@ public final class TxGather implements FpduSink {
         long w = iovFrom == iovN ? 0 : ch.write(iov, iovFrom, iovN - iovFrom);
         accepted += w;
         consumed(end);
-        if (count == 0 && sent == end) {
+        if (slices.count() == 0 && sent == end) {
             dropIov(); // everything left: hold no view
         }
         return w;
@@ -236,15 +200,16 @@ public final class TxGather implements FpduSink {
         dropIov();
         int n = 0;
         int from = sent;
+        int count = slices.count();
         for (int j = 0; j < count; j++) {
-            int k = (head + j) % SLICES;
-            if (at[k] > from) {
+            int a = slices.at(j);
+            if (a > from) {
                 iovRun[n] = true;
-                iov[n++] = runs[j].limit(at[k]).position(from);
-                from = at[k];
+                iov[n++] = runs[j].limit(a).position(from);
+                from = a;
             }
             iovRun[n] = false;
-            iov[n++] = view[k];
+            iov[n++] = slices.view(j);
         }
         if (end > from) {
             iovRun[n] = true;
@@ -254,7 +219,7 @@ public final class TxGather implements FpduSink {
         iovFrom = 0;
         runBase = 0;
         builtEnd = end;
-        builtTail = (head + count) % SLICES;
+        builtTail = slices.tail();
         rebuilds++;
     }
 
@@ -275,33 +240,25 @@ public final class TxGather implements FpduSink {
     private void consumed(int end) {
         int popped = 0;
         int from = sent;
+        int count = slices.count();
         for (int j = 0; j < count; j++) {
-            int k = (head + j) % SLICES;
-            if (at[k] > from) {
+            int a = slices.at(j);
+            if (a > from) {
                 sent = runs[runBase + j].position();
-                if (sent < at[k]) {
+                if (sent < a) {
                     break;
                 }
-                from = at[k];
+                from = a;
             }
-            int left = view[k].remaining();
-            sliceBytes -= rem[k] - left;
-            rem[k] = left;
-            if (left > 0) {
+            if (!slices.settle(j)) {
                 break;
             }
-            if (viewOf[k] != null) { // null: a snapshot taken at revocation
-                viewOf[k].giveBack(view[k]);
-            }
-            view[k] = null;
-            viewOf[k] = null;
             popped++;
         }
         if (popped == count && end > from) {
             sent = runs[runBase + count].position();
         }
-        head = (head + popped) % SLICES;
-        count -= popped;
+        slices.pop(popped);
         runBase += popped;
     }
 
@@ -310,15 +267,13 @@ public final class TxGather implements FpduSink {
         if (sent == 0) {
             return;
         }
-        if (count == 0 && tx.position() == sent) {
+        if (slices.count() == 0 && tx.position() == sent) {
             tx.clear();
             dropIov();
         } else {
             tx.limit(tx.position()).position(sent);
             tx.compact();
-            for (int j = 0; j < count; j++) {
-                at[(head + j) % SLICES] -= sent;
-            }
+            slices.shift(sent);
             while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
                 iovFrom++; // written entries lie before sent: nothing to shift
             }
@@ -343,31 +298,10 @@ public final class TxGather implements FpduSink {
      * a slice here. Cold path: allocates the snapshots. Returns the bytes copied.
      */
     public long revoked(ByteBuffer src, int from, int to) {
-        TxViewPool p = pools.revoked(src); // its idle views go: nothing keeps the region reachable
-        long copied = 0;
-        if (p == null || p.lent == 0 || view == null) {
-            pools.retire(p);
-            return 0;
-        }
-        for (int j = 0; j < count; j++) {
-            int k = (head + j) % SLICES;
-            ByteBuffer v = view[k];
-            int a = v.position();
-            int b = v.limit();
-            if (viewOf[k] != p || a >= to || b <= from || a == b) {
-                continue;
-            }
-            ByteBuffer copy = ByteBuffer.allocate(b - a);
-            copy.put(0, v, a, b - a);
-            p.giveBack(v);
-            view[k] = copy;
-            viewOf[k] = null;
-            copied += b - a;
-        }
+        long copied = slices.revoked(src, from, to);
         if (copied > 0) {
             dropIov(); // the next write lays the snapshots out
         }
-        pools.retire(p);
         return copied;
     }
 
@@ -390,15 +324,11 @@ public final class TxGather implements FpduSink {
             r.run();
         }
         TxStaging st = staging;
+        slices.clear();
         if (st != null) {
-            Arrays.fill(st.view, null);
-            Arrays.fill(st.viewOf, null);
             Arrays.fill(st.iov, null);
             st.buf.clear();
         }
-        pools.clear();
-        count = 0;
-        sliceBytes = 0;
         forgetStaging();
         return st;
     }

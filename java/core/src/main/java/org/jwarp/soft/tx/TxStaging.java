@@ -2,6 +2,9 @@ package org.jwarp.soft.tx;
 
 import java.nio.ByteBuffer;
 
+import org.jwarp.mpa.FpduSink;
+import org.jwarp.mpa.SliceTable;
+
 /**
  * One transmit staging area of the zero-copy transmit ({@link TxGather}, RFC 5044 §4 FPDUs): the
  * direct buffer FPDU headers, pads and CRCs (and copied payloads) are staged in, and the slice
@@ -22,11 +25,8 @@ public final class TxStaging {
     final ByteBuffer[] iov = new ByteBuffer[2 * TxGather.SLICES + 1];
     /** Whether {@link #iov} entry i is a staging run, else a payload slice (a kept iovec, see {@link TxGather#write}). */
     final boolean[] iovRun = new boolean[2 * TxGather.SLICES + 1];
-    /** Pending slices, a ring owned by the borrowing stream's {@link TxGather}. */
-    final int[] at = new int[TxGather.SLICES];
-    final ByteBuffer[] view = new ByteBuffer[TxGather.SLICES];
-    final TxViewPool[] viewOf = new TxViewPool[TxGather.SLICES];
-    final int[] rem = new int[TxGather.SLICES];
+    /** Pending slices' arrays, bound by the borrowing stream's {@link TxGather} into its {@link FpduSink}. */
+    final SliceTable slices = new SliceTable();
     /** Lent by the pool (to a stream, or handed to a waiter), not free; guarded by the pool's lock. */
     boolean lent;
 

@@ -53,7 +53,7 @@ class TxGatherAllocationTest {
                         before = allocated(); // warm: every position met every region once
                     }
                     staging.putInt(i);
-                    g.reference(staging.position(), regions[i % 3], 0, 1024);
+                    g.sink().reference(staging.position(), regions[i % 3], 0, 1024);
                     staging.putInt(i);
                     while (g.pending()) {
                         g.write(tx);

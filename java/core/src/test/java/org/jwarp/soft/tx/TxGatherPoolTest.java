@@ -37,7 +37,7 @@ class TxGatherPoolTest {
                     ByteBuffer region = ByteBuffer.allocateDirect(16);
                     region.put(0, (byte) i);
                     staging.put((byte) 0x7E);
-                    g.reference(staging.position(), region, 0, 1);
+                    g.sink().reference(staging.position(), region, 0, 1);
                     staging.put((byte) 0x7F);
                     while (g.pending()) {
                         g.write(tx);
@@ -69,7 +69,7 @@ class TxGatherPoolTest {
                 WeakReference<ByteBuffer> gone = new WeakReference<>(region);
                 for (ByteBuffer src : new ByteBuffer[] {region, other}) {
                     staging.put((byte) 1);
-                    g.reference(staging.position(), src, 0, 8);
+                    g.sink().reference(staging.position(), src, 0, 8);
                     while (g.pending()) {
                         g.write(tx);
                         g.compact();
@@ -82,7 +82,7 @@ class TxGatherPoolTest {
                 ByteBuffer region2 = ByteBuffer.allocateDirect(1 << 16);
                 WeakReference<ByteBuffer> gone2 = new WeakReference<>(region2);
                 staging.put((byte) 2);
-                g.reference(staging.position(), region2, 0, 8);
+                g.sink().reference(staging.position(), region2, 0, 8);
                 g.revoked(region2, 0, region2.capacity());
                 assertEquals(1, g.pooledSources(), "the pool of a deregistered region with a slice pending is kept");
                 while (g.pending()) {
@@ -149,7 +149,7 @@ class TxGatherPoolTest {
                         before = allocated();
                     }
                     staging.put((byte) i);
-                    g.reference(staging.position(), sources[i], 0, 8);
+                    g.sink().reference(staging.position(), sources[i], 0, 8);
                     while (g.pending()) {
                         g.write(tx);
                         g.compact();

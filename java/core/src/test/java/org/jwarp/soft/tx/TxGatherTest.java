@@ -43,8 +43,8 @@ class TxGatherTest {
                         staging.put((byte) (i + b));
                         want.write(i + b);
                     }
-                    assertTrue(g.canReference(sliceLen));
-                    ByteBuffer v = g.reference(staging.position(), mem, i * sliceLen, sliceLen);
+                    assertTrue(g.sink().canReference(sliceLen));
+                    ByteBuffer v = g.sink().reference(staging.position(), mem, i * sliceLen, sliceLen);
                     byte[] p = new byte[sliceLen];
                     v.get(v.position(), p);
                     want.writeBytes(p);
@@ -127,7 +127,7 @@ class TxGatherTest {
                             staging.put((byte) (queued + b));
                             want.write(queued + b);
                         }
-                        ByteBuffer v = g.reference(staging.position(), mem, queued * sliceLen, sliceLen);
+                        ByteBuffer v = g.sink().reference(staging.position(), mem, queued * sliceLen, sliceLen);
                         byte[] p = new byte[sliceLen];
                         v.get(v.position(), p);
                         want.writeBytes(p);

@@ -1,39 +1,39 @@
-package org.jwarp.soft.tx;
+package org.jwarp.mpa;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 
 /**
- * One stream's {@link TxViewPool}s by source buffer, for the payload slices of its zero-copy
- * transmit (RFC 5044 §4 FPDUs, {@link TxGather}). At most {@link TxGather#POOLS} are kept beyond
+ * One stream's {@link PayloadViewPool}s by source buffer, for the payload slices of its zero-copy
+ * transmit (RFC 5044 §4 FPDUs, {@link FpduSink}). At most {@link FpduSink#POOLS} are kept beyond
  * those with a view lent: past that, the idle ones are evicted and their pool objects reused for
  * the next sources, so a stream that sends from ever new regions allocates only each new
  * source's first view, no pool and no iterator. A deregistered source's pool goes at once
  * ({@link #revoked}, RFC 5041 §8.3.1 (6)): its idle views would keep the region's memory
- * reachable for the QP's life. Guarded by the stream's I/O lock.
+ * reachable for the QP's life. Used by one {@link FpduSink}'s owner at a time.
  */
-public final class TxViewPools {
+final class PayloadViewPools {
     /** Pools by source; sized for the few regions a QP usually sends from (grows if needed). */
-    private final IdentityHashMap<ByteBuffer, TxViewPool> bySource = new IdentityHashMap<>(4);
+    private final IdentityHashMap<ByteBuffer, PayloadViewPool> bySource = new IdentityHashMap<>(4);
     /** The same pools, for eviction without an iterator: [0, count). */
-    private TxViewPool[] kept = new TxViewPool[4];
+    private PayloadViewPool[] kept = new PayloadViewPool[4];
     private int count;
     /** Reset pools for the next sources: [0, spareCount). */
-    private final TxViewPool[] spare = new TxViewPool[TxGather.POOLS];
+    private final PayloadViewPool[] spare = new PayloadViewPool[FpduSink.POOLS];
     private int spareCount;
     /** The pool of the last source referenced (most FPDUs in a row come from one region). */
-    private TxViewPool last;
+    private PayloadViewPool last;
 
     /** The pool of {@code src}, made (or reused) on its first reference. */
-    TxViewPool of(ByteBuffer src) {
-        TxViewPool p = last;
+    PayloadViewPool of(ByteBuffer src) {
+        PayloadViewPool p = last;
         if (p != null && p.src == src) {
             return p;
         }
         p = bySource.get(src);
         if (p == null) {
-            if (count >= TxGather.POOLS) {
+            if (count >= FpduSink.POOLS) {
                 evictIdle();
             }
             if (spareCount > 0) {
@@ -41,7 +41,7 @@ public final class TxViewPools {
                 spare[spareCount] = null;
                 p.reset(src);
             } else {
-                p = new TxViewPool(src);
+                p = new PayloadViewPool(src);
             }
             bySource.put(src, p);
             if (count == kept.length) {
@@ -57,7 +57,7 @@ public final class TxViewPools {
     private void evictIdle() {
         int n = 0;
         for (int i = 0; i < count; i++) {
-            TxViewPool p = kept[i];
+            PayloadViewPool p = kept[i];
             if (p.lent == 0) {
                 bySource.remove(p.src);
                 recycle(p);
@@ -72,7 +72,7 @@ public final class TxViewPools {
         last = null;
     }
 
-    private void recycle(TxViewPool p) {
+    private void recycle(PayloadViewPool p) {
         p.reset(null);
         if (spareCount < spare.length) {
             spare[spareCount++] = p;
@@ -85,8 +85,8 @@ public final class TxViewPools {
      * region in the same buffer) they return to the detached pool, which then goes with the last
      * of them; the caller {@linkplain #retire retires} it once none is lent.
      */
-    TxViewPool revoked(ByteBuffer src) {
-        TxViewPool p = bySource.remove(src);
+    PayloadViewPool revoked(ByteBuffer src) {
+        PayloadViewPool p = bySource.remove(src);
         if (p == null) {
             return null;
         }
@@ -104,13 +104,13 @@ public final class TxViewPools {
     }
 
     /** A pool {@link #revoked} returned: reused when no view of it is lent, else left to the GC with them. */
-    void retire(TxViewPool p) {
+    void retire(PayloadViewPool p) {
         if (p != null && p.lent == 0) {
             recycle(p);
         }
     }
 
-    /** Sources with a pool kept (tests: bounded by {@link TxGather#POOLS} plus those in use). */
+    /** Sources with a pool kept (tests: bounded by {@link FpduSink#POOLS} plus those in use). */
     int size() {
         return count;
     }
