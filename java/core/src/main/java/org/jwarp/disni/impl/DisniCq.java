@@ -225,32 +225,14 @@ final class DisniCq implements CompletionQueue {
         if (single) {
             boolean entered = owner.enter();
             try {
-                return pollNow(out, max);
+                return pollNow(out, max, 0, 0);
             } finally {
                 owner.leave(entered);
             }
         }
         synchronized (this) {
-            return pollNow(out, max);
+            return pollNow(out, max, 0, 0);
         }
-    }
-
-    private int pollNow(WorkCompletion[] out, int max) {
-        if (!open) {
-            throw new IllegalStateException("completion queue is closed");
-        }
-        int want = Math.min(Math.min(max, out.length), BATCH);
-        if (want <= 0) {
-            return 0;
-        }
-        int n = JwarpNative.pollCq(cqPtr, want, wcsAddr);
-        if (n < 0) {
-            throw new IllegalStateException("ibv_poll_cq failed: " + n);
-        }
-        for (int i = 0; i < n; i++) {
-            decode(i * WC_SIZE, out[i]);
-        }
-        return n;
     }
 
     /**
@@ -269,17 +251,18 @@ final class DisniCq implements CompletionQueue {
         if (single) {
             boolean entered = owner.enter();
             try {
-                return spinNow(out, max, maxPolls, maxNanos);
+                return pollNow(out, max, maxPolls, maxNanos);
             } finally {
                 owner.leave(entered);
             }
         }
         synchronized (this) {
-            return spinNow(out, max, maxPolls, maxNanos);
+            return pollNow(out, max, maxPolls, maxNanos);
         }
     }
 
-    private int spinNow(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
+    /** One poll ({@code maxPolls} 0) or one native spin, then the completions decoded (caller holds the monitor or owns the CQ). */
+    private int pollNow(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
         if (!open) {
             throw new IllegalStateException("completion queue is closed");
         }
@@ -287,7 +270,8 @@ final class DisniCq implements CompletionQueue {
         if (want <= 0) {
             return 0;
         }
-        int n = JwarpNative.pollCqSpin(cqPtr, want, wcsAddr, maxPolls, maxNanos);
+        int n = maxPolls == 0 ? JwarpNative.pollCq(cqPtr, want, wcsAddr)
+                : JwarpNative.pollCqSpin(cqPtr, want, wcsAddr, maxPolls, maxNanos);
         if (n < 0) {
             throw new IllegalStateException("ibv_poll_cq failed: " + n);
         }

@@ -629,12 +629,12 @@ final class DisniQp implements QueuePair {
     private WorkRequestException writeRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen,
             int k) {
         WorkRequestException refused = WorkRequestChecks.recv(checks, sgl, one, oneOff, oneLen, k);
+        int j = sgl == null ? (oneLen != 0 ? 0 : -1) : singleEntry(sgl);
         if (refused != null) {
             return refused;
         }
         int w = k * RECV_WR_SIZE;
         int at = recvSge(k, 0);
-        int j = sgl == null ? (oneLen != 0 ? 0 : -1) : singleEntry(sgl);
         if (j >= 0 && recvWr.getInt(w + WR_NUM_SGE) == 1
                 && sameSge(recvWr, at, sgl == null ? one : sgl.region(j), sgl == null ? oneOff : sgl.offset(j))) {
             recvWr.putInt(at + SGE_LENGTH, sgl == null ? oneLen : sgl.length(j));
