@@ -19,6 +19,43 @@ import java.util.concurrent.TimeUnit;
  * {@link CompletionChannel}, DiSNI's {@link #await} polls with short sleeps (the channel's events
  * belong to the channel's consumer); soft's is unchanged.
  *
+ * <p><b>Single-consumer mode</b> ({@link Device#createCompletionQueue(int, CompletionChannel, boolean)},
+ * {@link QueuePairConfig#withSingleConsumer}). An application whose CQ and queue pairs are driven by
+ * one thread (perftest's loop, a reactor per connection) may say so at creation, and a provider may
+ * then poll and post without locks. The contract:
+ * <ul>
+ *   <li>One thread at a time, the owner, calls {@link #poll}, {@link #spin} and {@link #await} of a
+ *       single-consumer CQ and {@link QueuePair#postSend} and {@link QueuePair#postRecv} of every
+ *       single-consumer QP completing into it (a poll maps a QP's completions back to its requests,
+ *       so it touches the QP's queues). The owner may change across a happens-before edge (a lock,
+ *       a volatile write and read, a thread start or join, a concurrent queue): receives posted in
+ *       the {@link QueuePairConfig.BeforeConnect} hook on the connecting thread, then posts and polls
+ *       on the application's thread, keep it.</li>
+ *   <li>Any thread, any time: {@link #capacity}, {@link #channel}, {@link #singleConsumer},
+ *       {@link #requestNotify}, and the QP's {@code qpNum}, {@code state}, {@code caps} and
+ *       {@code context}.</li>
+ *   <li>{@link #close}: from the owner, from any thread after the owner stopped polling (with a
+ *       happens-before edge), or from any thread while the owner waits in {@link #await}, which then
+ *       returns 0 as on any CQ. Never while the owner is inside {@link #poll} or {@link #spin}. A
+ *       single-consumer QP's {@link Connection} is closed the same way: by the owner, or after it
+ *       stopped posting and polling.</li>
+ *   <li>A QP asked for single-consumer should complete into single-consumer CQs: a CQ any thread
+ *       may poll would let another thread map the QP's completions while its owner posts, which
+ *       the contract forbids all the same.</li>
+ *   <li>Broken contract (two threads inside the calls of one CQ or QP at once, or a close during a
+ *       poll): undefined. Completions may map to the wrong requests, queue slots may leak, and on
+ *       DiSNI a CQ destroyed under a running poll may crash the JVM. With Java assertions enabled
+ *       for the provider ({@code -ea}, as the test suites run), the DiSNI provider checks it: the
+ *       second of two overlapping calls on one CQ or QP, and a close from another thread during a
+ *       poll or spin, throw {@link java.util.ConcurrentModificationException} (best effort: it sees
+ *       calls that overlap, not every unordered change of thread). Without {@code -ea} the check is
+ *       compiled out and costs nothing.</li>
+ *   <li>Provider difference: DiSNI polls, spins and posts without taking a monitor and still
+ *       allocates nothing ({@link #await} keeps its per-step lock, so a close can end the wait);
+ *       soft and ffm accept the option and keep their thread-safe CQs and QPs, on which the
+ *       contract is simply not needed. Code that follows it runs on every provider.</li>
+ * </ul>
+ *
  * <p>Overrun (ibv IBV_EVENT_CQ_ERR). Size a CQ for the sum of the queue depths that complete into
  * it. A completion that finds the CQ full is lost, and the application gets exactly this:
  * <ul>
@@ -156,6 +193,15 @@ public interface CompletionQueue extends AutoCloseable {
      * @throws RdmaException         when the device refuses the arming ({@code ibv_req_notify_cq} failed)
      */
     void requestNotify(boolean solicitedOnly) throws RdmaException;
+
+    /**
+     * {@return whether this CQ runs in single-consumer mode} True only where the provider exploits
+     * the option ({@link Device#createCompletionQueue(int, CompletionChannel, boolean)}): DiSNI. Soft
+     * and ffm report false, also for a CQ asked for single-consumer (it stays thread-safe there).
+     */
+    default boolean singleConsumer() {
+        return false;
+    }
 
     /** {@return the channel this CQ was created on, or null when it has none} */
     CompletionChannel channel();

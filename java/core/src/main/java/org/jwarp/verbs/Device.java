@@ -46,6 +46,26 @@ public interface Device extends AutoCloseable {
     CompletionQueue createCompletionQueue(int entries, CompletionChannel channel) throws RdmaException;
 
     /**
+     * A completion queue as {@link #createCompletionQueue(int, CompletionChannel)}, in
+     * single-consumer mode when {@code singleConsumer} is true: {@link CompletionQueue#poll},
+     * {@link CompletionQueue#spin} and {@link CompletionQueue#await} then come from one thread at a
+     * time (the contract, and what breaking it does, is in {@link CompletionQueue}, "Single-consumer
+     * mode"), and a provider may poll without a lock. The default ignores the option and makes a CQ
+     * that any thread may use: soft and ffm keep their thread-safe CQ
+     * ({@link CompletionQueue#singleConsumer()} is false there); DiSNI polls without a lock.
+     *
+     * @param entries        the completions the CQ must hold
+     * @param channel        the channel of this device that receives the CQ's events, or null
+     * @param singleConsumer true for a single-consumer CQ, false for the thread-safe one
+     * @return the new CQ
+     * @throws RdmaException when the device is closed or cannot create it
+     */
+    default CompletionQueue createCompletionQueue(int entries, CompletionChannel channel, boolean singleConsumer)
+            throws RdmaException {
+        return createCompletionQueue(entries, channel);
+    }
+
+    /**
      * A completion channel ({@code ibv_create_comp_channel}) for CQs of this device.
      *
      * @return the new channel

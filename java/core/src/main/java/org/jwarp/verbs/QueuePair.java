@@ -38,7 +38,17 @@ package org.jwarp.verbs;
  *
  * <p>Thread-safety: every method may be called from any thread; posts to one queue are
  * serialized by the provider, and a chain's requests keep their order with no other thread's
- * requests in between. The request objects themselves are not shared during a post.
+ * requests in between. The request objects themselves are not shared during a post. A QP created
+ * single-consumer ({@link QueuePairConfig#withSingleConsumer}) is posted to by one thread at a time
+ * instead (the contract is in {@link CompletionQueue}, "Single-consumer mode").
+ *
+ * <p><b>Re-posting a request's shape</b>: posting a request of the same shape as the one posted
+ * before it in that position of the queue (a single-WR post after a single-WR post: the same
+ * opcode, one non-empty SGE at the same address with the same lkey, the same remote address, rkey
+ * and invalidated rkey; for a receive, one buffer at the same address with the same lkey) only
+ * changes the wrId, the length and the flags: a reused {@link SendRequest} filled again for the
+ * next message is such a request. The DiSNI provider then rewrites only those fields of the
+ * device's work request; every local check is still made. Nothing is asked of the application.
  */
 public interface QueuePair {
     /**
@@ -66,6 +76,15 @@ public interface QueuePair {
 
     /** {@return what the QP was granted at creation (SGEs, inline size, depths)} */
     QueuePairCaps caps();
+
+    /**
+     * {@return whether this QP runs in single-consumer mode} True only where the provider exploits
+     * {@link QueuePairConfig#withSingleConsumer}: DiSNI. Soft and ffm report false (their QPs stay
+     * thread-safe).
+     */
+    default boolean singleConsumer() {
+        return false;
+    }
 
     /**
      * Posts a send-queue work request and the requests chained behind it by {@link SendRequest#next}

@@ -21,6 +21,10 @@ import java.util.Objects;
  * refused. The SRQ must be of the same protection domain, else QP creation fails with an
  * {@link RdmaException}.
  *
+ * <p>With {@link #withSingleConsumer} the QP is asked for in single-consumer mode: one thread at a
+ * time posts to it and polls the CQs it completes into, and a provider may then drop its locks
+ * (see "Single-consumer mode" in {@link CompletionQueue} for the contract).
+ *
  * <p>Immutable, so thread-safe (the objects it names are shared, not copied).
  *
  * @param pd            the protection domain of the QP; its regions are the ones the QP's work
@@ -38,10 +42,13 @@ import java.util.Objects;
  *                      returned by {@link QueuePair#context()}, in {@link WorkCompletion#qpContext}
  *                      of every completion of the QP and in {@link AsyncEvent#qpContext()} of its
  *                      events ({@link #withContext})
+ * @param singleConsumer the QP is used by one thread at a time, together with the CQs it completes
+ *                      into ({@link #withSingleConsumer}); false: any thread, any time
  */
 public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
                               int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData,
-                              BeforeConnect beforeConnect, SharedReceiveQueue srq, Object context) {
+                              BeforeConnect beforeConnect, SharedReceiveQueue srq, Object context,
+                              boolean singleConsumer) {
     /**
      * Checks the arguments.
      *
@@ -56,6 +63,7 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
      * @param beforeConnect called with the new QP before connection setup; may be null
      * @param srq           the shared receive queue, or null
      * @param context       the application's object for the QP, or null
+     * @param singleConsumer one thread at a time uses the QP and its CQs ({@link #withSingleConsumer})
      * @throws NullPointerException     when {@code pd}, {@code sendCq} or {@code recvCq} is null
      * @throws IllegalArgumentException when a depth is below 1, an SGE count outside
      *                                  1..{@link ScatterGatherList#CAPACITY} or the inline size negative
@@ -75,6 +83,28 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
         if (maxInlineData < 0) {
             throw new IllegalArgumentException("maxInlineData must be >= 0: " + maxInlineData);
         }
+    }
+
+    /**
+     * A QP any thread may use (not single-consumer).
+     *
+     * @param pd            the protection domain of the QP
+     * @param sendCq        the CQ of send-queue completions
+     * @param recvCq        the CQ of receive completions
+     * @param maxSendWr     send-queue depth (≥ 1)
+     * @param maxRecvWr     receive-queue depth (≥ 1)
+     * @param maxSendSge    SGEs per send WR (≥ 1)
+     * @param maxRecvSge    SGEs per receive WR (≥ 1)
+     * @param maxInlineData inline bytes per send WR (≥ 0)
+     * @param beforeConnect called with the new QP before connection setup; may be null
+     * @param srq           the shared receive queue, or null
+     * @param context       the application's object for the QP, or null
+     */
+    public QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                           int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData, BeforeConnect beforeConnect,
+                           SharedReceiveQueue srq, Object context) {
+        this(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, beforeConnect, srq, context,
+                false);
     }
 
     /**
@@ -180,7 +210,7 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
      */
     public QueuePairConfig withBeforeConnect(BeforeConnect hook) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, hook, srq,
-                context);
+                context, singleConsumer);
     }
 
     /**
@@ -192,7 +222,7 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
      */
     public QueuePairConfig withSge(int send, int recv) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, send, recv, maxInlineData, beforeConnect, srq,
-                context);
+                context, singleConsumer);
     }
 
     /**
@@ -203,7 +233,7 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
      */
     public QueuePairConfig withInline(int bytes) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, beforeConnect, srq,
-                context);
+                context, singleConsumer);
     }
 
     /**
@@ -215,7 +245,7 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
      */
     public QueuePairConfig withSrq(SharedReceiveQueue shared) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData,
-                beforeConnect, shared, context);
+                beforeConnect, shared, context, singleConsumer);
     }
 
     /**
@@ -229,6 +259,33 @@ public record QueuePairConfig(ProtectionDomain pd, CompletionQueue sendCq, Compl
      */
     public QueuePairConfig withContext(Object ctx) {
         return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData,
-                beforeConnect, srq, ctx);
+                beforeConnect, srq, ctx, singleConsumer);
+    }
+
+    /**
+     * The same configuration asking for a single-consumer QP (true) or one any thread may use
+     * (false, the default). A single-consumer QP is used by one thread at a time together with the
+     * CQs it completes into: its posts and every poll, spin or await of those CQs (a poll maps the
+     * QP's completions back to its requests) come from one thread, or move to another thread only
+     * across a happens-before edge (a lock, a volatile write and read, a thread start or join, a
+     * concurrent queue), as when receives are posted in the {@link BeforeConnect} hook on the
+     * connecting thread and the application thread posts and polls afterwards. Its CQs should be
+     * single-consumer too ({@link Device#createCompletionQueue(int, CompletionChannel, boolean)}),
+     * and every QP completing into them follows the same rule. {@link QueuePair#qpNum},
+     * {@link QueuePair#state}, {@link QueuePair#caps} and {@link QueuePair#context} stay callable
+     * from any thread. The QP's {@link Connection} is closed by that thread or after it stopped
+     * using the QP. The full contract, and what happens when it is broken, is in
+     * {@link CompletionQueue} ("Single-consumer mode").
+     *
+     * <p>Provider difference: DiSNI then posts and maps completions without taking a lock; soft
+     * and ffm accept the option and keep their thread-safe QP ({@link QueuePair#singleConsumer()}
+     * is false there).
+     *
+     * @param single true for a single-consumer QP
+     * @return the configuration with the option
+     */
+    public QueuePairConfig withSingleConsumer(boolean single) {
+        return new QueuePairConfig(pd, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData,
+                beforeConnect, srq, context, single);
     }
 }

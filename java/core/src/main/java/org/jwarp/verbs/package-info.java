@@ -16,7 +16,11 @@
  * {@link org.jwarp.verbs.Listener#next} and the {@link org.jwarp.verbs.ConnectionManager} calls
  * may run from several threads at once; {@code close()} of a device, protection domain or CQ comes
  * once, after the threads using it have stopped, while a connection or memory region may be
- * closed under use. The records ({@link org.jwarp.verbs.DeviceInfo},
+ * closed under use. A CQ and its queue pairs created single-consumer
+ * ({@link org.jwarp.verbs.Device#createCompletionQueue(int, org.jwarp.verbs.CompletionChannel, boolean)},
+ * {@link org.jwarp.verbs.QueuePairConfig#withSingleConsumer}) are used by one thread at a time
+ * instead, and a provider may then post and poll without locks (the contract is in
+ * {@link org.jwarp.verbs.CompletionQueue}, "Single-consumer mode"). The records ({@link org.jwarp.verbs.DeviceInfo},
  * {@link org.jwarp.verbs.QueuePairCaps}, ...) are immutable. Work requests, scatter-gather lists
  * and {@link org.jwarp.verbs.WorkCompletion}s are mutable and reusable: one thread uses an instance
  * at a time.

@@ -66,9 +66,14 @@ public abstract class ProviderContractTest extends DeviceSuite {
         UnaryOperator<QueuePairConfig> tweak = UnaryOperator.identity();
 
         Side() throws Exception {
+            this(false);
+        }
+
+        /** A side whose CQ is single-consumer when {@code single}. */
+        Side(boolean single) throws Exception {
             dev = provider.open(bindAddress());
             pd = dev.allocateProtectionDomain();
-            cq = dev.createCompletionQueue(64);
+            cq = single ? dev.createCompletionQueue(64, null, true) : dev.createCompletionQueue(64);
             buf = ByteBuffer.allocateDirect(REGION);
             mr = pd.register(buf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
             buf2 = ByteBuffer.allocateDirect(REGION2);
@@ -134,8 +139,17 @@ public abstract class ProviderContractTest extends DeviceSuite {
 
     protected Pair connect(ConnectionParameters cp, ConnectionParameters sp, UnaryOperator<QueuePairConfig> tweak)
             throws Exception {
-        Side server = new Side();
-        Side client = new Side();
+        return connect(cp, sp, tweak, false);
+    }
+
+    /** Both sides' CQs and QPs single-consumer when {@code single}. */
+    protected Pair connect(ConnectionParameters cp, ConnectionParameters sp, UnaryOperator<QueuePairConfig> tweak,
+            boolean single) throws Exception {
+        Side server = new Side(single);
+        Side client = new Side(single);
+        if (single) {
+            tweak = tweak.andThen(c -> c.withSingleConsumer(true))::apply;
+        }
         server.tweak = tweak;
         client.tweak = tweak;
         InetSocketAddress at = new InetSocketAddress(bindAddress(), nextPort());
@@ -222,6 +236,162 @@ public abstract class ProviderContractTest extends DeviceSuite {
             org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30), p::close,
                     "closing the connection and the CQs whose completion events await took");
         }
+    }
+
+    /** Whether the provider under test exploits single-consumer mode (DiSNI), else it keeps thread-safe queues. */
+    protected boolean exploitsSingleConsumer() {
+        return providerName().equals("disni");
+    }
+
+    /** A single-consumer pair: CQs and QPs made for one thread (the test's), after the accept thread's handover. */
+    private Pair connectSingle() throws Exception {
+        return connect(ConnectionParameters.builder().build(), ConnectionParameters.builder().build(),
+                UnaryOperator.identity(), true);
+    }
+
+    /**
+     * Single-consumer mode (one thread posts and polls): the option is taken where the provider
+     * exploits it and accepted elsewhere, and Send into a posted receive (RFC 5040 §5.3), RDMA Write
+     * (§5.1) and RDMA Read (§5.2) round trips move the right bytes and map every completion back to
+     * its wrId, waited for by poll, spin and await (the accept ran on another thread: the handover
+     * through the future keeps the contract).
+     */
+    @Test
+    @DisplayName("single-consumer CQs and QPs: Send, Write and Read by one thread (RFC 5040 §5.1-5.3)")
+    void singleConsumerSendWriteRead_5040_5() throws Exception {
+        try (Pair p = connectSingle()) {
+            QueuePair c = p.cc.queuePair();
+            QueuePair s = p.sc.queuePair();
+            boolean exploited = exploitsSingleConsumer();
+            assertEquals(exploited, p.client.cq.singleConsumer(), "client CQ single-consumer");
+            assertEquals(exploited, p.server.cq.singleConsumer(), "server CQ single-consumer");
+            assertEquals(exploited, c.singleConsumer(), "client QP single-consumer");
+            assertEquals(exploited, s.singleConsumer(), "server QP single-consumer");
+            assertFalse(p.client.dev.createCompletionQueue(4, null, false).singleConsumer(), "a CQ asked shared");
+            long raddr = remoteAddress(p.cc);
+            int rkey = remoteKey(p.cc);
+            SendRequest wr = new SendRequest();
+            for (int i = 0; i < 12; i++) {
+                byte[] data = new byte[64];
+                java.util.Arrays.fill(data, (byte) (i + 1));
+                p.client.buf.put(0, data);
+                s.postRecv(1000 + i, p.server.mr, 0, 64);
+                c.postSend(wr.send(i, p.client.mr, 0, 64));
+                assertEquals(i, waitOne(p.client, i), "Send completion");
+                WorkCompletion r = p.server.wcs[0];
+                assertEquals(1000 + i, waitOne(p.server, i), "receive completion");
+                assertEquals(WcOpcode.RECV, r.opcode);
+                assertEquals(64, r.byteLength);
+                byte[] got = new byte[64];
+                p.server.buf.get(0, got);
+                assertArrayEquals(data, got, "received bytes of Send " + i);
+
+                p.client.buf.put(4096, data);
+                c.postSend(wr.write(100 + i, p.client.mr, 4096, 64, raddr + 8192 + 64 * i, rkey));
+                assertEquals(100 + i, waitOne(p.client, i), "Write completion");
+                c.postSend(wr.read(200 + i, p.client.mr, 16384 + 64 * i, 64, raddr + 8192 + 64 * i, rkey));
+                assertEquals(200 + i, waitOne(p.client, i), "Read completion");
+                assertEquals(WcOpcode.RDMA_READ, p.client.wcs[0].opcode);
+                p.client.buf.get(16384 + 64 * i, got);
+                assertArrayEquals(data, got, "bytes written then read back, round " + i);
+            }
+        }
+    }
+
+    /** One successful completion on {@code side}'s CQ by poll, spin or await (by round), its wrId. */
+    private static long waitOne(Side side, int round) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        int n = 0;
+        while (n == 0 && System.nanoTime() - deadline < 0) {
+            switch (round % 3) {
+                case 0 -> n = side.cq.poll(side.wcs, 1);
+                case 1 -> n = side.cq.spin(side.wcs, 1, 1 << 16, 0);
+                default -> n = side.cq.await(side.wcs, 1, 1, TimeUnit.SECONDS);
+            }
+        }
+        assertEquals(1, n, "no completion within 60 s");
+        assertEquals(WcStatus.SUCCESS, side.wcs[0].status, side.wcs[0].toString());
+        return side.wcs[0].wrId;
+    }
+
+    /**
+     * Re-posting a request's shape (RFC 5040 §5: the same reused request posted again): a
+     * receive re-posted longer takes a longer Send, a Send re-posted shorter delivers only its new
+     * length, an unsignalled re-post raises no completion and the signalled one after it does, a
+     * Write re-posted to another remote address lands there, and a Read re-posted shorter places
+     * only its new length. Each re-post keeps the region, offset and opcode, so on DiSNI only wr_id,
+     * the length and the flags of the device's WR change; on both the shared and the
+     * single-consumer queues.
+     */
+    @Test
+    @DisplayName("a re-posted request changes only wrId, length and flags; the peer sees them (RFC 5040 §5.1-5.3)")
+    void repostChangesWrIdLengthAndFlags_5040_5() throws Exception {
+        for (boolean single : new boolean[] {false, true}) {
+            try (Pair p = connect(ConnectionParameters.builder().build(), ConnectionParameters.builder().build(),
+                    UnaryOperator.identity(), single)) {
+                QueuePair c = p.cc.queuePair();
+                QueuePair s = p.sc.queuePair();
+                SendRequest wr = new SendRequest();
+                byte[] a = filled(64, 0x11);
+                byte[] b = filled(64, 0x22);
+                String mode = single ? "single-consumer: " : "shared: ";
+
+                s.postRecv(100, p.server.mr, 0, 16);
+                p.client.buf.put(0, a);
+                c.postSend(wr.send(1, p.client.mr, 0, 16));
+                assertEquals(1, waitOne(p.client, 0), mode + "first Send");
+                assertEquals(100, waitOne(p.server, 0), mode + "first receive");
+                assertEquals(16, p.server.wcs[0].byteLength, mode + "first receive's length");
+
+                s.postRecv(101, p.server.mr, 0, 64); // the same buffer, longer
+                p.client.buf.put(0, b);
+                c.postSend(wr.send(2, p.client.mr, 0, 64)); // the same source, longer
+                assertEquals(2, waitOne(p.client, 1), mode + "re-posted Send");
+                assertEquals(101, waitOne(p.server, 1), mode + "re-posted receive, 64 bytes into it");
+                assertEquals(64, p.server.wcs[0].byteLength, mode + "re-posted receive's length");
+                assertArrayEquals(b, bytes(p.server.buf, 0, 64), mode + "bytes of the re-posted Send");
+
+                s.postRecv(102, p.server.mr, 0, 64);
+                s.postRecv(103, p.server.mr, 0, 64);
+                p.client.buf.put(0, a);
+                wr.send(3, p.client.mr, 0, 32).signaled = false;
+                c.postSend(wr);
+                assertEquals(102, waitOne(p.server, 2), mode + "receive of the unsignalled Send");
+                assertEquals(32, p.server.wcs[0].byteLength, mode + "the unsignalled re-post's length");
+                c.postSend(wr.send(4, p.client.mr, 0, 8));
+                assertEquals(4, waitOne(p.client, 2), mode + "the signalled re-post completes, the unsignalled one not");
+                assertEquals(103, waitOne(p.server, 0), mode + "receive of the signalled Send");
+                assertEquals(8, p.server.wcs[0].byteLength, mode + "the signalled re-post's length");
+
+                long raddr = remoteAddress(p.cc);
+                int rkey = remoteKey(p.cc);
+                p.client.buf.put(4096, a);
+                c.postSend(wr.write(5, p.client.mr, 4096, 64, raddr + 8192, rkey));
+                assertEquals(5, waitOne(p.client, 0), mode + "Write");
+                p.client.buf.put(4096, b);
+                c.postSend(wr.write(6, p.client.mr, 4096, 64, raddr + 12288, rkey)); // elsewhere at the peer
+                assertEquals(6, waitOne(p.client, 1), mode + "Write re-posted elsewhere");
+                c.postSend(wr.read(7, p.client.mr, 16384, 64, raddr + 8192, rkey));
+                assertEquals(7, waitOne(p.client, 2), mode + "Read");
+                c.postSend(wr.read(8, p.client.mr, 16384, 32, raddr + 12288, rkey)); // shorter, elsewhere
+                assertEquals(8, waitOne(p.client, 0), mode + "Read re-posted shorter");
+                byte[] expect = new byte[64];
+                System.arraycopy(b, 0, expect, 0, 32);
+                System.arraycopy(a, 32, expect, 32, 32);
+                assertArrayEquals(expect, bytes(p.client.buf, 16384, 64),
+                        mode + "the first Read's 64 bytes of the first Write, the second's 32 of the second");
+                assertArrayEquals(a, bytes(p.server.buf, 8192, 64), mode + "the first Write's bytes");
+                assertArrayEquals(b, bytes(p.server.buf, 12288, 64), mode + "the re-posted Write's bytes, at its own address");
+            }
+        }
+    }
+
+    private static byte[] filled(int n, int seed) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (seed + i);
+        }
+        return b;
     }
 
     @Test

@@ -22,6 +22,11 @@ import org.slf4j.LoggerFactory;
  * hands each completion to the owning queue pair, which maps the device wr_id (a ring token)
  * back to the caller's wrId and retires WRs by ring position, so it can count outstanding RDMA
  * Reads against the negotiated ORD (RFC 6581 section 9.1, RFC 5040 section 6.5).
+ *
+ * <p>Thread-safe: polls, spins and await steps are serialized on this object. A single-consumer CQ
+ * ({@link #single}) polls and spins without the monitor (its one owner thread is the application's
+ * promise, checked under {@code -ea} by {@link OwnerCheck}); await keeps its per-step monitor, so a
+ * close from another thread still ends a wait.
  */
 final class DisniCq implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(DisniCq.class);
@@ -93,13 +98,19 @@ final class DisniCq implements CompletionQueue {
      * spurious wake-up is harmless, a missed one is not).
      */
     volatile boolean solicitedUnreported;
+    /** Single-consumer mode: poll and spin take no monitor (one thread at a time, the contract). */
+    private final boolean single;
+    private final OwnerCheck owner = new OwnerCheck("completion queue");
+    /** The owner waits in await (checked mode only): a close from another thread is then allowed. */
+    private volatile boolean ownerAwaits;
 
     DisniCq(DisniDevice device, RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
-        this(device, verbs, channel, cq, capacity, null);
+        this(device, verbs, channel, cq, capacity, null, false);
     }
 
-    DisniCq(DisniDevice device, RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity, DisniChannel shared)
-            throws IOException {
+    DisniCq(DisniDevice device, RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity, DisniChannel shared,
+            boolean single) throws IOException {
+        this.single = single;
         this.device = device;
         this.shared = shared;
         this.verbs = verbs;
@@ -205,22 +216,23 @@ final class DisniCq implements CompletionQueue {
     }
 
     @Override
-    public synchronized int poll(WorkCompletion[] out, int max) {
-        if (!open) {
-            throw new IllegalStateException("completion queue is closed");
+    public boolean singleConsumer() {
+        return single;
+    }
+
+    @Override
+    public int poll(WorkCompletion[] out, int max) {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                return pollNow(out, max, 0, 0);
+            } finally {
+                owner.leave(entered);
+            }
         }
-        int want = Math.min(Math.min(max, out.length), BATCH);
-        if (want <= 0) {
-            return 0;
+        synchronized (this) {
+            return pollNow(out, max, 0, 0);
         }
-        int n = JwarpNative.pollCq(cqPtr, want, wcsAddr);
-        if (n < 0) {
-            throw new IllegalStateException("ibv_poll_cq failed: " + n);
-        }
-        for (int i = 0; i < n; i++) {
-            decode(i * WC_SIZE, out[i]);
-        }
-        return n;
     }
 
     /**
@@ -228,14 +240,29 @@ final class DisniCq implements CompletionQueue {
      * CQ's WC buffer until a completion or the bound, under this CQ's monitor like {@link #poll}
      * (the buffer and the QPs' rings are shared by every poller, and close() must not destroy the
      * CQ under the spin), so a concurrent poll, await or close waits for the spin's end, which the
-     * caller's bound limits.
+     * caller's bound limits. A single-consumer CQ spins without the monitor.
      */
     @Override
-    public synchronized int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
+    public int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
         if (maxPolls < 1 || maxNanos < 0) {
             throw new IllegalArgumentException("spin: maxPolls must be >= 1 and maxNanos >= 0, got " + maxPolls
                     + ", " + maxNanos);
         }
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                return pollNow(out, max, maxPolls, maxNanos);
+            } finally {
+                owner.leave(entered);
+            }
+        }
+        synchronized (this) {
+            return pollNow(out, max, maxPolls, maxNanos);
+        }
+    }
+
+    /** One poll ({@code maxPolls} 0) or one native spin, then the completions decoded (caller holds the monitor or owns the CQ). */
+    private int pollNow(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
         if (!open) {
             throw new IllegalStateException("completion queue is closed");
         }
@@ -243,7 +270,8 @@ final class DisniCq implements CompletionQueue {
         if (want <= 0) {
             return 0;
         }
-        int n = JwarpNative.pollCqSpin(cqPtr, want, wcsAddr, maxPolls, maxNanos);
+        int n = maxPolls == 0 ? JwarpNative.pollCq(cqPtr, want, wcsAddr)
+                : JwarpNative.pollCqSpin(cqPtr, want, wcsAddr, maxPolls, maxNanos);
         if (n < 0) {
             throw new IllegalStateException("ibv_poll_cq failed: " + n);
         }
@@ -336,6 +364,20 @@ final class DisniCq implements CompletionQueue {
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
+        if (single && OwnerCheck.CHECKED) {
+            boolean entered = owner.enter();
+            ownerAwaits = true;
+            try {
+                return awaitNow(out, max, timeout, unit);
+            } finally {
+                ownerAwaits = false;
+                owner.leave(entered);
+            }
+        }
+        return awaitNow(out, max, timeout, unit);
+    }
+
+    private int awaitNow(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         if (shared != null) {
             // the channel's events belong to its consumer: poll with short sleeps instead
@@ -395,10 +437,14 @@ final class DisniCq implements CompletionQueue {
      * once that thread has left the native wait: the events it (or the shared channel) took and had
      * not acknowledged are acknowledged first ({@code ibv_destroy_cq} would wait for them for ever);
      * an event a channel thread takes during the destroy is acknowledged by that thread at once.
-     * A second close waits for the first.
+     * A second close waits for the first. On a single-consumer CQ, close comes from the owner or
+     * after it stopped polling (checked under {@code -ea}), or while the owner awaits.
      */
     @Override
     public void close() {
+        if (single && !ownerAwaits) {
+            owner.idleOrMine();
+        }
         if (!closeStarted.compareAndSet(false, true)) {
             synchronized (this) {
                 while (open) { // the first close has not taken the monitor yet

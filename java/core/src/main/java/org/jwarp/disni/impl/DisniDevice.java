@@ -109,6 +109,10 @@ final class DisniDevice implements Device {
 
     @Override
     public CompletionQueue createCompletionQueue(int entries) throws RdmaException {
+        return createCompletionQueue(entries, null, false);
+    }
+
+    private CompletionQueue createOwnChannelCq(int entries, boolean single) throws RdmaException {
         checkOpen();
         if (entries < 1 || entries > info.maxCqe()) {
             throw new IllegalArgumentException("entries: " + entries + " outside 1.." + info.maxCqe() + " (max_cqe)");
@@ -121,7 +125,7 @@ final class DisniDevice implements Device {
             if (cq == null) {
                 throw new IOException("ibv_create_cq failed");
             }
-            DisniCq c = new DisniCq(this, verbs, ch, cq, entries);
+            DisniCq c = new DisniCq(this, verbs, ch, cq, entries, null, single);
             children.add(c);
             return c;
         } catch (IOException e) {
@@ -146,8 +150,14 @@ final class DisniDevice implements Device {
     @Override
     public CompletionQueue createCompletionQueue(int entries, org.jwarp.verbs.CompletionChannel channel)
             throws RdmaException {
+        return createCompletionQueue(entries, channel, false);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int entries, org.jwarp.verbs.CompletionChannel channel,
+            boolean singleConsumer) throws RdmaException {
         if (channel == null) {
-            return createCompletionQueue(entries);
+            return createOwnChannelCq(entries, singleConsumer);
         }
         checkOpen();
         if (!(channel instanceof DisniChannel ch)) {
@@ -161,7 +171,7 @@ final class DisniDevice implements Device {
             if (cq == null) {
                 throw new IOException("ibv_create_cq failed");
             }
-            DisniCq c = new DisniCq(this, verbs, ch.channel, cq, entries, ch);
+            DisniCq c = new DisniCq(this, verbs, ch.channel, cq, entries, ch, singleConsumer);
             c.solicitedUnreported = info.name().startsWith("siw");
             ch.add(c);
             children.add(c);
@@ -317,6 +327,7 @@ final class DisniDevice implements Device {
             q = qpFactory.create(qp, caps);
             q.useSrq(srq);
             q.useContext(c.context());
+            q.singleConsumer(c.singleConsumer());
             q.inlineShortPageCrossing(info.name().startsWith("siw"));
             scq.attach(q);
             if (rcq != scq) {

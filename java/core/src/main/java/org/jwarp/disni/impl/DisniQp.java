@@ -37,7 +37,17 @@ import org.jwarp.verbs.WorkRequestException;
  * wrIds and unsignalled WRs (which hold their slots until a later signalled one completes) never
  * leak a slot.
  *
- * <p>Thread-safe: posts and completion mapping are serialized on this object.
+ * <p>Re-posting a shape: a WR written into a slot that already holds the same shape (the same
+ * opcode, one SGE at the same address with the same lkey, the same remote address, rkey and
+ * immediate; a receive's one SGE at the same address with the same lkey), as every single-WR post
+ * of a reused request into slot 0 does, rewrites only wr_id, the SGE's length and the flags: the
+ * rest of the native WR is compared, not written again. ibv_post_send and ibv_post_recv only read
+ * the WR memory, so what was written stays there.
+ *
+ * <p>Thread-safe: posts and completion mapping are serialized on this object. A single-consumer QP
+ * ({@link #single}) takes no monitor: its one owner thread is the application's promise (the
+ * contract of {@link org.jwarp.verbs.CompletionQueue}), checked under {@code -ea} by
+ * {@link OwnerCheck}.
  */
 final class DisniQp implements QueuePair {
     static final int SEND_WR_SIZE = JwarpNative.probe(JwarpNative.PROBE_SEND_WR_SIZE);
@@ -91,6 +101,12 @@ final class DisniQp implements QueuePair {
      * before any post.
      */
     private volatile boolean inlineShortPageCrossing;
+    /**
+     * Single-consumer mode: posts and completion mapping take no monitor. Set once before the QP is
+     * handed out (published with the connection that holds it, through its final field).
+     */
+    private boolean single;
+    private final OwnerCheck owner = new OwnerCheck("queue pair");
     /** This QP as the shared post-time checks see it (RFC 5040 §7); read under this object's lock. */
     private final WorkRequestChecks.Target checks = new Checks();
 
@@ -154,6 +170,16 @@ final class DisniQp implements QueuePair {
         return (address & 4095) + len > 4096;
     }
 
+    /** Turns on single-consumer mode (before the QP is handed out). */
+    void singleConsumer(boolean on) {
+        this.single = on;
+    }
+
+    @Override
+    public boolean singleConsumer() {
+        return single;
+    }
+
     /** Attaches the shared receive queue the QP was created with (before it is handed out). */
     void useSrq(DisniSrq s) {
         this.srq = s;
@@ -202,12 +228,32 @@ final class DisniQp implements QueuePair {
     }
 
     @Override
-    public synchronized long postCalls() {
-        return postCalls;
+    public long postCalls() {
+        if (single) {
+            return postCalls;
+        }
+        synchronized (this) {
+            return postCalls;
+        }
     }
 
     @Override
-    public synchronized void postSend(SendRequest first) throws WorkRequestException {
+    public void postSend(SendRequest first) throws WorkRequestException {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                postSendNow(first);
+            } finally {
+                owner.leave(entered);
+            }
+            return;
+        }
+        synchronized (this) {
+            postSendNow(first);
+        }
+    }
+
+    private void postSendNow(SendRequest first) throws WorkRequestException {
         WorkRequestException refused = null;
         int k = 0;
         for (SendRequest wr = first; wr != null; wr = wr.next, k++) {
@@ -235,7 +281,11 @@ final class DisniQp implements QueuePair {
         }
     }
 
-    /** Writes WR k of a chain into slot k of the send buffer, or returns why it is refused. */
+    /**
+     * Writes WR k of a chain into slot k of the send buffer, or returns why it is refused. When the
+     * slot holds the same shape already ({@link #repeatedSendShape}), only wr_id, the SGE's length
+     * and the flags are written.
+     */
     private WorkRequestException writeSend(SendRequest wr, int k) {
         WorkRequestException refused = WorkRequestChecks.send(checks, wr, k);
         if (refused != null) {
@@ -243,37 +293,90 @@ final class DisniQp implements QueuePair {
         }
         SendOpcode op = wr.opcode;
         ScatterGatherList sgl = wr.sgl;
-        int n = sgl.count();
         int w = k * SEND_WR_SIZE;
+        int imm = op == SendOpcode.SEND_WITH_INVALIDATE ? wr.invalidateRkey : 0;
         int written = 0;
         long firstAddress = 0;
         int firstLength = 0;
         boolean firstOpen = false;
-        for (int j = 0; j < n; j++) {
-            int len = sgl.length(j);
-            if (len == 0) {
-                continue; // zero-length entries carry nothing; siw refuses a zero-length SGE with a null lkey
+        int one = repeatedSendShape(wr, k, imm);
+        if (one >= 0) {
+            MemoryRegion mr = sgl.region(one);
+            written = 1;
+            firstAddress = mr.address() + sgl.offset(one);
+            firstLength = sgl.length(one);
+            firstOpen = isOpen(mr);
+            sendWr.putInt(sendSge(k, 0) + SGE_LENGTH, firstLength);
+        } else {
+            int n = sgl.count();
+            for (int j = 0; j < n; j++) {
+                int len = sgl.length(j);
+                if (len == 0) {
+                    continue; // zero-length entries carry nothing; siw refuses a zero-length SGE with a null lkey
+                }
+                MemoryRegion mr = sgl.region(j);
+                int at = sendSge(k, written++);
+                firstAddress = mr.address() + sgl.offset(j);
+                firstLength = len;
+                firstOpen = isOpen(mr);
+                sendWr.putLong(at + SGE_ADDR, firstAddress);
+                sendWr.putInt(at + SGE_LENGTH, len);
+                sendWr.putInt(at + SGE_LKEY, mr.lkey());
             }
-            MemoryRegion mr = sgl.region(j);
-            int at = sendSge(k, written++);
-            firstAddress = mr.address() + sgl.offset(j);
-            firstLength = len;
-            firstOpen = mr instanceof DisniPd.DisniMr m && m.isOpen(); // a closed region completes LOC_PROT_ERR
-            sendWr.putLong(at + SGE_ADDR, firstAddress);
-            sendWr.putInt(at + SGE_LENGTH, len);
-            sendWr.putInt(at + SGE_LKEY, mr.lkey());
+            sendWr.putInt(w + WR_NUM_SGE, written);
+            sendWr.putInt(w + WR_OPCODE, op.ibvCode);
+            sendWr.putInt(w + WR_IMM, imm);
+            sendWr.putLong(w + WR_REMOTE_ADDR, wr.remoteAddress);
+            sendWr.putInt(w + WR_RKEY, wr.rkey);
         }
         sendWr.putLong(w, sq.tokenAhead(k)); // the caller's wrId stays in the ring slot
-        sendWr.putInt(w + WR_NUM_SGE, written);
-        sendWr.putInt(w + WR_OPCODE, op.ibvCode);
         boolean inline = wr.inline || inlineShortPageCrossing && written == 1 && op != SendOpcode.RDMA_READ
                 && firstOpen && firstLength <= SIW_SHORT_PAYLOAD && crossesPage(firstAddress, firstLength);
         sendWr.putInt(w + WR_FLAGS, (wr.signaled ? IBV_SEND_SIGNALED : 0) | (wr.solicited ? IBV_SEND_SOLICITED : 0)
                 | (wr.fence ? IBV_SEND_FENCE : 0) | (inline ? IBV_SEND_INLINE : 0));
-        sendWr.putInt(w + WR_IMM, op == SendOpcode.SEND_WITH_INVALIDATE ? wr.invalidateRkey : 0);
-        sendWr.putLong(w + WR_REMOTE_ADDR, wr.remoteAddress);
-        sendWr.putInt(w + WR_RKEY, wr.rkey);
         return null;
+    }
+
+    /** Whether a region is open (a closed one completes LOC_PROT_ERR: it is never sent inline). */
+    private static boolean isOpen(MemoryRegion mr) {
+        return mr instanceof DisniPd.DisniMr m && m.isOpen();
+    }
+
+    /**
+     * The index of the one non-empty SGE of {@code wr} when send slot {@code k} already holds its
+     * shape (one SGE at the same address with the same lkey; the same opcode, remote address, rkey
+     * and immediate), else -1: then the whole WR is written.
+     */
+    private int repeatedSendShape(SendRequest wr, int k, int imm) {
+        int w = k * SEND_WR_SIZE;
+        if (sendWr.getInt(w + WR_NUM_SGE) != 1 || sendWr.getInt(w + WR_OPCODE) != wr.opcode.ibvCode
+                || sendWr.getLong(w + WR_REMOTE_ADDR) != wr.remoteAddress || sendWr.getInt(w + WR_RKEY) != wr.rkey
+                || sendWr.getInt(w + WR_IMM) != imm) {
+            return -1;
+        }
+        ScatterGatherList sgl = wr.sgl;
+        int one = singleEntry(sgl);
+        return one >= 0 && sameSge(sendWr, sendSge(k, 0), sgl.region(one), sgl.offset(one)) ? one : -1;
+    }
+
+    /** The index of the only non-empty entry of {@code sgl}, or -1 when there are none or several. */
+    private static int singleEntry(ScatterGatherList sgl) {
+        int one = -1;
+        int n = sgl.count();
+        for (int j = 0; j < n; j++) {
+            if (sgl.length(j) != 0) {
+                if (one >= 0) {
+                    return -1;
+                }
+                one = j;
+            }
+        }
+        return one;
+    }
+
+    /** Whether the ibv_sge at {@code at} already names {@code off} of {@code mr} (address and lkey). */
+    private static boolean sameSge(ByteBuffer ring, int at, MemoryRegion mr, long off) {
+        return ring.getLong(at + SGE_ADDR) == mr.address() + off && ring.getInt(at + SGE_LKEY) == mr.lkey();
     }
 
     /**
@@ -371,8 +474,13 @@ final class DisniQp implements QueuePair {
     }
 
     /** Whether WRs of either queue still await a completion (flushed ones arrive after close). */
-    synchronized boolean hasOutstanding() {
-        return sq.outstanding() > 0 || rq.outstanding() > 0;
+    boolean hasOutstanding() {
+        if (single) {
+            return sq.outstanding() > 0 || rq.outstanding() > 0;
+        }
+        synchronized (this) {
+            return sq.outstanding() > 0 || rq.outstanding() > 0;
+        }
     }
 
     /**
@@ -380,7 +488,21 @@ final class DisniQp implements QueuePair {
      * wrId. A send completion retires its WR and every older unsignalled one (RFC 5040 §5.5).
      * Returns false for a token this QP does not know (the wrId is then left as the device's).
      */
-    synchronized boolean completed(WorkCompletion wc, boolean send) {
+    boolean completed(WorkCompletion wc, boolean send) {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                return completedNow(wc, send);
+            } finally {
+                owner.leave(entered);
+            }
+        }
+        synchronized (this) {
+            return completedNow(wc, send);
+        }
+    }
+
+    private boolean completedNow(WorkCompletion wc, boolean send) {
         DisniSrq s = srq;
         if (!send && s != null) {
             return s.completed(wc);
@@ -398,7 +520,21 @@ final class DisniQp implements QueuePair {
      * tag says which queue it came from; the caller's wrId and the posted opcode (RECV for a
      * receive) are filled in. Returns false for a token this QP does not know.
      */
-    synchronized boolean completedOnError(WorkCompletion wc) {
+    boolean completedOnError(WorkCompletion wc) {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                return completedOnErrorNow(wc);
+            } finally {
+                owner.leave(entered);
+            }
+        }
+        synchronized (this) {
+            return completedOnErrorNow(wc);
+        }
+    }
+
+    private boolean completedOnErrorNow(WorkCompletion wc) {
         DisniSrq s = srq;
         if (s != null && s.owns(wc.wrId)) {
             return s.completed(wc);
@@ -413,7 +549,22 @@ final class DisniQp implements QueuePair {
     }
 
     @Override
-    public synchronized void postRecv(RecvRequest first) throws WorkRequestException {
+    public void postRecv(RecvRequest first) throws WorkRequestException {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                postRecvNow(first);
+            } finally {
+                owner.leave(entered);
+            }
+            return;
+        }
+        synchronized (this) {
+            postRecvNow(first);
+        }
+    }
+
+    private void postRecvNow(RecvRequest first) throws WorkRequestException {
         WorkRequestException refused = null;
         int k = 0;
         for (RecvRequest wr = first; wr != null; wr = wr.next, k++) {
@@ -440,7 +591,22 @@ final class DisniQp implements QueuePair {
     }
 
     @Override
-    public synchronized void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
+    public void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                postRecvNow(wrId, mr, offset, length);
+            } finally {
+                owner.leave(entered);
+            }
+            return;
+        }
+        synchronized (this) {
+            postRecvNow(wrId, mr, offset, length);
+        }
+    }
+
+    private void postRecvNow(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
         WorkRequestException refused = writeRecv(wrId, null, mr, offset, length, 0);
         if (refused != null) {
             throw refused;
@@ -455,17 +621,27 @@ final class DisniQp implements QueuePair {
         }
     }
 
-    /** Writes receive WR k (from {@code sgl}, or the single buffer when sgl is null), or returns why not. */
+    /**
+     * Writes receive WR k (from {@code sgl}, or the single buffer when sgl is null), or returns why
+     * not. When the slot holds one SGE at the same address with the same lkey already, only wr_id
+     * and the SGE's length are written.
+     */
     private WorkRequestException writeRecv(long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen,
             int k) {
         WorkRequestException refused = WorkRequestChecks.recv(checks, sgl, one, oneOff, oneLen, k);
+        int j = sgl == null ? (oneLen != 0 ? 0 : -1) : singleEntry(sgl);
         if (refused != null) {
             return refused;
         }
-        int written = putRecvSges(recvWr, recvSge(k, 0), sgl, one, oneOff, oneLen);
         int w = k * RECV_WR_SIZE;
+        int at = recvSge(k, 0);
+        if (j >= 0 && recvWr.getInt(w + WR_NUM_SGE) == 1
+                && sameSge(recvWr, at, sgl == null ? one : sgl.region(j), sgl == null ? oneOff : sgl.offset(j))) {
+            recvWr.putInt(at + SGE_LENGTH, sgl == null ? oneLen : sgl.length(j));
+        } else {
+            recvWr.putInt(w + WR_NUM_SGE, putRecvSges(recvWr, at, sgl, one, oneOff, oneLen));
+        }
         recvWr.putLong(w, rq.tokenAhead(k)); // the caller's wrId stays in the ring slot
-        recvWr.putInt(w + WR_NUM_SGE, written);
         return null;
     }
 
