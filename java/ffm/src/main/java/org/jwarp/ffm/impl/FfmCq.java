@@ -314,12 +314,14 @@ public final class FfmCq implements CompletionQueue {
         boolean first = true;
         while (true) {
             int n;
+            long taken = 0;
             synchronized (this) {
                 if (!open && !first) {
                     return 0; // closed while this thread waited
                 }
                 n = poll(out, max);
                 if (n == 0 && own != null) {
+                    taken = own.taken(); // an event taken after this read may have disarmed the arming below
                     int rc = arm(false);
                     if (rc != 0) {
                         throw new IllegalStateException("ibv_req_notify_cq on " + device.name + " failed with "
@@ -340,7 +342,7 @@ public final class FfmCq implements CompletionQueue {
                 throw new InterruptedException();
             }
             if (own != null) {
-                if (!own.sleep(left)) {
+                if (!own.sleep(left, taken)) {
                     return 0;
                 }
             } else {
@@ -361,7 +363,7 @@ public final class FfmCq implements CompletionQueue {
 
     /** Events {@link #await} took from the CQ's own channel (tests; 0 on a CQ of a consumer's channel). */
     long awaitEvents() {
-        return own == null ? 0 : own.events();
+        return own == null ? 0 : own.taken();
     }
 
     /**
