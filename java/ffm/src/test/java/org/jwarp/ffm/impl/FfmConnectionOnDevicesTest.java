@@ -475,6 +475,35 @@ class FfmConnectionOnDevicesTest {
         }
     }
 
+    /**
+     * A protection domain closed while a QP made in it still receives from its shared receive
+     * queue destroys the QP first: ibv_destroy_srq refuses (EBUSY) while a QP is attached, and
+     * the SRQ would leak.
+     */
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7485", "10.78.0.1, 7486"})
+    void closingADomainClosesItsQueuePairsBeforeItsSharedReceiveQueues(String address, int port) throws RdmaException {
+        try (FfmCmChannel ch = FfmCmChannel.create()) {
+            FfmCmId id = FfmCmId.create(ch);
+            FfmContext device = null;
+            try {
+                id.resolve(new InetSocketAddress(InetAddress.ofLiteral(address), port), 5_000);
+                device = FfmContext.adopt(id.verbs());
+                FfmPd pd = device.allocatePd();
+                FfmCq cq = device.createCq(16);
+                FfmSrq srq = (FfmSrq) pd.createSharedReceiveQueue(16, 1);
+                FfmQp qp = FfmQp.create(id, pd, cq, cq, srq, 16, 16, 1, 1, 0);
+                pd.close();
+                assertTrue(qp.isClosed(), "the QP outlived its protection domain and kept the SRQ busy");
+            } finally {
+                id.close();
+                if (device != null) {
+                    device.close();
+                }
+            }
+        }
+    }
+
     /** Awaits one completion. */
     private static WorkCompletion awaited(FfmCq cq, WorkCompletion[] out) {
         try {
