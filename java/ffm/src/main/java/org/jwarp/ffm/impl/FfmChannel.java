@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * acknowledges {@link FfmCq#CHANNEL_ACK_BATCH} at a time, the rest when it closes. Nothing is
  * allocated per event.
  *
- * <p>Thread-safe: several threads may wait; an event another thread took makes the loser
- * ({@code EAGAIN}) poll again.
+ * <p>Thread-safe: several threads may wait (one in poll(2) at a time, the others queued behind it);
+ * an event another thread took makes the loser ({@code EAGAIN}) poll again. After close() only
+ * the thread in poll(2) finishes its slice; the queued ones leave without one.
  */
 final class FfmChannel implements CompletionChannel {
     private static final Logger LOG = LoggerFactory.getLogger(FfmChannel.class);
@@ -270,6 +271,9 @@ final class FfmChannel implements CompletionChannel {
             int ms = (int) Math.max(0, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left + 999_999L)));
             long cq = 0;
             synchronized (taken) {
+                if (!open) {
+                    return null; // closed while this thread queued behind another waiter's slice
+                }
                 if (waitReadable(takeState, pollfd, 1, ms, device.name) && open) {
                     cq = takeEvent(takeState, channel, taken, takenContext, device.name);
                 }
