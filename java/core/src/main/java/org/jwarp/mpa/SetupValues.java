@@ -31,8 +31,14 @@ public record SetupValues(int ird, int ord, boolean peerToPeer, Set<RtrType> rtr
     public static final SetupValues DEFAULTS = new SetupValues(16, 16, true, EnumSet.of(RtrType.WRITE, RtrType.READ),
             true, false, new byte[0], MpaFrameLimits.RFC);
 
-    /** Copies the set and the bytes; null private data is empty. */
+    /**
+     * Copies the set and the bytes; null private data is empty.
+     *
+     * @throws IllegalArgumentException when the IRD or ORD is outside 0..16383 (RFC 6581 §9.1)
+     */
     public SetupValues {
+        FieldChecks.irdOrd("ird", ird);
+        FieldChecks.irdOrd("ord", ord);
         rtrTypes = Collections.unmodifiableSet(RtrType.mutableCopy(rtrTypes));
         ulpPrivateData = FieldChecks.privateDataCopy(ulpPrivateData);
         Objects.requireNonNull(limits, "limits");

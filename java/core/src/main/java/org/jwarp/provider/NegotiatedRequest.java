@@ -66,7 +66,8 @@ public abstract class NegotiatedRequest implements ConnectionRequest {
      */
     protected final void decide() throws RdmaException {
         if (decided) {
-            throw new RdmaException("connection request from " + remote + " was already accepted or rejected");
+            throw new RdmaException("connection request from " + (remote == null ? "an unknown address" : remote)
+                    + " was already accepted or rejected");
         }
         decided = true;
     }

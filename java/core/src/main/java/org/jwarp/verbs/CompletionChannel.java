@@ -31,8 +31,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safety: {@link #next} may run from several threads at once; each event goes to exactly
  * one of them. {@link #listen} starts one dispatching thread per call. {@link #close()} comes once,
- * after the channel's CQs were closed; a thread waiting in {@code next} then returns null (soft)
- * or at its timeout (DiSNI: within 100 ms).
+ * after the channel's CQs were closed; a thread waiting in {@code next} then returns null (soft;
+ * {@code ffm}: within 100 ms, and the close waits up to 2 s for the waiters to leave before it
+ * destroys the channel) or at its timeout (DiSNI: within 100 ms).
  */
 public interface CompletionChannel extends AutoCloseable {
     /**
@@ -70,7 +71,8 @@ public interface CompletionChannel extends AutoCloseable {
 
     /**
      * Destroys the channel. Call it once, after every CQ created on it was closed; threads waiting
-     * in {@link #next} then return null (soft) or at their timeout (DiSNI: within 100 ms).
+     * in {@link #next} then return null (soft; {@code ffm}: within 100 ms) or at their timeout (DiSNI:
+     * within 100 ms).
      */
     @Override
     void close();

@@ -6,18 +6,23 @@ import java.util.concurrent.TimeUnit;
  * A completion queue (ibv_cq; the completions of RFC 5040 §5.5): poll without blocking, or wait for
  * completions with a timeout.
  *
- * <p>Thread-safety: {@link #poll} and {@link #await} may run from several threads at once, on both
- * providers; every completion is returned to exactly one caller, and completions of one work queue
+ * <p>Thread-safety: {@link #poll} and {@link #await} may run from several threads at once, on every
+ * provider; every completion is returned to exactly one caller, and completions of one work queue
  * come out in their order. Soft: one awaiting thread at a time reads the streams' sockets (the
  * leader), the others park on the CQ and are woken per completion; a close wakes them all. DiSNI:
  * polls of one CQ are serialized, and an awaiting thread waits in one native call (poll, arm, poll,
  * block on the CQ's completion channel, poll) holding that serialization for at most 100 ms at a
  * time, so a concurrent poll, spin or second await on the same CQ may wait up to 100 ms (or until
- * a completion ends the wait); an interrupt is seen within 100 ms. Either provider's CQ may be
- * closed under a waiter, which then returns at once: 0, or (soft) the completions still queued.
+ * a completion ends the wait); an interrupt is seen within 100 ms. {@code ffm}: polls of one CQ
+ * are serialized for one {@code ibv_poll_cq} each; an awaiting thread polls, arms and polls under
+ * that serialization, then sleeps outside it on the CQ's own completion channel in slices of at
+ * most 100 ms (one sleeper at a time, the other awaiting threads queue behind it and arm again
+ * when an event disarmed the CQ meanwhile), so a concurrent poll or spin is not held up by a
+ * sleeper; an interrupt is seen within 100 ms. Every provider's CQ may be closed under a waiter,
+ * which then returns at once: 0, or (soft) the completions still queued.
  * {@link #requestNotify} may be called from any thread. On a CQ created on a
- * {@link CompletionChannel}, DiSNI's {@link #await} polls with short sleeps (the channel's events
- * belong to the channel's consumer); soft's is unchanged.
+ * {@link CompletionChannel}, DiSNI's and {@code ffm}'s {@link #await} poll with short sleeps (the
+ * channel's events belong to the channel's consumer); soft's is unchanged.
  *
  * <p><b>Single-consumer mode</b> ({@link Device#createCompletionQueue(int, CompletionChannel, boolean)},
  * {@link QueuePairConfig#withSingleConsumer}). An application whose CQ and queue pairs are driven by
@@ -67,7 +72,7 @@ import java.util.concurrent.TimeUnit;
  *       and its outstanding WRs flush. The flushed completions enter the CQ only while it has room:
  *       those that find it full are lost like the first one (as with ibverbs, no WR_FLUSH_ERR is
  *       owed for them), so poll what is there and do not wait for the rest;</li>
- *   <li>DiSNI: the kernel's CQ_ERROR only; the queue pairs are the device's (rxe leaves them as they
+ *   <li>DiSNI and {@code ffm}: the kernel's CQ_ERROR only; the queue pairs are the device's (rxe leaves them as they
  *       are, siw ends the stream whose receive found the CQ full, so both sides see the connection
  *       end).</li>
  * </ul>
@@ -79,10 +84,10 @@ import java.util.concurrent.TimeUnit;
  * error completion of the WR concerned, the QP's other outstanding WRs flushed
  * ({@link WcStatus#WR_FLUSH_ERR}), the QP in {@link QueuePair.QpState#ERR}, the TERM at the peer,
  * and the QP event the device raises ({@link AsyncEvent.Type#QP_FATAL} on the soft provider; on
- * DiSNI what the kernel device raises), while the other QPs on the CQ go on. The only exception
+ * DiSNI and {@code ffm} what the kernel device raises), while the other QPs on the CQ go on. The only exception
  * {@link #poll} and {@link #spin} throw for a CQ that cannot be polled is
- * {@link IllegalStateException}: DiSNI, a closed CQ or {@code ibv_poll_cq} failing (the device
- * failed); soft, never (a closed soft CQ returns the completions still queued, then 0).
+ * {@link IllegalStateException}: DiSNI and {@code ffm}, a closed CQ or {@code ibv_poll_cq} failing
+ * (the device failed); soft, never (a closed soft CQ returns the completions still queued, then 0).
  */
 public interface CompletionQueue extends AutoCloseable {
     /**
@@ -99,7 +104,7 @@ public interface CompletionQueue extends AutoCloseable {
      * @param out the caller's preallocated completions, overwritten in place
      * @param max the most completions to take, at most {@code out.length}
      * @return the number of completions taken, 0 when the CQ is empty
-     * @throws IllegalStateException DiSNI: the CQ is closed or the device failed the poll (see
+     * @throws IllegalStateException DiSNI, {@code ffm}: the CQ is closed or the device failed the poll (see
      *                               Failures above; a QP's failure is never thrown here)
      */
     int poll(WorkCompletion[] out, int max);
@@ -114,7 +119,7 @@ public interface CompletionQueue extends AutoCloseable {
      *
      * <p>Provider difference: DiSNI spins in one native call ({@code ibv_poll_cq} in a loop), holding
      * the CQ's lock, so a concurrent {@link #poll}, {@link #await} or {@link #close} on the same CQ
-     * waits until the spin ends (at most the bound). The default (and the soft provider) loops over
+     * waits until the spin ends (at most the bound). The default (the soft and {@code ffm} providers) loops over
      * {@link #poll}, which other threads may enter between two polls.
      *
      * <p>A failure of a QP's data path met during the spin surfaces as through {@link #poll} and
@@ -127,7 +132,7 @@ public interface CompletionQueue extends AutoCloseable {
      * @param maxNanos the longest spin in nanoseconds, 0 for no time bound (then {@code maxPolls} ends it)
      * @return the number of completions taken, 0 when a bound was reached with the CQ empty
      * @throws IllegalArgumentException when {@code maxPolls < 1} or {@code maxNanos < 0}
-     * @throws IllegalStateException    as {@link #poll} (DiSNI: the CQ is closed or the device failed the poll)
+     * @throws IllegalStateException    as {@link #poll} (DiSNI, {@code ffm}: the CQ is closed or the device failed the poll)
      */
     default int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
         if (maxPolls < 1 || maxNanos < 0) {
@@ -184,7 +189,7 @@ public interface CompletionQueue extends AutoCloseable {
      * {@link CompletionChannel}).
      *
      * <p>Provider difference: kernel siw never raises a solicited-only event for a receive, so on
-     * siw devices the DiSNI provider arms for every completion instead (the waiter may wake for an
+     * siw devices the DiSNI and {@code ffm} providers arm for every completion instead (the waiter may wake for an
      * unsolicited Send; it never sleeps through a solicited one).
      *
      * @param solicitedOnly true: raise the event only for a solicited Send or an error completion;

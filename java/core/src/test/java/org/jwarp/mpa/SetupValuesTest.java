@@ -41,4 +41,17 @@ class SetupValuesTest {
         assertEquals("maxIrd: 16384 is outside the 14-bit range 0..16383 (RFC 6581 §9.1)", e.getMessage());
         assertEquals(0x3FFF, SetupValues.DEFAULTS.withOrd("ord", 0x3FFF).ord());
     }
+
+    @Test
+    @DisplayName("RFC 6581 §9.1: the canonical constructor refuses an IRD or ORD outside 14 bits, as the with methods do")
+    void canonicalConstructorChecksIrdOrd_6581_9_1() {
+        IllegalArgumentException ird = assertThrows(IllegalArgumentException.class, () -> new SetupValues(-1, 16, true,
+                Set.of(RtrType.WRITE), true, false, null, MpaFrameLimits.RFC));
+        assertEquals("ird: -1 is outside the 14-bit range 0..16383 (RFC 6581 §9.1)", ird.getMessage());
+        IllegalArgumentException ord = assertThrows(IllegalArgumentException.class, () -> new SetupValues(16, 0x4000, true,
+                Set.of(RtrType.WRITE), true, false, null, MpaFrameLimits.RFC));
+        assertEquals("ord: 16384 is outside the 14-bit range 0..16383 (RFC 6581 §9.1)", ord.getMessage());
+        assertEquals(0x3FFF, new SetupValues(0x3FFF, 0, true, Set.of(RtrType.WRITE), true, false, null,
+                MpaFrameLimits.RFC).ird());
+    }
 }

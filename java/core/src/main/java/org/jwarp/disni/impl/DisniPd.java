@@ -117,7 +117,7 @@ final class DisniPd implements ProtectionDomain {
         life.readLock().lock();
         try {
             checkOpen();
-            DisniSrq s = new DisniSrq(device, this, maxWr, maxSge);
+            DisniSrq s = DisniSrq.create(device, this, maxWr, maxSge);
             srqs.add(s);
             device.track(s);
             return s;

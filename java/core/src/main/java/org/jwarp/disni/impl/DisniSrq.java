@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.SrqBase;
 import org.jwarp.provider.SrqSlots;
 import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.provider.WrRing;
@@ -12,7 +13,6 @@ import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RecvRequest;
 import org.jwarp.verbs.ScatterGatherList;
-import org.jwarp.verbs.SharedReceiveQueue;
 import org.jwarp.verbs.WorkCompletion;
 import org.jwarp.verbs.WorkRequestException;
 import org.slf4j.Logger;
@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: posts and completion mapping are serialized on this object.
  */
-final class DisniSrq implements SharedReceiveQueue {
+final class DisniSrq extends SrqBase {
     private static final Logger LOG = LoggerFactory.getLogger(DisniSrq.class);
     static final long TAG = SrqSlots.TAG;
     static final long TAG_MASK = 0b11L << 62;
@@ -41,40 +41,39 @@ final class DisniSrq implements SharedReceiveQueue {
     /** What a region is to this queue for the post-time checks: its buffers serve QPs of this domain (RFC 5041 §8.2). */
     private final WorkRequestChecks.Regions regions;
     final long srqPtr;
-    private final int capacity;
-    private final int maxSge;
     private final ByteBuffer wr;
     private final long wrAddr;
-    private final SrqSlots slots;
-    private volatile boolean open = true;
-    /** The armed limit as this side knows it (some providers do not report it back through ibv_query_srq). */
-    private volatile int armedLimit;
 
-    DisniSrq(DisniDevice device, DisniPd pd, int maxWr, int maxSge) throws RdmaException {
+    private DisniSrq(DisniDevice device, DisniPd pd, long srqPtr, int capacity, int maxSge) {
+        super(capacity, maxSge);
         this.device = device;
         this.pd = pd;
         this.regions = r -> DisniQp.verdict(pd, r);
+        this.srqPtr = srqPtr;
+        int stride = DisniQp.RECV_WR_SIZE + maxSge * DisniQp.SGE_SIZE;
+        wr = ByteBuffer.allocateDirect(capacity * stride).order(ByteOrder.nativeOrder());
+        wrAddr = MemoryUtils.getAddress(wr);
+        for (int i = 0; i < capacity; i++) {
+            wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_NEXT,
+                    i + 1 < capacity ? wrAddr + (long) (i + 1) * DisniQp.RECV_WR_SIZE : 0L);
+            wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_SG_LIST, wrAddr + sge(i, 0));
+        }
+        LOG.debug("SRQ 0x{} max_wr {} max_sge {}", Long.toHexString(srqPtr), capacity, maxSge);
+    }
+
+    /** Creates an SRQ in {@code pd} with at least {@code maxWr} buffers of up to {@code maxSge} SGEs. */
+    static DisniSrq create(DisniDevice device, DisniPd pd, int maxWr, int maxSge) throws RdmaException {
         ByteBuffer granted = ByteBuffer.allocateDirect(JwarpNative.SRQ_SIZE).order(ByteOrder.nativeOrder());
+        long ptr;
         try {
-            this.srqPtr = JwarpNative.srqCreate(CmDispatcher.ptr(pd.pd), maxWr, maxSge, granted);
+            ptr = JwarpNative.srqCreate(CmDispatcher.ptr(pd.pd), maxWr, maxSge, granted);
         } catch (IOException e) {
             throw new RdmaException("ibv_create_srq(max_wr " + maxWr + ", max_sge " + maxSge + "): " + e.getMessage(), e);
         }
-        int cap = Math.max(maxWr, granted.getInt(JwarpNative.SRQ_MAX_WR));
-        if (cap > SrqSlots.MAX_SLOTS) {
-            cap = SrqSlots.MAX_SLOTS; // more than the tokens can name: use no more than that many
-        }
-        this.capacity = cap;
-        this.maxSge = Math.max(1, Math.min(maxSge, granted.getInt(JwarpNative.SRQ_MAX_SGE)));
-        int stride = DisniQp.RECV_WR_SIZE + this.maxSge * DisniQp.SGE_SIZE;
-        wr = ByteBuffer.allocateDirect(cap * stride).order(ByteOrder.nativeOrder());
-        wrAddr = MemoryUtils.getAddress(wr);
-        for (int i = 0; i < cap; i++) {
-            wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_NEXT, i + 1 < cap ? wrAddr + (long) (i + 1) * DisniQp.RECV_WR_SIZE : 0L);
-            wr.putLong(i * DisniQp.RECV_WR_SIZE + DisniQp.WR_SG_LIST, wrAddr + sge(i, 0));
-        }
-        slots = new SrqSlots(cap);
-        LOG.debug("SRQ 0x{} max_wr {} max_sge {}", Long.toHexString(srqPtr), capacity, this.maxSge);
+        // more than the tokens can name: use no more than that many
+        int cap = Math.min(Math.max(maxWr, granted.getInt(JwarpNative.SRQ_MAX_WR)), SrqSlots.MAX_SLOTS);
+        int sge = Math.max(1, Math.min(maxSge, granted.getInt(JwarpNative.SRQ_MAX_SGE)));
+        return new DisniSrq(device, pd, ptr, cap, sge);
     }
 
     private int sge(int w, int j) {
@@ -82,52 +81,9 @@ final class DisniSrq implements SharedReceiveQueue {
     }
 
     @Override
-    public int capacity() {
-        return capacity;
-    }
-
-    @Override
-    public int maxSge() {
-        return maxSge;
-    }
-
-    /** Posted buffers whose completion has not been polled yet (a slot is freed at the poll). */
-    @Override
-    public synchronized int posted() {
-        return slots.posted();
-    }
-
-    /**
-     * Serialized with {@link #close()} (never modifies a destroyed SRQ). The limit is recorded
-     * before the device is told, so an SRQ_LIMIT_REACHED raised right after arming (which resets it
-     * to 0) is not overwritten; a refused arm restores the previous value.
-     */
-    @Override
-    public synchronized void armLimit(int limit) throws RdmaException {
-        if (limit < 0 || limit >= capacity) {
-            throw new RdmaException("srq_limit " + limit + " outside 0.." + (capacity - 1) + " (max_wr " + capacity + ")");
-        }
-        if (!open) {
-            throw new RdmaException("armLimit: shared receive queue is closed");
-        }
-        int before = armedLimit;
-        armedLimit = limit;
+    protected String arm(int limit) {
         int rc = JwarpNative.srqArm(srqPtr, limit);
-        if (rc != 0) {
-            armedLimit = before;
-            throw new RdmaException("ibv_modify_srq(IBV_SRQ_LIMIT " + limit + ") failed with errno " + rc);
-        }
-    }
-
-    /** The armed limit; 0 once IBV_EVENT_SRQ_LIMIT_REACHED arrived (the device disarms it). */
-    @Override
-    public int limit() {
-        return armedLimit;
-    }
-
-    /** The device raised the limit event: it disarmed the limit. */
-    void limitReached() {
-        armedLimit = 0;
+        return rc == 0 ? null : "errno " + rc;
     }
 
     @Override
@@ -177,7 +133,7 @@ final class DisniSrq implements SharedReceiveQueue {
 
     /** Writes WR k of a chain into entry k, taking a free slot; or returns why it is refused. */
     private WorkRequestException write(int k, long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen) {
-        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, !open, slots.full(), capacity, maxSge, sgl,
+        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, !isOpen(), slots.full(), capacity, maxSge, sgl,
                 one, oneOff, oneLen, k);
         if (refused != null) {
             return refused;
@@ -189,25 +145,11 @@ final class DisniSrq implements SharedReceiveQueue {
         return null;
     }
 
-    /** Whether {@code token} is one of this SRQ's (by tag and generation). */
-    boolean owns(long token) {
-        return slots.owns(token);
-    }
-
-    /**
-     * A receive completion (success or error) with one of this SRQ's tokens: its slot retires and
-     * the caller's wrId replaces the token. False for a stale or foreign token.
-     */
-    synchronized boolean completed(WorkCompletion wc) {
-        return slots.completed(wc);
-    }
-
     @Override
     public synchronized void close() {
-        if (!open) {
+        if (!markClosed()) {
             return;
         }
-        open = false;
         int rc = JwarpNative.srqDestroy(srqPtr);
         if (rc != 0) {
             LOG.warn("ibv_destroy_srq returned errno {} (a QP still uses it?): the native SRQ leaked", rc);

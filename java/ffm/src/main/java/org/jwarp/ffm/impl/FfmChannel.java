@@ -11,15 +11,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
-import org.jwarp.ground.SnapshotArrays;
-import org.jwarp.provider.ChannelDispatcher;
-import org.jwarp.verbs.CompletionChannel;
-import org.jwarp.verbs.CompletionQueue;
+import org.jwarp.provider.ConsumerChannel;
 import org.jwarp.verbs.RdmaException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,12 +25,12 @@ import org.slf4j.LoggerFactory;
  * acknowledges {@link FfmCq#CHANNEL_ACK_BATCH} at a time, the rest when it closes. Nothing is
  * allocated per event.
  *
- * <p>Thread-safe: several threads may wait; an event another thread took makes the loser
- * ({@code EAGAIN}) poll again.
+ * <p>Thread-safe: several threads may wait (one in poll(2) at a time, the others queued behind it);
+ * an event another thread took makes the loser ({@code EAGAIN}) poll again. After close() only
+ * the thread in poll(2) finishes its slice; the queued ones leave without one.
  */
-final class FfmChannel implements CompletionChannel {
+final class FfmChannel extends ConsumerChannel<FfmCq> {
     private static final Logger LOG = LoggerFactory.getLogger(FfmChannel.class);
-    private static final int SLICE_MS = 100;
     static final int EINTR = 4;
     static final int EAGAIN = 11;
     static final short POLLIN = 1;
@@ -105,14 +97,9 @@ final class FfmChannel implements CompletionChannel {
     private final MemorySegment taken = arena.allocate(ADDRESS, 2);
     private final MemorySegment takenContext = taken.asSlice(ADDRESS.byteSize());
     private final MemorySegment takeState = arena.allocate(Ibv.CALL_STATE);
-    private volatile FfmCq[] cqs = NO_CQS;
-    private volatile boolean open = true;
-    /** Threads inside {@link #next}: close waits for them before it destroys the channel. */
-    private final AtomicInteger inside = new AtomicInteger();
-    private final AtomicLong events = new AtomicLong();
-    private final ChannelDispatcher.Listeners listeners = new ChannelDispatcher.Listeners();
 
     private FfmChannel(FfmContext device, MemorySegment channel) {
+        super(NO_CQS);
         this.device = device;
         this.channel = channel;
         pollfd.set(JAVA_INT, 0, fd(channel));
@@ -237,62 +224,43 @@ final class FfmChannel implements CompletionChannel {
         return device == ctx;
     }
 
-    boolean isOpen() {
-        return open;
-    }
-
-    synchronized void add(FfmCq cq) {
-        cqs = SnapshotArrays.with(cqs, cq);
-    }
-
-    synchronized void forget(FfmCq cq) {
-        cqs = SnapshotArrays.without(cqs, cq, NO_CQS);
-    }
 
     @Override
-    public CompletionQueue next(long timeout, TimeUnit unit) throws InterruptedException {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        inside.incrementAndGet();
+    protected long takeEvent(int ms) {
         try {
-            return take(deadline);
-        } catch (RuntimeException | Error | InterruptedException e) {
+            synchronized (taken) {
+                if (!isOpen()) {
+                    return 0; // closed while this thread queued behind another waiter's slice
+                }
+                if (waitReadable(takeState, pollfd, 1, ms, device.name) && isOpen()) {
+                    return FfmChannel.takeEvent(takeState, channel, taken, takenContext, device.name);
+                }
+                return 0;
+            }
+        } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ibv_get_cq_event", t);
-        } finally {
-            inside.decrementAndGet();
         }
     }
 
-    private CompletionQueue take(long deadline) throws Throwable {
-        while (open) {
-            long left = deadline - System.nanoTime();
-            int ms = (int) Math.max(0, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(left + 999_999L)));
-            long cq = 0;
-            synchronized (taken) {
-                if (waitReadable(takeState, pollfd, 1, ms, device.name) && open) {
-                    cq = takeEvent(takeState, channel, taken, takenContext, device.name);
-                }
-            }
-            if (cq != 0) {
-                events.incrementAndGet();
-                for (FfmCq c : cqs) {
-                    if (c.cq.address() == cq) {
-                        c.channelEventTaken();
-                        return c;
-                    }
-                }
-                LOG.debug("completion event of an unknown CQ 0x{}: acknowledged", Long.toHexString(cq));
-                ACK_CQ_EVENTS.invokeExact(MemorySegment.ofAddress(cq), 1);
-            }
-            if (Thread.interrupted()) {
-                throw new InterruptedException();
-            }
-            if (System.nanoTime() - deadline >= 0) {
-                return null;
-            }
+    @Override
+    protected long address(FfmCq cq) {
+        return cq.cq.address();
+    }
+
+    @Override
+    protected void eventTaken(FfmCq cq) {
+        cq.channelEventTaken();
+    }
+
+    @Override
+    protected void ackUnknown(long cq) {
+        try {
+            ACK_CQ_EVENTS.invokeExact(MemorySegment.ofAddress(cq), 1);
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed("ibv_ack_cq_events", t);
         }
-        return null;
     }
 
     /**
@@ -336,16 +304,6 @@ final class FfmChannel implements CompletionChannel {
         return cq.get(JAVA_LONG, 0);
     }
 
-    @Override
-    public AutoCloseable listen(CompletionHandler handler, Executor executor) {
-        return listeners.listen(this, handler, executor);
-    }
-
-    @Override
-    public long events() {
-        return events.get();
-    }
-
     /**
      * Stops the listeners, lets the waiters leave (within one slice), then destroys the channel.
      * A CQ still on it keeps it alive natively ({@code ibv_destroy_comp_channel} refuses with
@@ -353,19 +311,11 @@ final class FfmChannel implements CompletionChannel {
      */
     @Override
     public void close() {
-        synchronized (this) {
-            if (!open) {
-                return;
-            }
-            open = false;
-        }
-        listeners.closeAll();
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        while (inside.get() > 0 && System.nanoTime() - until < 0) {
-            LockSupport.parkNanos(1_000_000L);
+        if (!beginClose()) {
+            return;
         }
         device.forget(this);
-        if (destroyNative(channel, device.name) && inside.get() == 0) {
+        if (destroyNative(channel, device.name) && noWaiters()) {
             arena.close();
         }
     }

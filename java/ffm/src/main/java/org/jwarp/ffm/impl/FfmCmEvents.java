@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * idle device costs nothing and a peer's DISCONNECTED is answered as it comes
  * ({@link FfmConnection#readEvents}), not only when the application closes. On the IB CM (RoCE)
  * only the local rdma_disconnect moves the QP to the error state, so the responder's posted WRs
- * flush then.
+ * flush then. Should the reader stop on a failure, every connection it watched, and every one
+ * established after, ends as a failed connection ({@link FfmConnection#readerStopped}) instead of
+ * looking open without ever learning of a disconnect.
  */
 final class FfmCmEvents implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FfmCmEvents.class);
@@ -33,6 +35,8 @@ final class FfmCmEvents implements AutoCloseable {
     private volatile FfmConnection[] watched = NONE;
     private Thread thread;
     private volatile boolean running = true;
+    /** Why the reader stopped on a failure, or null (guarded by this). */
+    private String failure;
     /** Written by the reader only. */
     private volatile long wakeUps;
 
@@ -42,15 +46,22 @@ final class FfmCmEvents implements AutoCloseable {
     }
 
     /** Reads {@code c}'s events from now on (starting the device's reader on the first connection). */
-    synchronized void watch(FfmConnection c) {
-        if (!running) {
-            return;
+    void watch(FfmConnection c) {
+        String failed;
+        synchronized (this) {
+            failed = failure;
+            if (running) {
+                watched = SnapshotArrays.with(watched, c);
+                if (thread == null) {
+                    thread = Thread.ofPlatform().daemon().name("jwarp-ffm-cm-" + name).start(this::run);
+                } else {
+                    FfmChannel.signal(wakeFd);
+                }
+                return;
+            }
         }
-        watched = SnapshotArrays.with(watched, c);
-        if (thread == null) {
-            thread = Thread.ofPlatform().daemon().name("jwarp-ffm-cm-" + name).start(this::run);
-        } else {
-            FfmChannel.signal(wakeFd);
+        if (failed != null) {
+            c.readerStopped(failed);
         }
     }
 
@@ -113,14 +124,29 @@ final class FfmCmEvents implements AutoCloseable {
                 }
             }
         } catch (Throwable t) {
-            LOG.error("{}: the rdma_cm event reader stopped: {}; {} connection(s) no longer learn of a disconnect",
-                    name, t.toString(), watched.length);
+            String why = t.toString();
+            FfmConnection[] left;
+            synchronized (this) {
+                failure = why;
+                running = false;
+                left = watched;
+                watched = NONE;
+            }
+            LOG.error("{}: the rdma_cm event reader stopped: {}; its {} connection(s) end as failed", name, t, left.length);
+            for (FfmConnection c : left) {
+                c.readerStopped(why);
+            }
         } finally {
             synchronized (this) {
                 running = false;
             }
             FfmChannel.closeFd(wakeFd);
         }
+    }
+
+    /** The eventfd that wakes the reader (tests: a failure of the reader is injected through it). */
+    int wakeFd() {
+        return wakeFd;
     }
 
     private void read(FfmConnection c) {

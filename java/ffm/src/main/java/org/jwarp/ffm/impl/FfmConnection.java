@@ -33,6 +33,8 @@ final class FfmConnection implements Connection {
     private volatile boolean peerGone;
     /** rdma_get_cm_event failed on the channel: it is not read again. */
     private volatile boolean channelBroken;
+    /** The device's rdma_cm reader stopped: a disconnect would not be learned. */
+    private volatile boolean readerGone;
 
     FfmConnection(FfmDevice dev, FfmCmId id, FfmCmChannel channel, FfmQp qp, ConnectionInfo info) {
         this.dev = dev;
@@ -62,7 +64,7 @@ final class FfmConnection implements Connection {
      */
     @Override
     public boolean isOpen() {
-        return open && !peerGone && !channelBroken;
+        return open && !peerGone && !channelBroken && !readerGone;
     }
 
     /** The fd of the connection's rdma_cm channel, for the device's reader's poll(2). */
@@ -126,6 +128,21 @@ final class FfmConnection implements Connection {
         qp.failed();
         dev.cmEvents.unwatch(this);
         raiseClosed("its rdma_cm channel failed: " + e.getMessage());
+    }
+
+    /**
+     * The device's rdma_cm reader stopped on a failure ({@code why}): this connection would no
+     * longer learn of the peer's disconnect, so it ends as a failed one (QP to ERR, not open,
+     * CLOSED naming why) rather than looking open for good; close still disconnects the id.
+     */
+    void readerStopped(String why) {
+        if (!open || peerGone || channelBroken) {
+            return;
+        }
+        LOG.warn("the connection with {} no longer learns of a disconnect: {}", info.remote(), why);
+        readerGone = true;
+        qp.failed();
+        raiseClosed("the device's rdma_cm event reader stopped: " + why);
     }
 
     private void raiseClosed(String why) {

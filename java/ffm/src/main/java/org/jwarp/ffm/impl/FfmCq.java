@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.RdmaException;
@@ -27,6 +28,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class FfmCq implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(FfmCq.class);
+    private static final FfmQp[] NO_QPS = new FfmQp[0];
+    private static final FfmSrq[] NO_SRQS = new FfmSrq[0];
     /** Completions fetched per downcall at most. */
     static final int BATCH = 64;
     private static final long WC_SIZE = IbvLayouts.WC.byteSize();
@@ -69,14 +72,14 @@ public final class FfmCq implements CompletionQueue {
      * allocation on poll). A closed QP stays while WRs of it are outstanding: the device flushes
      * them after the QP left (RFC 5040 §8.2), and their completions must still map back.
      */
-    private volatile FfmQp[] qps = new FfmQp[0];
+    private volatile FfmQp[] qps = NO_QPS;
     /**
      * The shared receive queues of QPs attached here (copy on write). A receive into an SRQ
      * belongs to the SRQ, not to the QP's rings, so a closed QP never stays for it: a completion
      * whose QP left goes to the SRQ that owns its token, which retires the slot and gives back the
      * caller's wrId (else the buffer's place in the SRQ would be lost for good).
      */
-    private volatile FfmSrq[] srqs = new FfmSrq[0];
+    private volatile FfmSrq[] srqs = NO_SRQS;
 
     private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel, FfmCqWait own) {
         this.device = device;
@@ -233,15 +236,16 @@ public final class FfmCq implements CompletionQueue {
     }
 
     synchronized void attach(FfmQp qp) {
-        FfmQp[] now = Arrays.copyOf(qps, qps.length + 1);
-        now[now.length - 1] = qp;
-        qps = now;
+        qps = SnapshotArrays.with(qps, qp);
         FfmSrq s = qp.sharedReceiveQueue();
         if (s != null && !Arrays.asList(srqs).contains(s)) {
-            FfmSrq[] open = Arrays.stream(srqs).filter(FfmSrq::isOpen).toArray(FfmSrq[]::new);
-            FfmSrq[] more = Arrays.copyOf(open, open.length + 1);
-            more[open.length] = s;
-            srqs = more;
+            FfmSrq[] now = srqs;
+            for (FfmSrq o : srqs) {
+                if (!o.isOpen()) {
+                    now = SnapshotArrays.without(now, o, NO_SRQS); // a closed SRQ owns no slot any more
+                }
+            }
+            srqs = SnapshotArrays.with(now, s);
         }
     }
 
@@ -270,15 +274,7 @@ public final class FfmCq implements CompletionQueue {
     }
 
     private synchronized void detach(FfmQp qp) {
-        FfmQp[] cur = qps;
-        for (int i = 0; i < cur.length; i++) {
-            if (cur[i] == qp) {
-                FfmQp[] now = Arrays.copyOf(cur, cur.length - 1);
-                System.arraycopy(cur, i + 1, now, i, cur.length - 1 - i);
-                qps = now;
-                return;
-            }
-        }
+        qps = SnapshotArrays.without(qps, qp, NO_QPS);
     }
 
     /** {@code enum ibv_wc_opcode} without {@link WcOpcode#of}'s scan over a fresh {@code values()} array. */
@@ -314,12 +310,14 @@ public final class FfmCq implements CompletionQueue {
         boolean first = true;
         while (true) {
             int n;
+            long taken = 0;
             synchronized (this) {
                 if (!open && !first) {
                     return 0; // closed while this thread waited
                 }
                 n = poll(out, max);
                 if (n == 0 && own != null) {
+                    taken = own.taken(); // an event taken after this read may have disarmed the arming below
                     int rc = arm(false);
                     if (rc != 0) {
                         throw new IllegalStateException("ibv_req_notify_cq on " + device.name + " failed with "
@@ -340,7 +338,7 @@ public final class FfmCq implements CompletionQueue {
                 throw new InterruptedException();
             }
             if (own != null) {
-                if (!own.sleep(left)) {
+                if (!own.sleep(left, taken)) {
                     return 0;
                 }
             } else {
@@ -361,7 +359,7 @@ public final class FfmCq implements CompletionQueue {
 
     /** Events {@link #await} took from the CQ's own channel (tests; 0 on a CQ of a consumer's channel). */
     long awaitEvents() {
-        return own == null ? 0 : own.events();
+        return own == null ? 0 : own.taken();
     }
 
     /**

@@ -22,6 +22,9 @@ import org.jwarp.verbs.RdmaException;
  * <p>Each step is its own downcall (FFM chains no native calls); the segments they use are
  * allocated once, so a wait allocates nothing. One thread sleeps at a time (the monitor of this
  * object); others wait for it, at most one slice, or until a completion or close ends its sleep.
+ * The event that ends one sleep also disarms the CQ, so a thread that armed before that event
+ * was taken does not sleep: it returns to poll and arm again (else it would sleep on a CQ that
+ * raises no event, until its slice ends, with a completion waiting).
  */
 final class FfmCqWait {
     private static final int SLICE_MS = 100;
@@ -40,8 +43,8 @@ final class FfmCqWait {
     private MemorySegment cq = MemorySegment.NULL;
     /** Events taken and not yet acknowledged (guarded by this). */
     private int unacked;
-    /** Events taken so far, for tests (guarded by this). */
-    private long events;
+    /** Events taken so far (written under this object's monitor, read without it before an arming). */
+    private volatile long events;
     /** Set by close() before it wakes the sleeper (guarded by this once set). */
     private volatile boolean closed;
 
@@ -73,15 +76,21 @@ final class FfmCqWait {
 
     /**
      * Sleeps until the CQ's event, close() or {@code leftNanos} (at most one slice), taking the
-     * event if one came. The CQ was armed by the caller.
+     * event if one came. The CQ was armed by the caller after it read {@link #taken}; when an event
+     * was taken since, that event disarmed the CQ and this returns at once (the caller polls and
+     * arms again).
      *
+     * @param takenBeforeArming {@link #taken} as the caller read it before it armed the CQ
      * @return false when close() has begun (the caller returns)
      */
-    boolean sleep(long leftNanos) {
+    boolean sleep(long leftNanos, long takenBeforeArming) {
         int ms = (int) Math.max(0, Math.min(SLICE_MS, TimeUnit.NANOSECONDS.toMillis(leftNanos + 999_999L)));
         synchronized (this) {
             if (closed) {
                 return false;
+            }
+            if (events != takenBeforeArming) {
+                return true;
             }
             try {
                 if (!FfmChannel.waitReadable(state, pollfds, 2, ms, device) || closed) {
@@ -109,8 +118,8 @@ final class FfmCqWait {
         }
     }
 
-    /** Events taken by sleeps so far (tests). */
-    synchronized long events() {
+    /** Events taken by sleeps so far; read before arming the CQ for {@link #sleep}, and by tests. */
+    long taken() {
         return events;
     }
 

@@ -34,6 +34,8 @@ public final class FfmPd implements ProtectionDomain {
     final MemorySegment pd;
     private final List<FfmMr> regions = new ArrayList<>();
     private final List<FfmSrq> srqs = new ArrayList<>();
+    /** The open QPs made in this domain: a domain's close destroys them (but abandoned ones) before its SRQs and regions. */
+    private final List<FfmQp> qps = new ArrayList<>();
     private boolean open = true;
 
     private FfmPd(FfmContext device, MemorySegment pd) {
@@ -175,6 +177,14 @@ public final class FfmPd implements ProtectionDomain {
         srqs.remove(s);
     }
 
+    synchronized void attach(FfmQp q) {
+        qps.add(q);
+    }
+
+    synchronized void forget(FfmQp q) {
+        qps.remove(q);
+    }
+
     /** This domain's open SRQ whose {@code struct ibv_srq} is at {@code address}, or null. */
     synchronized FfmSrq srqAt(long address) {
         for (FfmSrq s : srqs) {
@@ -189,6 +199,7 @@ public final class FfmPd implements ProtectionDomain {
     public void close() {
         List<FfmMr> left;
         List<FfmSrq> queues;
+        List<FfmQp> pairs;
         synchronized (this) {
             if (!open) {
                 return;
@@ -196,6 +207,14 @@ public final class FfmPd implements ProtectionDomain {
             open = false;
             left = new ArrayList<>(regions);
             queues = new ArrayList<>(srqs);
+            pairs = new ArrayList<>(qps);
+        }
+        for (FfmQp q : pairs) {
+            // ibv_destroy_srq refuses (EBUSY) while a QP receives from the SRQ, ibv_dealloc_pd while a QP uses the PD;
+            // an abandoned connection's QP is left to its rdma_connect helper, which destroys it when the call returns
+            if (!q.isAbandoned()) {
+                q.close();
+            }
         }
         for (FfmSrq s : queues) {
             s.close();

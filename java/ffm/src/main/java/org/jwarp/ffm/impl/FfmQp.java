@@ -173,6 +173,7 @@ public final class FfmQp implements QueuePair {
                     Math.min(attr.get(JAVA_INT, IbvLayouts.INIT_MAX_SEND_SGE), pd.device.maxSgeRd),
                     attr.get(JAVA_INT, IbvLayouts.INIT_MAX_INLINE));
             FfmQp q = new FfmQp(pd, id.id, sendCq, recvCq, srq, qp, caps);
+            pd.attach(q);
             id.attach(q);
             sendCq.attach(q);
             if (recvCq != sendCq) {
@@ -450,6 +451,11 @@ public final class FfmQp implements QueuePair {
         state = QpState.ERR;
     }
 
+    /** Whether {@link #abandoned} was called: the QP belongs to a helper thread still in rdma_connect. */
+    boolean isAbandoned() {
+        return abandoned;
+    }
+
     /**
      * Destroys the QP ({@code rdma_destroy_qp} through its id); called by the id's close. Its CQs
      * keep it until the WRs it held have completed as flushed.
@@ -467,6 +473,7 @@ public final class FfmQp implements QueuePair {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("rdma_destroy_qp", t);
         }
+        pd.forget(this);
         sendCq.closed(this);
         if (recvCq != sendCq) {
             recvCq.closed(this);

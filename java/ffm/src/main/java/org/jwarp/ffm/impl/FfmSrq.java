@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import org.jwarp.provider.SrqBase;
 import org.jwarp.provider.SrqSlots;
 import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.verbs.Access;
@@ -15,8 +16,6 @@ import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RecvRequest;
 import org.jwarp.verbs.ScatterGatherList;
-import org.jwarp.verbs.SharedReceiveQueue;
-import org.jwarp.verbs.WorkCompletion;
 import org.jwarp.verbs.WorkRequestException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: posts, completion mapping and close are serialized on this object.
  */
-final class FfmSrq implements SharedReceiveQueue {
+final class FfmSrq extends SrqBase {
     private static final Logger LOG = LoggerFactory.getLogger(FfmSrq.class);
     private static final long RECV_WR_SIZE = IbvLayouts.RECV_WR.byteSize();
     private static final long SGE_SIZE = IbvLayouts.SGE.byteSize();
@@ -39,28 +38,20 @@ final class FfmSrq implements SharedReceiveQueue {
     final FfmPd pd;
     final MemorySegment srq;
     private final MemorySegment postSrqRecvFn;
-    private final int capacity;
-    private final int maxSge;
-    private final SrqSlots slots;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wrs;
     private final MemorySegment sges;
     private final MemorySegment badWr;
     private final MemorySegment limitAttr;
     private final WorkRequestChecks.Regions regions;
-    private boolean open = true;
-    /** The armed limit as this side knows it; 0 once IBV_EVENT_SRQ_LIMIT_REACHED disarmed it. */
-    private volatile int armedLimit;
     /** What the last refused post returned (an errno). */
     private int lastPostError;
 
     private FfmSrq(FfmPd pd, MemorySegment srq, int capacity, int maxSge) {
+        super(capacity, maxSge);
         this.pd = pd;
         this.srq = srq;
         this.postSrqRecvFn = pd.device.postSrqRecv;
-        this.capacity = capacity;
-        this.maxSge = maxSge;
-        this.slots = new SrqSlots(capacity);
         this.wrs = arena.allocate(IbvLayouts.RECV_WR, capacity);
         this.sges = arena.allocate(IbvLayouts.SGE, (long) capacity * maxSge);
         this.badWr = arena.allocate(ADDRESS);
@@ -115,37 +106,9 @@ final class FfmSrq implements SharedReceiveQueue {
         }
     }
 
+    /** {@code ibv_modify_srq(IBV_SRQ_LIMIT)}, under the monitor (serialized with {@link #close()}). */
     @Override
-    public int capacity() {
-        return capacity;
-    }
-
-    @Override
-    public int maxSge() {
-        return maxSge;
-    }
-
-    /** Posted buffers whose completion has not been polled yet (a slot is freed at the poll). */
-    @Override
-    public synchronized int posted() {
-        return slots.posted();
-    }
-
-    /**
-     * {@code ibv_modify_srq(IBV_SRQ_LIMIT)}, serialized with {@link #close()}. The limit is recorded
-     * before the device is told, so an SRQ_LIMIT_REACHED right after arming (which disarms it) is
-     * not overwritten; a refused arm restores the previous value.
-     */
-    @Override
-    public synchronized void armLimit(int limit) throws RdmaException {
-        if (limit < 0 || limit >= capacity) {
-            throw new RdmaException("srq_limit " + limit + " outside 0.." + (capacity - 1) + " (max_wr " + capacity + ")");
-        }
-        if (!open) {
-            throw new RdmaException("armLimit: shared receive queue is closed");
-        }
-        int before = armedLimit;
-        armedLimit = limit;
+    protected String arm(int limit) {
         limitAttr.set(JAVA_INT, IbvLayouts.SRQ_ATTR_LIMIT, limit);
         int rc;
         try {
@@ -153,20 +116,7 @@ final class FfmSrq implements SharedReceiveQueue {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ibv_modify_srq", t);
         }
-        if (rc != 0) {
-            armedLimit = before;
-            throw new RdmaException("ibv_modify_srq(IBV_SRQ_LIMIT " + limit + ") failed with " + Ibv.describe(rc));
-        }
-    }
-
-    @Override
-    public int limit() {
-        return armedLimit;
-    }
-
-    /** The device raised IBV_EVENT_SRQ_LIMIT_REACHED: it disarmed the limit. */
-    void limitReached() {
-        armedLimit = 0;
+        return rc == 0 ? null : Ibv.describe(rc);
     }
 
     @Override
@@ -198,7 +148,7 @@ final class FfmSrq implements SharedReceiveQueue {
 
     /** Writes WR {@code k} of a chain, taking a free slot; or returns why it is refused. */
     private WorkRequestException write(int k, long wrId, ScatterGatherList sgl, MemoryRegion one, long oneOff, int oneLen) {
-        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, !open, slots.full(), capacity, maxSge, sgl,
+        WorkRequestException refused = WorkRequestChecks.sharedRecv(regions, !isOpen(), slots.full(), capacity, maxSge, sgl,
                 one, oneOff, oneLen, k);
         if (refused != null) {
             return refused;
@@ -245,28 +195,13 @@ final class FfmSrq implements SharedReceiveQueue {
                 + Ibv.describe(lastPostError), posted, null);
     }
 
-    /** Whether {@code token} is one of this SRQ's buffers. */
-    synchronized boolean isOpen() {
-        return open;
-    }
-
-    synchronized boolean owns(long token) {
-        return slots.owns(token);
-    }
-
-    /** A receive completion with one of this SRQ's tokens: the caller's wrId replaces it. False for a foreign one. */
-    synchronized boolean completed(WorkCompletion wc) {
-        return slots.completed(wc);
-    }
-
     /** Destroys the SRQ ({@code ibv_destroy_srq}); a second call does nothing. */
     @Override
     public void close() {
         synchronized (this) {
-            if (!open) {
+            if (!markClosed()) {
                 return;
             }
-            open = false;
             try {
                 int rc = (int) Ibv.DESTROY_SRQ.invokeExact(srq);
                 if (rc != 0) {

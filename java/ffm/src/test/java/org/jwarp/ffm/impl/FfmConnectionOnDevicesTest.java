@@ -374,6 +374,84 @@ class FfmConnectionOnDevicesTest {
     }
 
     /**
+     * Two threads await one CQ (RFC 5040 §5.5 completion notification) with a busy thread on every
+     * core: both armed it and sleep on its channel, one after the other; the first Send's event
+     * wakes the first and disarms the CQ, so the second must arm again before it sleeps, or the
+     * second Send raises no event and it sleeps through its whole 100 ms slice with the completion
+     * waiting. Each round measures the second Send's wait, from its post to the second awaiter's return.
+     */
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7495"})
+    void twoAwaitersOfOneCqLoseNoWakeUpUnderLoad_5040_5_5(String address, int port) throws Exception {
+        int cores = Runtime.getRuntime().availableProcessors();
+        java.util.concurrent.atomic.AtomicBoolean hogging = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread[] hogs = new Thread[cores];
+        for (int i = 0; i < cores; i++) {
+            hogs[i] = Thread.ofPlatform().daemon().name("hog-" + i).start(() -> {
+                while (hogging.get()) {
+                    Thread.onSpinWait();
+                }
+            });
+        }
+        long[] waits = new long[7];
+        try (Loopback c = new Loopback(address, port)) {
+            WorkCompletion[] cw = wcs(4);
+            SendRequest send = new SendRequest().send(7, c.clientMr, 0, 64);
+            for (int r = 0; r < waits.length; r++) {
+                c.serverQp.postRecv(8, c.serverMr, 0, 64);
+                c.serverQp.postRecv(9, c.serverMr, 256, 64);
+                java.util.concurrent.BlockingQueue<Long> returned = new java.util.concurrent.LinkedBlockingQueue<>();
+                Thread[] awaiters = new Thread[2];
+                for (int i = 0; i < awaiters.length; i++) {
+                    awaiters[i] = Thread.ofPlatform().daemon().name("awaiter-" + i).start(() -> {
+                        WorkCompletion[] sw = wcs(1);
+                        try {
+                            int n = c.serverCq.await(sw, 1, TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                            returned.add(n == 1 && sw[0].status == WcStatus.SUCCESS ? System.nanoTime() : -1L);
+                        } catch (Throwable t) {
+                            returned.add(-2L);
+                        }
+                    });
+                }
+                long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+                while (!(inCqSleep(awaiters[0]) && inCqSleep(awaiters[1]))) {
+                    assertTrue(System.nanoTime() - deadline < 0, "the awaiters never reached the CQ's sleep");
+                    LockSupport.parkNanos(1_000_000L);
+                }
+                c.clientQp.postSend(send);
+                succeeded(awaited(c.clientCq, cw));
+                Long first = returned.poll(TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                assertTrue(first != null && first > 0, "the first awaiter: " + first);
+                long posted = System.nanoTime();
+                c.clientQp.postSend(send);
+                succeeded(awaited(c.clientCq, cw));
+                Long second = returned.poll(TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                assertTrue(second != null && second > 0, "the second awaiter: " + second);
+                waits[r] = (second - posted) / 1_000;
+                for (Thread a : awaiters) {
+                    a.join(TIMEOUT_MS);
+                }
+            }
+        } finally {
+            hogging.set(false);
+        }
+        long[] sorted = waits.clone();
+        Arrays.sort(sorted);
+        assertTrue(sorted[sorted.length / 2] < 50_000, "the second awaiter's wait for the second Send, µs per round: "
+                + Arrays.toString(waits) + " (a sleep on a disarmed CQ lasts its 100 ms slice)");
+    }
+
+    /** Whether {@code t} is inside the CQ's sleep (blocked on its monitor or in its poll(2)). */
+    private static boolean inCqSleep(Thread t) {
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getClassName().equals(FfmCqWait.class.getName()) && e.getMethodName().equals("sleep")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * The device's reader asks every established connection's channel for its events; with none
      * waiting, the answer is null and nothing is allocated (no arena, no exception, no captured errno).
      */
@@ -394,6 +472,35 @@ class FfmConnectionOnDevicesTest {
             }
             assertEquals(0, Arrays.stream(rounds).min().getAsLong(),
                     "bytes allocated by 2,000 empty reads of an rdma_cm channel, per round: " + Arrays.toString(rounds));
+        }
+    }
+
+    /**
+     * A protection domain closed while a QP made in it still receives from its shared receive
+     * queue destroys the QP first: ibv_destroy_srq refuses (EBUSY) while a QP is attached, and
+     * the SRQ would leak.
+     */
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7485", "10.78.0.1, 7486"})
+    void closingADomainClosesItsQueuePairsBeforeItsSharedReceiveQueues(String address, int port) throws RdmaException {
+        try (FfmCmChannel ch = FfmCmChannel.create()) {
+            FfmCmId id = FfmCmId.create(ch);
+            FfmContext device = null;
+            try {
+                id.resolve(new InetSocketAddress(InetAddress.ofLiteral(address), port), 5_000);
+                device = FfmContext.adopt(id.verbs());
+                FfmPd pd = device.allocatePd();
+                FfmCq cq = device.createCq(16);
+                FfmSrq srq = (FfmSrq) pd.createSharedReceiveQueue(16, 1);
+                FfmQp qp = FfmQp.create(id, pd, cq, cq, srq, 16, 16, 1, 1, 0);
+                pd.close();
+                assertTrue(qp.isClosed(), "the QP outlived its protection domain and kept the SRQ busy");
+            } finally {
+                id.close();
+                if (device != null) {
+                    device.close();
+                }
+            }
         }
     }
 

@@ -108,4 +108,42 @@ class FfmVerbsOnDevicesTest {
         RdmaException e = assertThrows(RdmaException.class, () -> FfmContext.open("nosuchdev0"));
         assertTrue(e.getMessage().contains("siw0") && e.getMessage().contains("rxe0"), e.getMessage());
     }
+
+    /**
+     * Twenty threads wait in a consumer's completion channel's {@code next} (one in poll(2), the
+     * others queued behind its slice); close() lets them all leave within about one 100 ms slice
+     * and well inside its own 2 s wait for them: a queued waiter no longer takes a slice of its own.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"siw0"})
+    void aChannelClosedUnderTwentyWaitersLetsThemLeaveWithinASlice(String name) throws Exception {
+        try (FfmContext dev = FfmContext.open(name)) {
+            FfmChannel ch = dev.createChannel();
+            int waiters = 20;
+            java.util.concurrent.CountDownLatch left = new java.util.concurrent.CountDownLatch(waiters);
+            java.util.concurrent.atomic.AtomicInteger events = new java.util.concurrent.atomic.AtomicInteger();
+            for (int i = 0; i < waiters; i++) {
+                Thread.ofPlatform().daemon().name("waiter-" + i).start(() -> {
+                    try {
+                        if (ch.next(30, java.util.concurrent.TimeUnit.SECONDS) != null) {
+                            events.incrementAndGet();
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        left.countDown();
+                    }
+                });
+            }
+            Thread.sleep(500); // all inside next by now
+            long start = System.nanoTime();
+            ch.close();
+            long closeMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(left.await(5, java.util.concurrent.TimeUnit.SECONDS), "waiters still in next 5 s after close");
+            long allMs = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(0, events.get());
+            assertTrue(closeMs < 1_000 && allMs < 1_000, "close took " + closeMs + " ms, the last waiter left after "
+                    + allMs + " ms (a queued waiter took a 100 ms slice of its own after the close)");
+        }
+    }
 }
