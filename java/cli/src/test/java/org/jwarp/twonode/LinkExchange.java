@@ -219,6 +219,9 @@ final class LinkExchange {
             // The peer disconnects once it has our RESULT: flushed receives are the orderly end then.
             comp.peerMayClose = true;
             message(qp, comp, slot, RESULT, 0);
+            // The last sender closes last: a Send completion only says the FPDU reached our socket, and a
+            // close while it is still queued there can reset the stream before the peer has read it.
+            comp.pollUntil("the peer's disconnect after our RESULT", () -> comp.flushed || !c.isOpen());
         } else {
             qp.postSend(new SendRequest().read(51, mr, 2L * area, area, peerAddr, peerRkey));
             comp.awaitSend(51);
@@ -294,6 +297,7 @@ final class LinkExchange {
         final Set<Long> sends = new HashSet<>();
         int bulkLen = -1;
         boolean peerMayClose;
+        boolean flushed;
 
         Completions() {
             for (int i = 0; i < wcs.length; i++) {
@@ -312,6 +316,7 @@ final class LinkExchange {
                     WorkCompletion wc = wcs[i];
                     if (!wc.isSuccess()) {
                         if (peerMayClose && wc.opcode == WcOpcode.RECV && wc.status == WcStatus.WR_FLUSH_ERR) {
+                            flushed = true;
                             continue;
                         }
                         throw new AssertionError("completion error while waiting for " + what + ": " + wc);
