@@ -3,17 +3,12 @@ package org.jwarp.soft;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.EnumSet;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-import org.jwarp.mpa.EnhancedConnectionData;
-import org.jwarp.mpa.MpaFrameLimits;
-import org.jwarp.negotiation.InitiatorConfig;
 import org.jwarp.negotiation.InitiatorNegotiator;
-import org.jwarp.negotiation.ResponderConfig;
+import org.jwarp.soft.cm.CmParameters;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionManager;
@@ -23,19 +18,12 @@ import org.jwarp.verbs.ListenerConfig;
 import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
-import org.jwarp.ground.RtrType;
 
 /**
- * rdma_cm for the embedded provider: maps {@link ConnectionParameters} onto the RFC 6581
- * negotiators (responder_resources = IRD, initiator_depth = ORD, §9.1; peer-to-peer and RTR
- * types, §9.2) and runs setup on a reactor. Following the Linux siw interop rules, an initiator
- * always offers RFC 6581 enhanced data, offers CRC by default, and uses ORD ≥ 1 in P2P mode when
- * a Read RTR is offered.
+ * rdma_cm for the embedded provider: listens, and connects with the negotiator
+ * {@link CmParameters} makes of the {@link ConnectionParameters}, running setup on a reactor.
  */
 final class SoftConnectionManager implements ConnectionManager {
-    /** IRD and ORD ceiling of every connection, the same as Linux siw's (SIW_MAX_IRD_QP / SIW_MAX_ORD_QP). */
-    static final int MAX_IRD_ORD = 128;
-
     private final ConnectionHost device;
 
     SoftConnectionManager(ConnectionHost device) {
@@ -72,7 +60,7 @@ final class SoftConnectionManager implements ConnectionManager {
         q.runBeforeConnect();
         InitiatorNegotiator neg;
         try {
-            neg = new InitiatorNegotiator(initiatorConfig(params));
+            neg = new InitiatorNegotiator(CmParameters.initiatorConfig(params));
         } catch (IllegalArgumentException e) {
             throw new RdmaException("connect: " + e.getMessage(), e);
         }
@@ -94,49 +82,5 @@ final class SoftConnectionManager implements ConnectionManager {
             }
             throw new RdmaException("connect to " + remote + " failed: " + e.getCause(), e.getCause());
         }
-    }
-
-    static InitiatorConfig initiatorConfig(ConnectionParameters p) {
-        int ord = p.ord();
-        if (p.peerToPeer() && ord == 0 && p.rtrTypes().contains(RtrType.READ)) {
-            ord = 1; // siw rule: a Read RTR takes one ORQ slot
-        }
-        int ird = deviceCapped(p.ird());
-        InitiatorConfig.Builder b = InitiatorConfig.builder()
-                .ird(ird)
-                .ord(deviceCapped(ord))
-                .maxIrd(ird == EnhancedConnectionData.NO_NEGOTIATION ? ird : MAX_IRD_ORD)
-                .peerToPeer(p.peerToPeer())
-                .rtrTypes(p.peerToPeer() ? p.rtrTypes() : Set.of())
-                .enhanced(true)
-                .crc(p.crc())
-                .markers(false)
-                .limits(MpaFrameLimits.RFC)
-                .ulpPrivateData(p.privateData())
-                // RFC 6581 §10: the Rev 1 retry only where unenhanced MPA works for the ULP (no RTR needed)
-                .fallbackToUnenhanced(!p.peerToPeer());
-        return b.build();
-    }
-
-    static ResponderConfig responderConfig(ConnectionParameters p) {
-        Set<RtrType> rtr = p.rtrTypes().isEmpty() ? EnumSet.allOf(RtrType.class) : p.rtrTypes();
-        return ResponderConfig.builder()
-                .maxIrd(deviceCapped(p.ird()))
-                .ord(deviceCapped(p.ord()))
-                .rtrTypes(rtr)
-                .crc(p.crc())
-                .markers(false)
-                .limits(MpaFrameLimits.RFC)
-                .ulpPrivateData(p.privateData())
-                .build();
-    }
-
-    /**
-     * RFC 6581 §9.1: the IRD/ORD put in a Request or Reply is what the data path enforces, so values
-     * above the device's {@link #MAX_IRD_ORD} are lowered to it before they are
-     * advertised; {@code 0x3FFF} (no automatic negotiation) passes unchanged.
-     */
-    static int deviceCapped(int v) {
-        return v == EnhancedConnectionData.NO_NEGOTIATION ? v : Math.min(v, MAX_IRD_ORD);
     }
 }

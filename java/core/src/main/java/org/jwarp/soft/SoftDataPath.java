@@ -12,12 +12,16 @@ import org.jwarp.rdmap.RdmapListener;
 import org.jwarp.rdmap.RdmapSettings;
 import org.jwarp.ground.TermCode;
 import org.jwarp.rdmap.TerminateMessage;
+import org.jwarp.soft.cm.CmParameters;
+import org.jwarp.soft.cm.RtrGate;
+import org.jwarp.soft.cm.SetupTerm;
 import org.jwarp.soft.tx.FpduSizing;
 import org.jwarp.soft.tx.SourceRevocation;
 import org.jwarp.soft.tx.TxGather;
 import org.jwarp.soft.verbs.ReceiveFeed;
 import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionTerminatedException;
+import org.jwarp.verbs.WcStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,8 +74,8 @@ final class SoftDataPath implements RdmapListener {
         if (!initiator) {
             gate = new RtrGate(rtr, stream.setup.sentReply());
         }
-        int ird = Math.min(outcome.ird(), SoftConnectionManager.MAX_IRD_ORD);
-        this.ord = Math.min(outcome.ord(), SoftConnectionManager.MAX_IRD_ORD);
+        int ird = Math.min(outcome.ird(), CmParameters.MAX_IRD_ORD);
+        this.ord = Math.min(outcome.ord(), CmParameters.MAX_IRD_ORD);
         InetSocketAddress local = stream.localAddress();
         int fpdu = FpduSizing.forLocalAddress(local == null ? null : local.getAddress(), config.maxFpdu());
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
@@ -168,8 +172,8 @@ final class SoftDataPath implements RdmapListener {
             return false;
         }
         checkFirst = false;
-        if (SoftTerm.isTerm(head, 0)) {
-            TerminateMessage t = SoftTerm.decode(head, 0);
+        if (SetupTerm.isTerm(head, 0)) {
+            TerminateMessage t = SetupTerm.decode(head, 0);
             rx.position(rx.limit());
             onPeerTerminate(t != null ? t : new TerminateMessage(TermCode.RDMAP_CATASTROPHIC_STREAM, false, false,
                     false, 0, new byte[0], new byte[0]));
@@ -331,7 +335,7 @@ final class SoftDataPath implements RdmapListener {
         }
         stopped = true;
         if (peerTerm != null) {
-            qp.finishOldestSend(SoftTerm.statusFor(peerTerm.code())); // the one the peer refused
+            qp.finishOldestSend(statusFor(peerTerm.code())); // the one the peer refused
         }
         if (ep.state() != RdmapEndpoint.State.RTS) {
             ep.flush();
@@ -395,5 +399,17 @@ final class SoftDataPath implements RdmapListener {
             stream.firstFpduArrived();
             stream.sender.kick();
         }
+    }
+
+    /** ibv_wc_status for a TERM received from the peer (RFC 5040 §7.2 / RFC 5041 §7.2 codes). */
+    private static WcStatus statusFor(TermCode c) {
+        if (c.layer() == TermCode.LAYER_RDMAP) {
+            return c.etype() == TermCode.ETYPE_RDMAP_REMOTE_PROTECTION ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_OP_ERR;
+        }
+        if (c.layer() == TermCode.LAYER_DDP) {
+            return c.etype() == TermCode.ETYPE_DDP_TAGGED ? WcStatus.REM_ACCESS_ERR
+                    : c.etype() == TermCode.ETYPE_DDP_UNTAGGED ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
+        }
+        return WcStatus.FATAL_ERR;
     }
 }

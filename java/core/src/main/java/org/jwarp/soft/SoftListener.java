@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jwarp.negotiation.ResponderConfig;
+import org.jwarp.soft.cm.CmParameters;
+import org.jwarp.soft.cm.SoftConnectionRequest;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.Listener;
@@ -269,7 +271,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
 
     /** The responder limits before the ULP decides: RFC limits, no markers, RFC 6581 support. */
     private static ResponderConfig baseConfig() {
-        return ResponderConfig.builder().maxIrd(SoftConnectionManager.MAX_IRD_ORD).ord(SoftConnectionManager.MAX_IRD_ORD).build();
+        return ResponderConfig.builder().maxIrd(CmParameters.MAX_IRD_ORD).ord(CmParameters.MAX_IRD_ORD).build();
     }
 
     /** Reactor thread: a validated request; false when the listener is closed. */

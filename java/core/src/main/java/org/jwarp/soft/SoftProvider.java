@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jwarp.soft.cm.CmParameters;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.SoftLimits;
 import org.jwarp.verbs.DeviceInfo;
@@ -25,7 +26,7 @@ import org.jwarp.verbs.RdmaProvider;
 public final class SoftProvider implements RdmaProvider {
     public static final String DEVICE_NAME = "soft0";
     /** Same limit as Linux siw (SIW_MAX_IRD_QP / SIW_MAX_ORD_QP). */
-    public static final int MAX_IRD_ORD = SoftConnectionManager.MAX_IRD_ORD;
+    public static final int MAX_IRD_ORD = CmParameters.MAX_IRD_ORD;
     public static final int MAX_QP_WR = SoftLimits.MAX_QP_WR;
     public static final int MAX_CQE = 1 << 20;
     /** Scatter-gather entries per Send/Write and per receive. */

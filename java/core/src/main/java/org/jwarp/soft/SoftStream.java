@@ -1,6 +1,7 @@
 package org.jwarp.soft;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
@@ -12,8 +13,12 @@ import org.jwarp.negotiation.InitiatorNegotiator;
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cm.SetupStream;
+import org.jwarp.soft.cm.SoftConnectionRequest;
+import org.jwarp.soft.cm.StreamSetup;
 import org.jwarp.soft.cq.CqPoller;
 import org.jwarp.soft.cq.PolledStream;
+import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.loop.IoLock;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.QpConnection;
@@ -52,10 +57,9 @@ import org.slf4j.LoggerFactory;
  * on) hands it back at once. Reads happen only under the lock, so the byte stream reaches the
  * engine in order whoever reads it.
  */
-final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection, PolledStream {
+final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection, PolledStream,
+        SetupStream {
     private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
-
-    enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION, ESTABLISHED, CLOSING, CLOSED }
 
     final boolean initiator;
     final ConnectionHost device;
@@ -79,7 +83,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** Serializes the engine, the tx buffer and the socket writes between the reactor, posting and polling threads. */
     final IoLock io = new IoLock();
     /** Connection setup (siw_cm), transmit (siw_qp_tx), receive (siw_qp_rx) and close, each in its class. */
-    final StreamSetup setup = new StreamSetup(this);
+    final StreamSetup setup;
     final StreamTransmit sender = new StreamTransmit(this);
     final StreamReceive receiver = new StreamReceive(this);
     final StreamClose closer = new StreamClose(this);
@@ -97,6 +101,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         this.reactor = reactor;
         this.config = device.config();
         this.listener = listener;
+        this.setup = new StreamSetup(this, config.initiatorTimeout(), config.decisionTimeout());
     }
 
     /** An initiator stream; {@link StreamSetup#startConnect()} runs on the reactor. */
@@ -121,7 +126,13 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return s;
     }
 
-    Phase phase() {
+    @Override
+    public boolean initiator() {
+        return initiator;
+    }
+
+    @Override
+    public Phase phase() {
         return phase;
     }
 
@@ -130,7 +141,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** Setup and close move the stream between phases (I/O lock held). */
-    void enter(Phase p) {
+    @Override
+    public void enter(Phase p) {
         phase = p;
     }
 
@@ -146,18 +158,25 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return setup.replyBytes();
     }
 
-    RdmaException failure() {
+    @Override
+    public RdmaException failure() {
         return closer.failure();
     }
 
     /** The initiator's socket, opened by setup for each connect attempt (reactor, I/O lock held). */
-    void open(SocketChannel c) {
+    @Override
+    public void open(SocketChannel c) {
         ch = c;
     }
 
-    /** The socket's key in the reactor's selector. */
-    void registered(SelectionKey k) {
-        key = k;
+    @Override
+    public void register(int ops) throws IOException {
+        key = reactor.register(ch, ops, this);
+    }
+
+    @Override
+    public InetAddress sourceAddress() {
+        return device.sourceAddress();
     }
 
     SelectionKey key() {
@@ -165,21 +184,86 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** The responder's QP, bound by the ULP's accept. */
-    void bind(SoftQueuePair q) {
+    @Override
+    public void bind(SoftQueuePair q) {
         qp = q;
     }
 
-    /** FPDU mode's engine glue, set once by setup. */
-    void dataPath(SoftDataPath d) {
-        data = d;
+    /** FPDU mode's engine glue, built once setup decided; nothing is changed if it throws. */
+    @Override
+    public void establish(NegotiationOutcome outcome) {
+        data = new SoftDataPath(this, qp, outcome, config);
+    }
+
+    @Override
+    public void startFpduMode() {
+        if (!initiator && data.awaitingFirstFpdu() && setup.outcome().rtr() != null) {
+            startRtrTimer(config.responderTimeout().toNanos());
+        }
+        connection = new SoftConnection(this, qp);
+        // Tracked here, on the reactor under the I/O lock, so finishClose's forget (same thread,
+        // same lock) always comes after it: a peer that resets right after the Reply cannot leave
+        // a closed connection pinned in the device.
+        device.track(connection);
+        qp.attach(this, data.ord());
+        SoftCompletionQueue.addStream(qp, this);
+        if (!initiator && listener != null) {
+            listener.established(this);
+        }
+        data.start();
+        sender.flushQuietly();
+        if (initiator) {
+            established.complete(connection);
+        }
+    }
+
+    @Override
+    public boolean offer(SoftConnectionRequest request) {
+        return listener.offer(request);
+    }
+
+    @Override
+    public ByteBuffer staging() {
+        return sender.staging(true);
+    }
+
+    @Override
+    public void clearStaged() {
+        sender.clearStaged();
+    }
+
+    @Override
+    public void interest(int ops) {
+        sender.interest(ops);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        sender.flush();
+    }
+
+    @Override
+    public void readAll() throws IOException {
+        receiver.readAll();
+    }
+
+    @Override
+    public void fail(RdmaException e) {
+        closer.fail(e);
+    }
+
+    @Override
+    public void closeChannel() {
+        closer.closeChannel();
+    }
+
+    @Override
+    public void closeByUser() {
+        closer.closeByUser();
     }
 
     SoftDataPath data() {
         return data;
-    }
-
-    void connection(SoftConnection c) {
-        connection = c;
     }
 
     /** Test hook, null in production. */
@@ -193,7 +277,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** The responder waits for the peer's RTR (RFC 6581 §9.2) until {@code fromNowNanos} from now. */
-    void startRtrTimer(long fromNowNanos) {
+    private void startRtrTimer(long fromNowNanos) {
         setDeadline(fromNowNanos);
         rtrTimer = true;
     }
@@ -226,7 +310,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         idleMark = -1;
     }
 
-    InetSocketAddress remoteAddress() {
+    @Override
+    public InetSocketAddress remoteAddress() {
         return remote;
     }
 
@@ -274,7 +359,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** Reactor side: takes {@link #io}, spinning briefly first (a posting thread holds it only to transmit). */
-void lockIo() {
+    @Override
+    public void lockIo() {
         for (int i = 0; i < 256; i++) {
             if (io.tryLock()) {
                 return;
@@ -282,6 +368,11 @@ void lockIo() {
             Thread.onSpinWait();
         }
         io.lock();
+    }
+
+    @Override
+    public void unlockIo() {
+        io.unlock();
     }
 
     /** The data path saw the first inbound FPDU (the RTR in P2P): stop the RTR timer. */
@@ -292,7 +383,8 @@ void lockIo() {
         }
     }
 
-    SoftConnection connection() {
+    @Override
+    public SoftConnection connection() {
         return connection;
     }
 
@@ -354,7 +446,8 @@ void onEof() {
         }
     }
 
-void onIoError(IOException e) {
+    @Override
+    public void onIoError(IOException e) {
         if (phase == Phase.AWAIT_REPLY || phase == Phase.CONNECTING) {
             if (phase == Phase.AWAIT_REPLY && setup.initiatorUndecided()) {
                 setup.peerLost();
@@ -399,7 +492,8 @@ void onIoError(IOException e) {
         }
     }
 
-void setDeadline(long fromNowNanos) {
+    @Override
+    public void setDeadline(long fromNowNanos) {
         deadline = System.nanoTime() + fromNowNanos;
         if (!timed) {
             timed = true;
@@ -407,7 +501,8 @@ void setDeadline(long fromNowNanos) {
         }
     }
 
-void clearDeadline() {
+    @Override
+    public void clearDeadline() {
         if (timed) {
             timed = false;
             reactor.cancelDeadline(this);

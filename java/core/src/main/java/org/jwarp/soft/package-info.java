@@ -26,17 +26,22 @@
  *       narrow interfaces {@code DeviceResources}, {@code QpConnection}, {@code CompletionSink}.
  *   <li>{@code soft.cq}: completion queues and receive polling (siw_cq); a connection is a
  *       {@code PolledStream} there.
+ *   <li>{@code soft.cm}: connection setup (siw_cm): {@code StreamSetup} runs the connect and the
+ *       MPA Request/Reply exchange and offers the ULP a {@code SoftConnectionRequest};
+ *       {@code CmParameters} maps rdma_cm's parameters onto the negotiators; {@code SetupTerm}
+ *       sends and recognises setup TERMs; {@code RtrGate} checks the responder's first FPDU. It
+ *       sees the stream only as {@code SetupStream} (which owns the connection's {@code Phase})
+ *       and hands over with {@code SetupStream.establish(outcome)}.
  *   <li>{@code soft} itself, on top: the provider, its config and device, and the connection.
  *       The connection side ({@code SoftConnectionManager}, {@code SoftListener},
- *       {@code SoftConnectionRequest}, {@code SoftConnection}, and {@code SoftStream} with its setup
- *       {@code StreamSetup} (siw_cm), transmit pump {@code StreamTransmit} (siw_qp_tx), receive pump
- *       {@code StreamReceive} (siw_qp_rx), teardown {@code StreamClose} and the engine glue
- *       {@code SoftDataPath}) sees its device only as {@code ConnectionHost} and names neither
- *       {@code SoftDevice} nor {@code SoftProvider}. Each helper keeps what it writes private:
- *       the MPA outcome and frames in {@code StreamSetup}, {@code failure()} in
- *       {@code StreamClose}, the staged buffer and gather in {@code StreamTransmit}; the stream
- *       owns its phase, socket and deadlines. These ten classes still call each other both ways
- *       and are not split into sub-packages yet.
+ *       {@code SoftConnection}, and {@code SoftStream} with its transmit pump
+ *       {@code StreamTransmit} (siw_qp_tx), receive pump {@code StreamReceive} (siw_qp_rx),
+ *       teardown {@code StreamClose} and the engine glue {@code SoftDataPath}) sees its device
+ *       only as {@code ConnectionHost} and names neither {@code SoftDevice} nor
+ *       {@code SoftProvider}. Each helper keeps what it writes private: the MPA outcome and
+ *       frames in {@code StreamSetup}, {@code failure()} in {@code StreamClose}, the staged buffer
+ *       and gather in {@code StreamTransmit}; the stream owns its phase, socket and deadlines.
+ *       These classes still call each other both ways and are not split into sub-packages yet.
  * </ol>
  *
  * <p>An outbound RDMA Write goes down, class by class:

@@ -63,10 +63,11 @@ class LayeringTest {
     static final Set<String> ACYCLIC = Set.of("rdmap", "soft");
 
     /**
-     * Inside {@code soft}, bottom first: a sub-package may use only those before it, and the bare
-     * {@code soft} (the provider, its config and factory, and the connection) sits on top.
+     * Inside {@code soft}, bottom first: a sub-package may use only those before it; connection
+     * setup ({@code soft.cm}) sees the stream only through its own {@code SetupStream}, and the
+     * bare {@code soft} (the provider, its config and factory, and the connection) sits on top.
      */
-    static final List<String> SOFT_ORDER = List.of("soft.loop", "soft.tx", "soft.verbs", "soft.cq", "soft");
+    static final List<String> SOFT_ORDER = List.of("soft.loop", "soft.tx", "soft.verbs", "soft.cq", "soft.cm", "soft");
 
     /** Classes of the top {@code soft} package that may name {@code SoftDevice} and {@code SoftProvider}. */
     static final Set<String> SOFT_DEVICE_SIDE = Set.of("SoftDevice", "SoftProvider", "SoftProviderFactory", "SoftConfig");
@@ -315,6 +316,14 @@ class LayeringTest {
                 violations("package org.jwarp.soft.tx;\nimport org.jwarp.soft.verbs.SoftQueuePair;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.soft;\nimport org.jwarp.soft.tx.TxGather;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.soft.verbs;\nimport org.jwarp.soft.tx.TxGather;\n"));
+        // connection setup sits below the stream that uses it, above the verbs objects it binds
+        assertEquals(Set.of("soft.cm → soft (against soft's order " + SOFT_ORDER + ")"),
+                violations("package org.jwarp.soft.cm;\nclass X { org.jwarp.soft.SoftConfig c; }\n"));
+        assertEquals(Set.of("soft.verbs → soft.cm (against soft's order " + SOFT_ORDER + ")"),
+                violations("package org.jwarp.soft.verbs;\nimport org.jwarp.soft.cm.SetupStream;\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.soft.cm;\nimport org.jwarp.soft.verbs.SoftQueuePair;\n"
+                + "import org.jwarp.soft.loop.Reactor;\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.soft;\nimport org.jwarp.soft.cm.StreamSetup;\n"));
     }
 
     /** What class {@code cls} of the top {@code soft} package names of the device side, in code only. */

@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
 
 import org.jwarp.mpa.MpaRequestReplyFlyweight;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cm.SetupTerm;
 
 /** A raw-socket peer for malformed-input tests: blocking I/O with a read timeout. */
 final class EvilPeer implements AutoCloseable {
@@ -79,7 +80,7 @@ final class EvilPeer implements AutoCloseable {
     /** Reads an FPDU that must be a TERM; returns its code. */
     TermCode readTerm() throws IOException {
         byte[] f = readFpdu();
-        TermCode t = SoftTerm.sniff(ByteBuffer.wrap(f), 0);
+        TermCode t = SetupTerm.sniff(ByteBuffer.wrap(f), 0);
         if (t == null) {
             throw new AssertionError("expected a TERM FPDU, got " + java.util.HexFormat.of().formatHex(f));
         }

@@ -19,6 +19,7 @@ import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.mpa.MpaRequestReplyFlyweight;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cm.SetupTerm;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.ConnectionTerminatedException;
@@ -106,7 +107,7 @@ class SoftHandshakeFaultTest {
             // responder: the initiator never sends its MPA Request
             try (EvilPeer silent = EvilPeer.connect(f.listen(2).localAddress())) {
                 byte[] fpdu = silent.readFpdu();
-                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, SoftTerm.sniff(ByteBuffer.wrap(fpdu), 0));
+                assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, SetupTerm.sniff(ByteBuffer.wrap(fpdu), 0));
                 assertArrayEquals(new byte[4], java.util.Arrays.copyOfRange(fpdu, fpdu.length - 4, fpdu.length),
                         "setup TERMs carry CRC 0");
                 assertTrue(silent.closedByPeer(), "then the connection closes");
@@ -170,7 +171,7 @@ class SoftHandshakeFaultTest {
             bad[3] ^= 0x20;
             p.send(bad);
             byte[] fpdu = p.readFpdu();
-            TermCode t = SoftTerm.sniff(ByteBuffer.wrap(fpdu), 0);
+            TermCode t = SetupTerm.sniff(ByteBuffer.wrap(fpdu), 0);
             assertEquals(TermCode.MPA_INVALID_REQ_REP, t);
             assertArrayEquals(new byte[4], java.util.Arrays.copyOfRange(fpdu, fpdu.length - 4, fpdu.length),
                     "setup TERMs carry CRC 0");
@@ -328,7 +329,7 @@ class SoftHandshakeFaultTest {
                 try (EvilPeer p = EvilPeer.accept(ss)) {
                     p.readFrame();
                     ByteBuffer b = ByteBuffer.allocate(64);
-                    SoftTerm.encodeSetupTerm(b, TermCode.MPA_LOCAL_CATASTROPHIC);
+                    SetupTerm.encodeSetupTerm(b, TermCode.MPA_LOCAL_CATASTROPHIC);
                     p.send(java.util.Arrays.copyOf(b.array(), b.position()));
                     p.closedByPeer();
                 } catch (Exception e) {

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.jwarp.mpa.EnhancedConnectionData;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cm.SetupTerm;
 import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
@@ -334,7 +335,7 @@ class SoftTermPathTest {
             raw.flush();
             for (int n = 0; n < ird; n++) {
                 java.nio.ByteBuffer fpdu = java.nio.ByteBuffer.wrap(raw.peer.readFpdu());
-                assertEquals(null, SoftTerm.sniff(fpdu, 0), "TERM after " + n + " of " + ird + " Reads");
+                assertEquals(null, SetupTerm.sniff(fpdu, 0), "TERM after " + n + " of " + ird + " Reads");
                 assertEquals((short) 0xC142, fpdu.getShort(org.jwarp.mpa.Fpdu.ULPDU_OFFSET), "Read Response " + n);
             }
             assertTrue(c.isOpen());
@@ -368,7 +369,7 @@ class SoftTermPathTest {
             TermCode t = null;
             for (int i = 0; i < 200 && t == null; i++) {
                 byte[] fpdu = raw.peer.readFpdu();
-                t = SoftTerm.sniff(java.nio.ByteBuffer.wrap(fpdu), 0);
+                t = SetupTerm.sniff(java.nio.ByteBuffer.wrap(fpdu), 0);
             }
             assertEquals(TermCode.RDMAP_CATASTROPHIC_STREAM, t);
             for (int i = 0; i < 200 && c.isOpen(); i++) {
@@ -456,7 +457,7 @@ class SoftTermPathTest {
             SoftMemoryRegion rb = f.region(f.pd2, 64, Access.LOCAL_WRITE);
             c.queuePair().postRecv(1, rb, 0, 64);
             java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64);
-            SoftTerm.encodeSetupTerm(b, TermCode.MPA_NO_MATCHING_RTR);
+            SetupTerm.encodeSetupTerm(b, TermCode.MPA_NO_MATCHING_RTR);
             raw.peer.send(java.util.Arrays.copyOf(b.array(), b.position()));
             assertEquals(WcStatus.WR_FLUSH_ERR, SoftFixture.one(f.cq2).status);
             assertTerm(c, TermCode.MPA_NO_MATCHING_RTR, true);

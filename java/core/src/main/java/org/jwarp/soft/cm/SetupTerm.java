@@ -1,8 +1,6 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cm;
 
 import java.nio.ByteBuffer;
-
-import org.jwarp.verbs.WcStatus;
 
 import org.jwarp.ddp.DdpHeader;
 import org.jwarp.mpa.Fpdu;
@@ -14,20 +12,20 @@ import org.jwarp.rdmap.TerminateCodec;
 import org.jwarp.rdmap.TerminateMessage;
 
 /**
- * The TERM jobs outside the RDMAP engine, RFC 5040 §4.8 with the MPA codes of RFC 5044 §8 and
- * RFC 6581 §8: recognising a TERM where an MPA frame or the first FPDU was expected, and sending
+ * The TERM jobs of connection setup, outside the RDMAP engine (RFC 5040 §4.8 with the MPA codes
+ * of RFC 5044 §8 and RFC 6581 §8): recognising a TERM where an MPA frame or the first FPDU was expected, and sending
  * an MPA-layer TERM before CRC is active (its CRC field is 0, as Linux siw sends it). A TERM is an
  * untagged DDP message on QN 2, MSN 1, MO 0 with RDMAP opcode 7; the payload is the wire
  * engine's {@link TerminateCodec}.
  */
-final class SoftTerm {
+public final class SetupTerm {
     private static final int SETUP_ULPDU = DdpHeader.UNTAGGED_HEADER_LENGTH + TerminateCodec.CONTROL_LENGTH;
 
-    private SoftTerm() {
+    private SetupTerm() {
     }
 
     /** True when the FPDU at {@code start} (its first 2 + 18 bytes present) carries a Terminate message. */
-    static boolean isTerm(ByteBuffer in, int start) {
+    public static boolean isTerm(ByteBuffer in, int start) {
         if (in.limit() - start < Fpdu.ULPDU_OFFSET + DdpHeader.UNTAGGED_HEADER_LENGTH) {
             return false;
         }
@@ -42,7 +40,7 @@ final class SoftTerm {
      * If the stream bytes from {@code start} of {@code in} begin with a whole FPDU carrying a
      * Terminate message, the message (its CRC is not checked: setup TERMs carry 0); else null.
      */
-    static TerminateMessage decode(ByteBuffer in, int start) {
+    public static TerminateMessage decode(ByteBuffer in, int start) {
         if (!isTerm(in, start) || in.limit() - start < Fpdu.ULPDU_OFFSET + SETUP_ULPDU) {
             return null;
         }
@@ -58,13 +56,13 @@ final class SoftTerm {
     }
 
     /** The TERM code if {@link #decode} finds one, else null. */
-    static TermCode sniff(ByteBuffer in, int start) {
+    public static TermCode sniff(ByteBuffer in, int start) {
         TerminateMessage m = decode(in, start);
         return m == null ? null : m.code();
     }
 
     /** Appends an MPA-layer TERM FPDU (no appended header, CRC 0) at {@code tx}'s position. */
-    static void encodeSetupTerm(ByteBuffer tx, TermCode code) {
+    public static void encodeSetupTerm(ByteBuffer tx, TermCode code) {
         if (tx.remaining() < Fpdu.fpduLength(SETUP_ULPDU)) {
             return;
         }
@@ -74,17 +72,5 @@ final class SoftTerm {
                 RdmapOpcode.QN_TERMINATE, 1, 0);
         int n = TerminateCodec.encode(tx, at + DdpHeader.UNTAGGED_HEADER_LENGTH, code, 0, tx, 0, 0, 0, false);
         noCrc.finish(tx, DdpHeader.UNTAGGED_HEADER_LENGTH + n);
-    }
-
-    /** ibv_wc_status for a TERM received from the peer (RFC 5040 §7.2 / RFC 5041 §7.2 codes). */
-    static WcStatus statusFor(TermCode c) {
-        if (c.layer() == TermCode.LAYER_RDMAP) {
-            return c.etype() == TermCode.ETYPE_RDMAP_REMOTE_PROTECTION ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_OP_ERR;
-        }
-        if (c.layer() == TermCode.LAYER_DDP) {
-            return c.etype() == TermCode.ETYPE_DDP_TAGGED ? WcStatus.REM_ACCESS_ERR
-                    : c.etype() == TermCode.ETYPE_DDP_UNTAGGED ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR;
-        }
-        return WcStatus.FATAL_ERR;
     }
 }

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cm;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -7,6 +7,7 @@ import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 
 import org.jwarp.mpa.MpaDecodeException;
 import org.jwarp.mpa.MpaFrame;
@@ -19,8 +20,8 @@ import org.jwarp.negotiation.NegotiationStatus;
 import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.negotiation.ResponderNegotiator;
 import org.jwarp.ground.TermCode;
-import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.verbs.SoftQueuePair;
+import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
@@ -28,13 +29,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Connection setup of one {@link SoftStream} (the part Linux siw keeps in siw_cm): the TCP connect,
+ * Connection setup of one stream (the part Linux siw keeps in siw_cm): the TCP connect,
  * the MPA Request/Reply exchange for both roles (RFC 5044 §7.1.2, RFC 6581 §5 and §9, decided by
  * the foundation's negotiators), the ULP's accept/reject, the Rev 1 retry (RFC 6581 §10) and the
  * switch to FPDU mode. Frames are read strictly: nothing may follow an MPA frame before it is
- * answered. Runs on the reactor thread under the stream's I/O lock.
+ * answered. Runs on the reactor thread under the stream's I/O lock; the stream is a
+ * {@link SetupStream}, and FPDU mode is its own ({@link SetupStream#establish}).
  */
-final class StreamSetup {
+public final class StreamSetup {
     private static final Logger LOG = LoggerFactory.getLogger(StreamSetup.class);
 
     private InitiatorNegotiator ineg;
@@ -48,51 +50,57 @@ final class StreamSetup {
     /** Stream bytes received while waiting for the peer's MPA frame (a TERM can only be at offset 0). */
     private long setupBytes;
 
-    private final SoftStream s;
+    private final SetupStream s;
+    /** The deadline of the initiator's steps (connect, Reply) and of the ULP's decision. */
+    private final long initiatorNanos;
+    private final long decisionNanos;
 
-    StreamSetup(SoftStream s) {
+    /** The Request's own deadline is the stream's, set when it takes the accepted channel. */
+    public StreamSetup(SetupStream s, Duration initiatorTimeout, Duration decisionTimeout) {
         this.s = s;
+        this.initiatorNanos = initiatorTimeout.toNanos();
+        this.decisionNanos = decisionTimeout.toNanos();
     }
 
     /** The initiator's negotiator; {@link #startConnect()} runs it on the reactor. */
-    void initiate(InitiatorNegotiator neg) {
+    public void initiate(InitiatorNegotiator neg) {
         ineg = neg;
     }
 
     /** The responder's negotiator over an accepted channel, awaiting the MPA Request. */
-    void respond(ResponderConfig base) {
+    public void respond(ResponderConfig base) {
         rneg = new ResponderNegotiator(base);
         reader = rneg.newRequestReader();
     }
 
-    NegotiationOutcome outcome() {
+    public NegotiationOutcome outcome() {
         return outcome;
     }
 
-    byte[] requestBytes() {
+    public byte[] requestBytes() {
         return requestBytes;
     }
 
-    byte[] replyBytes() {
+    public byte[] replyBytes() {
         return replyBytes;
     }
 
     /** The request handed to the ULP, if any, can no longer be accepted or rejected. */
-    void invalidateRequest() {
+    public void invalidateRequest() {
         if (request != null) {
             request.invalidate();
         }
     }
 
     /** The responder ends setup without accepting (the initiator spoke first, or no decision came): a reject. */
-    void rejectPending() {
+    public void rejectPending() {
         invalidateRequest();
         decideResponder(rneg.reject(new byte[0]));
     }
 
     /** The stream ended (EOF, or an I/O error before the Reply) while setup waited for the peer. */
-    void peerLost() {
-        if (s.initiator) {
+    public void peerLost() {
+        if (s.initiator()) {
             decideInitiator(ineg.onConnectionClosed(), false);
         } else {
             invalidateRequest();
@@ -101,22 +109,22 @@ final class StreamSetup {
     }
 
     /** The initiator has not decided yet (no Reply, no TERM taken). */
-    boolean initiatorUndecided() {
+    public boolean initiatorUndecided() {
         return ineg.outcome() == null;
     }
 
-    static void configure(SocketChannel ch) throws IOException {
+    public static void configure(SocketChannel ch) throws IOException {
         ch.configureBlocking(false);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
     }
 
-    void startConnect() {
+    public void startConnect() {
         s.lockIo();
         try {
             try {
                 s.open(SocketChannel.open());
                 configure(s.channel());
-                InetAddress src = s.device.sourceAddress();
+                InetAddress src = s.sourceAddress();
                 if (src != null) {
                     try {
                         s.channel().bind(new InetSocketAddress(src, 0));
@@ -125,62 +133,76 @@ final class StreamSetup {
                                 + " as the source: " + e.getMessage(), e);
                     }
                 }
-                s.sender.clearStaged(); // a Rev 1 retry (RFC 6581 §10): nothing of the first attempt goes out
+                s.clearStaged(); // a Rev 1 retry (RFC 6581 §10): nothing of the first attempt goes out
                 reader = new MpaFrameReader(MpaFrame.Kind.REPLY, ineg.config().limits(), false);
                 boolean done = s.channel().connect(s.remoteAddress());
-                s.registered(s.reactor.register(s.channel(), done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, s));
-                s.enter(SoftStream.Phase.CONNECTING);
-                s.setDeadline(s.config.initiatorTimeout().toNanos());
+                s.register(done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT);
+                s.enter(SetupStream.Phase.CONNECTING);
+                s.setDeadline(initiatorNanos);
                 if (done) {
                     onConnected();
                 }
             } catch (IOException | RuntimeException e) {
-                s.closer.fail(new RdmaException("connect to " + s.remoteAddress() + " failed: " + e.getMessage(), e));
+                s.fail(new RdmaException("connect to " + s.remoteAddress() + " failed: " + e.getMessage(), e));
             }
         } finally {
-            s.io.unlock();
+            s.unlockIo();
         }
     }
 
-void onConnected() throws IOException {
+    public void onConnected() throws IOException {
         MpaFrame req = ineg.createRequest();
         setupBytes = 0;
         requestBytes = req.toBytes();
-        s.sender.staging(true).put(requestBytes);
-        s.enter(SoftStream.Phase.AWAIT_REPLY);
+        s.staging().put(requestBytes);
+        s.enter(SetupStream.Phase.AWAIT_REPLY);
         reader.reset();
-        s.sender.interest(SelectionKey.OP_READ);
-        s.setDeadline(s.config.initiatorTimeout().toNanos());
-        s.sender.flush();
+        s.interest(SelectionKey.OP_READ);
+        s.setDeadline(initiatorNanos);
+        s.flush();
     }
 
     /** RFC 6581 §10: the peer closed the Rev 2 attempt; reconnect and send a Rev 1 request. */
-void retryUnenhanced() {
-        s.closer.closeChannel();
+    private void retryUnenhanced() {
+        s.closeChannel();
         LOG.debug("retrying {} with an unenhanced MPA request (RFC 6581 §10)", s.remoteAddress());
         startConnect();
     }
 
-void onReplyBytes(ByteBuffer in) {
+    /** What the peer sent where its MPA frame belongs: why it is none, and the TERM it is instead (or null). */
+    private interface Malformed {
+        void on(MpaDecodeException e, TermCode peerTerm);
+    }
+
+    /**
+     * Feeds stream bytes to the MPA frame reader: the frame once complete, else null (incomplete,
+     * or not a frame: then {@code bad} is told, with the TERM if one came in the frame's place).
+     */
+    private MpaFrame feed(ByteBuffer in, Malformed bad) {
         int start = in.position();
-        MpaFrameReader.Status st;
-        boolean atStart = setupBytes == 0;
+        boolean atStart = setupBytes == 0; // a TERM can only be at offset 0
         setupBytes += in.remaining();
+        MpaFrameReader.Status st;
         try {
             st = reader.feed(in);
         } catch (MpaDecodeException e) {
-            TermCode peerTerm = atStart ? SoftTerm.sniff(in, start) : null;
+            bad.on(e, atStart ? SetupTerm.sniff(in, start) : null);
+            return null;
+        }
+        return st == MpaFrameReader.Status.COMPLETE ? reader.frame() : null;
+    }
+
+    public void onReplyBytes(ByteBuffer in) {
+        MpaFrame reply = feed(in, (e, peerTerm) -> {
             if (peerTerm != null) {
                 decideInitiator(ineg.onTerminate(peerTerm), true);
             } else {
                 decideInitiator(ineg.onMalformedReply(e), false);
             }
+        });
+        if (reply == null) {
             return;
         }
-        if (st != MpaFrameReader.Status.COMPLETE) {
-            return;
-        }
-        MpaFrame reply = reader.frame();
         replyBytes = reply.toBytes();
         if (in.hasRemaining() && !reply.reject()) {
             decideInitiator(ineg.onMalformedReply(new MpaDecodeException("MPA frame", in.remaining()
@@ -192,16 +214,12 @@ void onReplyBytes(ByteBuffer in) {
         decideInitiator(ineg.onReply(reply), false);
     }
 
-void decideInitiator(NegotiationDecision d, boolean peerTerminated) {
+    private void decideInitiator(NegotiationDecision d, boolean peerTerminated) {
         outcome = d.outcome();
         switch (d.action()) {
             case ESTABLISH -> establish();
             case RETRY_UNENHANCED -> retryUnenhanced();
-            case TERMINATE -> {
-                sendSetupTerm(d.term());
-                s.closer.fail(new ConnectionTerminatedException("MPA setup with " + s.remoteAddress() + " failed: " + outcome.reason(),
-                        d.term(), false));
-            }
+            case TERMINATE -> terminate(d.term());
             default -> {
                 RdmaException e;
                 if (outcome.status() == NegotiationStatus.REJECTED) {
@@ -214,35 +232,26 @@ void decideInitiator(NegotiationDecision d, boolean peerTerminated) {
                 } else {
                     e = new RdmaException("MPA setup with " + s.remoteAddress() + " closed: " + outcome.reason());
                 }
-                s.closer.fail(e);
+                s.fail(e);
             }
         }
     }
 
-void onRequestBytes(ByteBuffer in) {
-        int start = in.position();
-        MpaFrameReader.Status st;
-        boolean atStart = setupBytes == 0;
-        setupBytes += in.remaining();
-        try {
-            st = reader.feed(in);
-        } catch (MpaDecodeException e) {
-            TermCode peerTerm = atStart ? SoftTerm.sniff(in, start) : null;
+    public void onRequestBytes(ByteBuffer in) {
+        MpaFrame req = feed(in, (e, peerTerm) -> {
             in.position(in.limit());
             decideResponder(peerTerm != null ? rneg.onTerminate(peerTerm) : rneg.onMalformedRequest(e));
+        });
+        if (req == null) {
             return;
         }
-        if (st != MpaFrameReader.Status.COMPLETE) {
-            return;
-        }
-        MpaFrame req = reader.frame();
         requestBytes = req.toBytes();
         NegotiationDecision d = rneg.onRequest(req);
         if (d.action() == NegotiationAction.AWAIT_ACCEPT) {
-            s.enter(SoftStream.Phase.AWAIT_DECISION);
-            s.setDeadline(s.config.decisionTimeout().toNanos());
-            request = new SoftConnectionRequest(s, rneg.peerRequest(), s.remoteAddress());
-            if (!s.listener.offer(request)) {
+            s.enter(SetupStream.Phase.AWAIT_DECISION);
+            s.setDeadline(decisionNanos);
+            request = new SoftConnectionRequest(s, this, rneg.peerRequest());
+            if (!s.offer(request)) {
                 decideResponder(rneg.reject(new byte[0]));
             }
         } else {
@@ -251,10 +260,10 @@ void onRequestBytes(ByteBuffer in) {
     }
 
     /** Reactor thread: the ULP accepted. Returns the connection or throws. */
-    SoftConnection accept(SoftQueuePair q, ResponderConfig cfg) throws RdmaException {
+    Connection accept(SoftQueuePair q, ResponderConfig cfg) throws RdmaException {
         s.lockIo();
         try {
-            if (s.phase() != SoftStream.Phase.AWAIT_DECISION) {
+            if (s.phase() != SetupStream.Phase.AWAIT_DECISION) {
                 throw new RdmaException("connection request from " + s.remoteAddress() + " is no longer pending (" + s.phase()
                         + (s.failure() != null ? ": " + s.failure().getMessage() : "") + ")");
             }
@@ -271,7 +280,7 @@ void onRequestBytes(ByteBuffer in) {
             }
             return s.connection();
         } finally {
-            s.io.unlock();
+            s.unlockIo();
         }
     }
 
@@ -280,47 +289,47 @@ void onRequestBytes(ByteBuffer in) {
      * room for a newer one. Like a timeout, a local error once TCP is up: TERM 2/0/5 (CRC 0) before
      * the close (RFC 6581 §9.3).
      */
-    void evict(int backlog) {
+    public void evict(int backlog) {
         s.lockIo();
         try {
-            if (s.phase() != SoftStream.Phase.AWAIT_REQUEST) {
+            if (s.phase() != SetupStream.Phase.AWAIT_REQUEST) {
                 return;
             }
             LOG.debug("evicting {}: {} connections pending without a complete MPA Request", s.remoteAddress(), backlog);
             sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
-            s.closer.fail(new RdmaException("evicted " + s.remoteAddress() + ": the pending-handshake limit (" + backlog
+            s.fail(new RdmaException("evicted " + s.remoteAddress() + ": the pending-handshake limit (" + backlog
                     + ") was reached before its MPA Request was complete; sent TERM 2/0/5"));
         } finally {
-            s.io.unlock();
+            s.unlockIo();
         }
     }
 
     /** Reactor thread, right after accept: reads what already arrived (usually the whole MPA Request). */
-    void readEarly() {
+    public void readEarly() {
         s.lockIo();
         try {
-            if (s.phase() == SoftStream.Phase.AWAIT_REQUEST) {
-                s.receiver.readAll();
+            if (s.phase() == SetupStream.Phase.AWAIT_REQUEST) {
+                s.readAll();
             }
         } catch (IOException e) {
             s.onIoError(e);
         } finally {
-            s.io.unlock();
+            s.unlockIo();
         }
     }
 
     /** Reactor thread, listener closing: reject an undecided request, drop anything else pending. */
-    void rejectIfUndecided() {
+    public void rejectIfUndecided() {
         s.lockIo();
         try {
-            if (s.phase() == SoftStream.Phase.AWAIT_DECISION) {
+            if (s.phase() == SetupStream.Phase.AWAIT_DECISION) {
                 request.invalidate();
                 decideResponder(rneg.reject(new byte[0]));
             } else {
-                s.closer.closeByUser();
+                s.closeByUser();
             }
         } finally {
-            s.io.unlock();
+            s.unlockIo();
         }
     }
 
@@ -328,7 +337,7 @@ void onRequestBytes(ByteBuffer in) {
     void reject(byte[] privateData) throws RdmaException {
         s.lockIo();
         try {
-            if (s.phase() != SoftStream.Phase.AWAIT_DECISION) {
+            if (s.phase() != SetupStream.Phase.AWAIT_DECISION) {
                 throw new RdmaException("connection request from " + s.remoteAddress() + " is no longer pending (" + s.phase() + ")");
             }
             try {
@@ -337,79 +346,65 @@ void onRequestBytes(ByteBuffer in) {
                 throw new RdmaException("reject: " + e.getMessage(), e);
             }
         } finally {
-            s.io.unlock();
+            s.unlockIo();
         }
     }
 
-void decideResponder(NegotiationDecision d) {
+    private void decideResponder(NegotiationDecision d) {
         outcome = d.outcome();
         if (d.frame() != null) {
             replyBytes = d.frameBytes();
-            s.sender.staging(true).put(replyBytes);
+            s.staging().put(replyBytes);
         }
         switch (d.action()) {
             case ESTABLISH -> establish();
             case REJECT -> {
                 if (d.term() != null) {
                     sendSetupTerm(d.term());
-                    s.closer.fail(new ConnectionTerminatedException("rejected " + s.remoteAddress() + ": " + outcome.reason(), d.term(),
+                    s.fail(new ConnectionTerminatedException("rejected " + s.remoteAddress() + ": " + outcome.reason(), d.term(),
                             false));
                 } else {
-                    s.closer.fail(new RdmaException("rejected " + s.remoteAddress() + ": " + outcome.reason()));
+                    s.fail(new RdmaException("rejected " + s.remoteAddress() + ": " + outcome.reason()));
                 }
             }
-            case TERMINATE -> {
-                sendSetupTerm(d.term());
-                s.closer.fail(new ConnectionTerminatedException("MPA setup with " + s.remoteAddress() + " failed: " + outcome.reason(),
-                        d.term(), false));
-            }
-            default -> s.closer.fail(new RdmaException("MPA setup with " + s.remoteAddress() + " closed: " + outcome.reason()));
+            case TERMINATE -> terminate(d.term());
+            default -> s.fail(new RdmaException("MPA setup with " + s.remoteAddress() + " closed: " + outcome.reason()));
         }
     }
 
     /** The MPA Reply this side sent as responder, or null (initiator, or not sent). */
-    MpaFrame sentReply() {
+    public MpaFrame sentReply() {
         return rneg != null ? rneg.reply() : null;
     }
 
-void establish() {
+    private void establish() {
         try {
-            s.dataPath(new SoftDataPath(s, s.queuePair(), outcome, s.config));
+            s.establish(outcome);
         } catch (RuntimeException e) {
             LOG.error("cannot set up the data path for {}", s.remoteAddress(), e);
             sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
-            s.closer.fail(new ConnectionTerminatedException("local error setting up " + s.remoteAddress() + ": " + e, 
+            s.fail(new ConnectionTerminatedException("local error setting up " + s.remoteAddress() + ": " + e,
                     TermCode.MPA_LOCAL_CATASTROPHIC, false));
             return;
         }
-        s.enter(SoftStream.Phase.ESTABLISHED);
+        s.enter(SetupStream.Phase.ESTABLISHED);
         reader = null; // its staging buffer is not needed in FPDU mode
         s.clearDeadline();
-        if (!s.initiator && s.data().awaitingFirstFpdu() && outcome.rtr() != null) {
-            s.startRtrTimer(s.config.responderTimeout().toNanos());
-        }
-        s.connection(new SoftConnection(s, s.queuePair()));
-        // Tracked here, on the reactor under the I/O lock, so finishClose's forget (same thread,
-        // same lock) always comes after it: a peer that resets right after the Reply cannot leave
-        // a closed connection pinned in the device.
-        s.device.track(s.connection());
-        s.queuePair().attach(s, s.data().ord());
-        SoftCompletionQueue.addStream(s.queuePair(), s);
-        if (!s.initiator && s.listener != null) {
-            s.listener.established(s);
-        }
-        s.data().start();
-        s.sender.flushQuietly();
-        if (s.initiator) {
-            s.established.complete(s.connection());
-        }
+        s.startFpduMode();
+    }
+
+    /** Setup failed on this side: TERM {@code code} to the peer, then the stream ends. */
+    private void terminate(TermCode code) {
+        sendSetupTerm(code);
+        s.fail(new ConnectionTerminatedException("MPA setup with " + s.remoteAddress() + " failed: " + outcome.reason(),
+                code, false));
     }
 
     /** Queues an MPA-layer TERM; setup TERMs carry CRC 0 (CRC is not active yet). */
-void sendSetupTerm(TermCode code) {
-        ByteBuffer tx = code == null ? null : s.sender.staging(true);
+    public void sendSetupTerm(TermCode code) {
+        ByteBuffer tx = code == null ? null : s.staging();
         if (tx != null) {
-            SoftTerm.encodeSetupTerm(tx, code);
+            SetupTerm.encodeSetupTerm(tx, code);
         }
     }
 }

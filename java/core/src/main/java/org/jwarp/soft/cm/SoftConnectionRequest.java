@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cm;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -19,21 +19,23 @@ import org.jwarp.ground.RtrType;
  * A validated MPA Request waiting for the ULP (RFC 5044 §7.1.2; the peer's IRD/ORD and RTR offer
  * of RFC 6581 §9.1/§9.2 are visible before deciding). Accept or reject runs on the reactor.
  */
-final class SoftConnectionRequest implements ConnectionRequest {
+public final class SoftConnectionRequest implements ConnectionRequest {
     private static final long CALL_TIMEOUT_MS = 10_000;
 
-    private final SoftStream stream;
+    private final SetupStream stream;
+    private final StreamSetup setup;
     private final PeerRequest peer;
     private final InetSocketAddress remote;
     private volatile boolean pending = true;
 
-    SoftConnectionRequest(SoftStream stream, PeerRequest peer, InetSocketAddress remote) {
+    SoftConnectionRequest(SetupStream stream, StreamSetup setup, PeerRequest peer) {
         this.stream = stream;
+        this.setup = setup;
         this.peer = peer;
-        this.remote = remote;
+        this.remote = stream.remoteAddress();
     }
 
-    boolean isPending() {
+    public boolean isPending() {
         return pending;
     }
 
@@ -76,23 +78,23 @@ final class SoftConnectionRequest implements ConnectionRequest {
     public Connection accept(QueuePairConfig qpConfig, ConnectionParameters params) throws RdmaException {
         SoftQueuePair qp = new SoftQueuePair(qpConfig);
         qp.runBeforeConnect();
-        ResponderConfig cfg = SoftConnectionManager.responderConfig(params);
-        return call(() -> stream.setup.accept(qp, cfg)); // the stream tracks it on the reactor
+        ResponderConfig cfg = CmParameters.responderConfig(params);
+        return call(() -> setup.accept(qp, cfg)); // the stream tracks it on the reactor
     }
 
     @Override
     public void reject(byte[] privateData) throws RdmaException {
         call(() -> {
-            stream.setup.reject(privateData == null ? new byte[0] : privateData);
+            setup.reject(privateData == null ? new byte[0] : privateData);
             return null;
         });
     }
 
-    void rejectQuietly() {
+    public void rejectQuietly() {
         if (pending) {
             try {
                 pending = false;
-                stream.setup.reject(new byte[0]);
+                setup.reject(new byte[0]);
             } catch (RdmaException e) {
                 // already gone
             }
@@ -111,7 +113,7 @@ final class SoftConnectionRequest implements ConnectionRequest {
         pending = false;
         Object r;
         try {
-            r = stream.reactor.call(() -> {
+            r = stream.reactor().call(() -> {
                 try {
                     return step.run();
                 } catch (RdmaException e) {

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cm;
 
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
@@ -18,9 +18,9 @@ import org.jwarp.rdmap.ReadRequestHeader;
  * stream, before the engine sees any byte of it; the caller decides what a mismatch means (TERM
  * code 7) and what a TERM in its place means.
  */
-final class RtrGate {
+public final class RtrGate {
     /** A zero-length Read Request: DDP untagged header plus the 28-byte RDMAP header. */
-    static final int READ_RTR_ULPDU = DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;
+    public static final int READ_RTR_ULPDU = DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.LENGTH;
     /** Bytes of the first FPDU looked at before it is handed to the engine. */
     private static final int PEEK = Fpdu.ULPDU_OFFSET + READ_RTR_ULPDU + 4;
 
@@ -29,7 +29,7 @@ final class RtrGate {
     private ByteBuffer peek;
 
     /** {@code rtr} is the negotiated type (null: no RTR expected); {@code sentReply} the Reply this side sent. */
-    RtrGate(RtrType rtr, MpaFrame sentReply) {
+    public RtrGate(RtrType rtr, MpaFrame sentReply) {
         if (rtr != null) {
             accept.add(rtr);
             EnhancedConnectionData ed = sentReply != null ? sentReply.enhancedData() : null;
@@ -51,7 +51,7 @@ final class RtrGate {
      * Takes bytes of the first FPDU from {@code rx} until its head (or the whole FPDU, if shorter)
      * is here; returns that head (position 0) or null while it is incomplete.
      */
-    ByteBuffer gather(ByteBuffer rx) {
+    public ByteBuffer gather(ByteBuffer rx) {
         if (peek == null) {
             peek = ByteBuffer.allocate(PEEK + 512);
         }
@@ -74,24 +74,30 @@ final class RtrGate {
     }
 
     /** Part of the first FPDU's head is buffered. */
-    boolean partial() {
+    public boolean partial() {
         return peek != null && peek.position() > 0;
     }
 
+    /** The fields of an FPDU head that tell an RTR: ULPDU length, DDP T flag, RDMAP opcode. */
+    private record Head(int ulpdu, boolean tagged, int op) {
+        static Head of(ByteBuffer h) {
+            int seg = Fpdu.ULPDU_OFFSET;
+            int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
+            return new Head(h.getShort(0) & 0xFFFF, (control & DdpHeader.T_FLAG) != 0,
+                    RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF));
+        }
+    }
+
     /** The RTR type among those the Reply set that the FPDU head is (RFC 6581 §9.2), or null. */
-    RtrType match(ByteBuffer h) {
-        int ulpdu = h.getShort(0) & 0xFFFF;
-        int seg = Fpdu.ULPDU_OFFSET;
-        int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
-        int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
-        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
+    public RtrType match(ByteBuffer h) {
+        Head f = Head.of(h);
         for (RtrType t : accept) {
             boolean ok = switch (t) {
-                case WRITE -> tagged && op == RdmapOpcode.WRITE && ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
-                case SEND -> !tagged && (op == RdmapOpcode.SEND || op == RdmapOpcode.SEND_SE)
-                        && ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
-                case READ -> !tagged && op == RdmapOpcode.READ_REQUEST && ulpdu == READ_RTR_ULPDU
-                        && h.getInt(seg + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
+                case WRITE -> f.tagged && f.op == RdmapOpcode.WRITE && f.ulpdu == DdpHeader.TAGGED_HEADER_LENGTH;
+                case SEND -> !f.tagged && (f.op == RdmapOpcode.SEND || f.op == RdmapOpcode.SEND_SE)
+                        && f.ulpdu == DdpHeader.UNTAGGED_HEADER_LENGTH;
+                case READ -> !f.tagged && f.op == RdmapOpcode.READ_REQUEST && f.ulpdu == READ_RTR_ULPDU
+                        && h.getInt(Fpdu.ULPDU_OFFSET + DdpHeader.UNTAGGED_HEADER_LENGTH + ReadRequestHeader.SIZE_OFFSET) == 0;
             };
             if (ok) {
                 return t;
@@ -101,13 +107,9 @@ final class RtrGate {
     }
 
     /** Why the FPDU head is no RTR the Reply offered (the TERM's reason). */
-    String mismatch(ByteBuffer h) {
-        int ulpdu = h.getShort(0) & 0xFFFF;
-        int seg = Fpdu.ULPDU_OFFSET;
-        int control = h.get(seg + DdpHeader.CONTROL_OFFSET) & 0xFF;
-        int op = RdmapOpcode.opcode(h.get(seg + DdpHeader.RSVD_ULP_OFFSET) & 0xFF);
-        boolean tagged = (control & DdpHeader.T_FLAG) != 0;
-        return "first FPDU is a " + (tagged ? "tagged " : "untagged ") + RdmapOpcode.name(op) + " of " + ulpdu
+    public String mismatch(ByteBuffer h) {
+        Head f = Head.of(h);
+        return "first FPDU is a " + (f.tagged ? "tagged " : "untagged ") + RdmapOpcode.name(f.op) + " of " + f.ulpdu
                 + " ULPDU bytes, not a zero-length " + RtrType.format(accept) + " RTR as the Reply offered (RFC 6581 §9.2)";
     }
 }
