@@ -163,14 +163,7 @@ public final class BenchMain implements Callable<Integer> {
         try {
             r = runCase(op.trim().toLowerCase(Locale.ROOT), size, q);
         } catch (Exception e) {
-            r = Json.object();
-            r.put("run", run);
-            r.put("label", label);
-            r.put("transport", transport);
-            r.put("op", op);
-            r.put("size", size);
-            r.put("wait", transport.equals("tcp") ? (spin ? "spin" : "block") : wait);
-            r.put("qps", q);
+            r = caseRow(op, size, q);
             r.put("error", String.valueOf(e));
             failures++;
         }
@@ -261,17 +254,23 @@ public final class BenchMain implements Callable<Integer> {
         long run() throws Exception;
     }
 
-    private Map<String, Object> runCase(String op, int size, int q) throws Exception {
-        boolean tcp = transport.equals("tcp");
-        boolean bw = op.endsWith("-bw") || op.equals("stream");
+    /** The fields that name a case, first in its JSON line whether it ran or failed. */
+    private Map<String, Object> caseRow(String op, int size, int q) {
         Map<String, Object> r = Json.object();
         r.put("run", run);
         r.put("label", label);
         r.put("transport", transport);
         r.put("op", op);
         r.put("size", size);
-        r.put("wait", tcp ? (spin ? "spin" : "block") : wait);
+        r.put("wait", transport.equals("tcp") ? (spin ? "spin" : "block") : wait);
         r.put("qps", q);
+        return r;
+    }
+
+    private Map<String, Object> runCase(String op, int size, int q) throws Exception {
+        boolean tcp = transport.equals("tcp");
+        boolean bw = op.endsWith("-bw") || op.equals("stream");
+        Map<String, Object> r = caseRow(op, size, q);
         r.put("crc", !tcp && crc);
         r.put("load1", load1());
         r.put("java", System.getProperty("java.version"));

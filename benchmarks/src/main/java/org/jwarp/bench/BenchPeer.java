@@ -54,6 +54,18 @@ public final class BenchPeer implements Callable<Integer> {
     @Option(names = "--tcp-port", description = "TCP listener port, 0 = any (default: ${DEFAULT-VALUE}).")
     int tcpPort;
 
+    /**
+     * Private data of at least {@code length} bytes that begins with {@code magic}: a big-endian
+     * reader just after the magic; else null.
+     */
+    static ByteBuffer afterMagic(byte[] pd, byte[] magic, int length) {
+        ByteBuffer b = ByteBuffer.wrap(pd).order(ByteOrder.BIG_ENDIAN);
+        if (pd.length < length || b.getInt() != ByteBuffer.wrap(magic).getInt()) {
+            return null;
+        }
+        return b;
+    }
+
     /** What the client asks for, in the connect private data (big-endian, 39 bytes). */
     record Hello(ProviderPingPong.Peer mode, boolean spin, int size, int sinkWindow, int n, int index, int depth,
                  long clientRxAddr, int clientRxKey) {
@@ -68,8 +80,8 @@ public final class BenchPeer implements Callable<Integer> {
         }
 
         static Hello decode(byte[] pd) throws RdmaException {
-            ByteBuffer b = ByteBuffer.wrap(pd).order(ByteOrder.BIG_ENDIAN);
-            if (pd.length < LENGTH || b.getInt() != ByteBuffer.wrap(MAGIC).getInt()) {
+            ByteBuffer b = afterMagic(pd, MAGIC, LENGTH);
+            if (b == null) {
                 throw new RdmaException("not a benchmark client: " + pd.length + " bytes of private data");
             }
             int m = b.get();
@@ -92,8 +104,8 @@ public final class BenchPeer implements Callable<Integer> {
         }
 
         static Reply decode(byte[] pd) throws RdmaException {
-            ByteBuffer b = ByteBuffer.wrap(pd).order(ByteOrder.BIG_ENDIAN);
-            if (pd.length < LENGTH || b.getInt() != ByteBuffer.wrap(MAGIC).getInt()) {
+            ByteBuffer b = afterMagic(pd, MAGIC, LENGTH);
+            if (b == null) {
                 throw new RdmaException("the peer's accept private data is not a benchmark reply");
             }
             return new Reply(b.getLong(), b.getInt(), b.getLong(), b.getInt());

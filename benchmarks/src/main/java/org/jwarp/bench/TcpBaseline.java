@@ -49,11 +49,8 @@ final class TcpBaseline implements AutoCloseable {
             client.configureBlocking(false);
             accepted.configureBlocking(false);
         }
-        tx = ByteBuffer.allocateDirect(Math.max(size, 8));
+        tx = patterned(size);
         rx = ByteBuffer.allocateDirect(Math.max(size, 8));
-        for (int i = 0; i < size; i++) {
-            tx.put(i, (byte) i);
-        }
         peer = new Thread(() -> serve(accepted, mode, size, () -> running), "tcp-baseline-peer");
         peer.setDaemon(true);
         peer.start();
@@ -74,11 +71,17 @@ final class TcpBaseline implements AutoCloseable {
         if (spin) {
             client.configureBlocking(false);
         }
-        tx = ByteBuffer.allocateDirect(Math.max(size, 8));
+        tx = patterned(size);
         rx = ByteBuffer.allocateDirect(Math.max(size, 8));
+    }
+
+    /** The message this side sends: {@code size} bytes 0, 1, 2, ... (at least 8 bytes of room). */
+    private static ByteBuffer patterned(int size) {
+        ByteBuffer b = ByteBuffer.allocateDirect(Math.max(size, 8));
         for (int i = 0; i < size; i++) {
-            tx.put(i, (byte) i);
+            b.put(i, (byte) i);
         }
+        return b;
     }
 
     private static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
