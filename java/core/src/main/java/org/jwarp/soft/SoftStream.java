@@ -26,8 +26,6 @@ import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One LLP stream (a TCP connection) of the embedded provider, driven by its {@link Reactor}:
@@ -59,8 +57,6 @@ import org.slf4j.LoggerFactory;
  */
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection, PolledStream,
         SetupStream {
-    private static final Logger LOG = LoggerFactory.getLogger(SoftStream.class);
-
     final boolean initiator;
     final ConnectionHost device;
     final Reactor reactor;
@@ -101,7 +97,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         this.reactor = reactor;
         this.config = device.config();
         this.listener = listener;
-        this.setup = new StreamSetup(this, config.initiatorTimeout(), config.decisionTimeout());
+        this.setup = new StreamSetup(this, config.initiatorTimeout(), config.responderTimeout(), config.decisionTimeout());
     }
 
     /** An initiator stream; {@link StreamSetup#startConnect()} runs on the reactor. */
@@ -118,11 +114,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
                                 ResponderConfig base) throws IOException {
         SoftStream s = new SoftStream(false, device, reactor, listener, (InetSocketAddress) ch.getRemoteAddress());
         s.ch = ch;
-        s.setup.respond(base);
         StreamSetup.configure(ch);
         s.key = reactor.register(ch, SelectionKey.OP_READ, s);
-        s.phase = Phase.AWAIT_REQUEST;
-        s.setDeadline(s.config.responderTimeout().toNanos());
+        s.setup.respond(base);
         return s;
     }
 
@@ -520,24 +514,7 @@ void onEof() {
         try {
             timed = false;
             switch (phase) {
-                case CONNECTING -> closer.fail(new RdmaTimeoutException("no TCP connection to " + remote + " within "
-                        + config.initiatorTimeout().toMillis() + " ms"));
-                case AWAIT_REPLY -> {
-                    // TCP is up: a local error without a code of its own, TERM 2/0/5 first (RFC 6581 §9.3)
-                    setup.sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
-                    closer.fail(new RdmaTimeoutException("no MPA Reply from " + remote + " within "
-                            + config.initiatorTimeout().toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
-                }
-                case AWAIT_REQUEST -> {
-                    setup.sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC); // RFC 6581 §9.3, as above
-                    closer.fail(new RdmaTimeoutException("no MPA Request from " + remote + " within "
-                            + config.responderTimeout().toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
-                }
-                case AWAIT_DECISION -> {
-                    LOG.warn("connection request from {} undecided for {} ms: rejecting", remote,
-                            config.decisionTimeout().toMillis());
-                    setup.rejectPending();
-                }
+                case CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION -> setup.onDeadline();
                 case ESTABLISHED -> {
                     if (rtrTimer) {
                         rtrTimer = false;

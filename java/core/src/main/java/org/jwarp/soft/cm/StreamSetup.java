@@ -25,6 +25,7 @@ import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionTerminatedException;
 import org.jwarp.verbs.RdmaException;
+import org.jwarp.verbs.RdmaTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,15 +52,16 @@ public final class StreamSetup {
     private long setupBytes;
 
     private final SetupStream s;
-    /** The deadline of the initiator's steps (connect, Reply) and of the ULP's decision. */
-    private final long initiatorNanos;
-    private final long decisionNanos;
+    /** The deadline of each step: connect and Reply, Request (and the RTR, the stream's), the ULP's decision. */
+    private final Duration initiatorTimeout;
+    private final Duration responderTimeout;
+    private final Duration decisionTimeout;
 
-    /** The Request's own deadline is the stream's, set when it takes the accepted channel. */
-    public StreamSetup(SetupStream s, Duration initiatorTimeout, Duration decisionTimeout) {
+    public StreamSetup(SetupStream s, Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout) {
         this.s = s;
-        this.initiatorNanos = initiatorTimeout.toNanos();
-        this.decisionNanos = decisionTimeout.toNanos();
+        this.initiatorTimeout = initiatorTimeout;
+        this.responderTimeout = responderTimeout;
+        this.decisionTimeout = decisionTimeout;
     }
 
     /** The initiator's negotiator; {@link #startConnect()} runs it on the reactor. */
@@ -67,10 +69,38 @@ public final class StreamSetup {
         ineg = neg;
     }
 
-    /** The responder's negotiator over an accepted channel, awaiting the MPA Request. */
+    /** The responder's negotiator over an accepted, registered channel: the MPA Request is awaited. */
     public void respond(ResponderConfig base) {
         rneg = new ResponderNegotiator(base);
         reader = rneg.newRequestReader();
+        s.enter(SetupStream.Phase.AWAIT_REQUEST);
+        s.setDeadline(responderTimeout.toNanos());
+    }
+
+    /** A setup step's deadline passed (reactor, I/O lock held). */
+    public void onDeadline() {
+        switch (s.phase()) {
+            case CONNECTING -> s.fail(new RdmaTimeoutException("no TCP connection to " + s.remoteAddress() + " within "
+                    + initiatorTimeout.toMillis() + " ms"));
+            case AWAIT_REPLY -> {
+                // TCP is up: a local error without a code of its own, TERM 2/0/5 first (RFC 6581 §9.3)
+                sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC);
+                s.fail(new RdmaTimeoutException("no MPA Reply from " + s.remoteAddress() + " within "
+                        + initiatorTimeout.toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
+            }
+            case AWAIT_REQUEST -> {
+                sendSetupTerm(TermCode.MPA_LOCAL_CATASTROPHIC); // RFC 6581 §9.3, as above
+                s.fail(new RdmaTimeoutException("no MPA Request from " + s.remoteAddress() + " within "
+                        + responderTimeout.toMillis() + " ms (RFC 5044 §7.1.2); sent TERM 2/0/5"));
+            }
+            case AWAIT_DECISION -> {
+                LOG.warn("connection request from {} undecided for {} ms: rejecting", s.remoteAddress(),
+                        decisionTimeout.toMillis());
+                rejectPending();
+            }
+            default -> {
+            }
+        }
     }
 
     public NegotiationOutcome outcome() {
@@ -138,7 +168,7 @@ public final class StreamSetup {
                 boolean done = s.channel().connect(s.remoteAddress());
                 s.register(done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT);
                 s.enter(SetupStream.Phase.CONNECTING);
-                s.setDeadline(initiatorNanos);
+                s.setDeadline(initiatorTimeout.toNanos());
                 if (done) {
                     onConnected();
                 }
@@ -158,7 +188,7 @@ public final class StreamSetup {
         s.enter(SetupStream.Phase.AWAIT_REPLY);
         reader.reset();
         s.interest(SelectionKey.OP_READ);
-        s.setDeadline(initiatorNanos);
+        s.setDeadline(initiatorTimeout.toNanos());
         s.flush();
     }
 
@@ -249,7 +279,7 @@ public final class StreamSetup {
         NegotiationDecision d = rneg.onRequest(req);
         if (d.action() == NegotiationAction.AWAIT_ACCEPT) {
             s.enter(SetupStream.Phase.AWAIT_DECISION);
-            s.setDeadline(decisionNanos);
+            s.setDeadline(decisionTimeout.toNanos());
             request = new SoftConnectionRequest(s, this, rneg.peerRequest());
             if (!s.offer(request)) {
                 decideResponder(rneg.reject(new byte[0]));
