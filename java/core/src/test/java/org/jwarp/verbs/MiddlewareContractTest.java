@@ -1218,4 +1218,287 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
         assertEquals(WcStatus.SUCCESS, awaited.neighbourRecv(), awaited.toString());
         assertEquals(WcStatus.SUCCESS, awaited.neighbourSend(), awaited.toString());
     }
+
+    // ---- 6. single-consumer owners --------------------------------------------------------------
+
+    /** Connections of the single-consumer owner test. */
+    static final int OWNED_CONNECTIONS = 6;
+    /** Bytes of one Send (ping or pong) of the owner test. */
+    static final int OWNED_SEND = 1024;
+    /** Bytes of one RDMA Write or Read of the owner test (several FPDUs at an MTU of 1500). */
+    static final int OWNED_RDMA = 4096;
+    /** One connection's slice of a shared region: four areas of {@link #OWNED_RDMA} bytes. */
+    static final int OWNED_SLICE = 4 * OWNED_RDMA;
+    /** Areas of a slice: the Send source, the receive sink, the RDMA Write source or target, the RDMA Read sink. */
+    static final int AREA_SEND = 0;
+    static final int AREA_RECV = OWNED_RDMA;
+    static final int AREA_WRITE = 2 * OWNED_RDMA;
+    static final int AREA_READ = 3 * OWNED_RDMA;
+    /** Kinds of a round's work requests, the low bits of their wrIds (wrId = round * 4 + kind). */
+    static final int KIND_SEND = 0;
+    static final int KIND_RECV = 1;
+    static final int KIND_WRITE = 2;
+    static final int KIND_READ = 3;
+    /** The longest wait for one completion of the owner test before its thread reports a hang. */
+    static final long OWNED_WAIT_SECONDS = 60;
+
+    /** Ping-pong rounds per connection of the owner test (fewer under emulation). */
+    protected int ownedRounds() {
+        return contentionMessages() / 10;
+    }
+
+    /** Spinning threads, one per core, until closed. */
+    static final class CpuHogs implements AutoCloseable {
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final List<Thread> hogs = new ArrayList<>();
+
+        CpuHogs() {
+            for (int i = 0; i < Runtime.getRuntime().availableProcessors(); i++) {
+                Thread t = new Thread(() -> {
+                    long x = 0;
+                    while (!stop.get()) {
+                        x += System.nanoTime() & 7;
+                    }
+                    if (x == 42) {
+                        System.out.print("");
+                    }
+                }, "cpu-hog-" + i);
+                t.setDaemon(true);
+                t.start();
+                hogs.add(t);
+            }
+        }
+
+        int count() {
+            return hogs.size();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop.set(true);
+            for (Thread t : hogs) {
+                t.join();
+            }
+        }
+    }
+
+    /** The byte at {@code k} of what connection {@code conn} moves in {@code round} as {@code kind}. */
+    static byte ownedByte(int conn, int round, int kind, int k) {
+        return (byte) (conn * 73 + round * 31 + kind * 17 + k * 7 + (k >>> 8) + 1);
+    }
+
+    /** Fills {@code len} bytes at {@code at} of {@code buf} with the pattern of (conn, round, kind), by absolute index. */
+    static void fillOwned(ByteBuffer buf, int at, int len, int conn, int round, int kind) {
+        for (int k = 0; k < len; k++) {
+            buf.put(at + k, ownedByte(conn, round, kind, k));
+        }
+    }
+
+    /** Checks {@code len} bytes at {@code at} of {@code buf} against the pattern, byte for byte. */
+    static void verifyOwned(ByteBuffer buf, int at, int len, int conn, int round, int kind, String what) {
+        for (int k = 0; k < len; k++) {
+            byte want = ownedByte(conn, round, kind, k);
+            byte got = buf.get(at + k);
+            if (got != want) {
+                throw new AssertionError("connection " + conn + " round " + round + ": " + what + " differs at byte " + k
+                        + " of " + len + " (expected " + want + ", got " + got + ")");
+            }
+        }
+    }
+
+    /**
+     * One owner's single-consumer CQ: waits for the completions a round owes, by poll, spin or
+     * await by round, each wait bounded; every completion must succeed, be of the QP and of this
+     * round or (a receive the peer caused before this owner's last completion came) the next.
+     */
+    static final class OwnedCq {
+        final CompletionQueue cq;
+        final QueuePair qp;
+        final String who;
+        final WorkCompletion[] w = wcs(4);
+        /** Kinds of the next round already taken, a bit each. */
+        int early;
+
+        OwnedCq(CompletionQueue cq, QueuePair qp, String who) {
+            this.cq = cq;
+            this.qp = qp;
+            this.who = who;
+        }
+
+        /** Takes completions until every kind in {@code wanted} (a bit per kind) of {@code round} came. */
+        void reap(int round, int wanted, AtomicBoolean stop) throws InterruptedException {
+            int seen = early;
+            early = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(OWNED_WAIT_SECONDS);
+            while (seen != wanted) {
+                if (stop.get()) {
+                    throw new AssertionError(who + " stopped in round " + round + " with kinds " + seen + " of " + wanted);
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError(who + " hung: round " + round + " got kinds " + seen + " of " + wanted
+                            + " within " + OWNED_WAIT_SECONDS + " s");
+                }
+                int n = switch (round % 3) {
+                    case 0 -> cq.poll(w, w.length);
+                    case 1 -> cq.spin(w, w.length, 1 << 16, TimeUnit.MILLISECONDS.toNanos(10));
+                    default -> cq.await(w, w.length, 100, TimeUnit.MILLISECONDS);
+                };
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion wc = w[i];
+                    int kind = (int) (wc.wrId & 3);
+                    boolean next = wc.wrId >>> 2 == round + 1 && kind == KIND_RECV && (early & (1 << kind)) == 0;
+                    if (!wc.isSuccess() || wc.qpNum != qp.qpNum() || !next && (wc.wrId >>> 2 != round
+                            || (seen & (1 << kind)) != 0 || (wanted & (1 << kind)) == 0)) {
+                        throw new AssertionError(who + " round " + round + ": unexpected completion " + wc);
+                    }
+                    WcOpcode op = switch (kind) {
+                        case KIND_SEND -> WcOpcode.SEND;
+                        case KIND_RECV -> WcOpcode.RECV;
+                        case KIND_WRITE -> WcOpcode.RDMA_WRITE;
+                        default -> WcOpcode.RDMA_READ;
+                    };
+                    if (wc.opcode != op || (kind == KIND_RECV && wc.byteLength != OWNED_SEND)) {
+                        throw new AssertionError(who + " round " + round + ": expected " + op + ", got " + wc);
+                    }
+                    if (next) {
+                        early |= 1 << kind;
+                    } else {
+                        seen |= 1 << kind;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Middleware's thread per connection on single-consumer queues (RFC 5040 §5: Send §5.3, RDMA
+     * Write §5.1, RDMA Read §5.2): six connections of one protection domain per end, each end's
+     * connections sharing one registered region in disjoint slices; each connection's QPs and CQs
+     * are single-consumer, and each is driven by its own thread on each end, which alone posts to
+     * its QP and polls its CQ (poll, spin or await by round) while a CPU hog spins on every core.
+     * Per round the client writes its slice of the server's region (RDMA Write), sends a ping,
+     * takes the server's pong, and reads the written bytes back (RDMA Read); the server checks the
+     * ping and the written slice when the ping arrives (a Send completes at the Data Sink after the
+     * RDMA Write before it is placed, RFC 5040 §5.5), then answers. Every completion succeeds, every
+     * byte is checked, and every wait is bounded: a thread that waits for one completion longer than
+     * {@value #OWNED_WAIT_SECONDS} s reports a hang. The receives posted in the hooks on the setup
+     * threads keep the contract (the handover through the futures and the thread starts).
+     */
+    @Test
+    void singleConsumerOwnersPerConnectionShareRegionUnderCpuHogs_5040_5() throws Exception {
+        final int n = OWNED_CONNECTIONS;
+        final int rounds = ownedRounds();
+        final boolean exploited = providerName().equals("disni");
+        try (End server = new End(n * OWNED_SLICE); End client = new End(n * OWNED_SLICE)) {
+            CompletionQueue[] scq = new CompletionQueue[n];
+            CompletionQueue[] ccq = new CompletionQueue[n];
+            for (int i = 0; i < n; i++) {
+                scq[i] = server.own(server.dev.createCompletionQueue(16, null, true));
+                ccq[i] = client.own(client.dev.createCompletionQueue(16, null, true));
+                assertEquals(exploited, scq[i].singleConsumer(), "server CQ " + i + " single-consumer");
+                assertEquals(exploited, ccq[i].singleConsumer(), "client CQ " + i + " single-consumer");
+            }
+            // round 0's receive of each QP, posted on the setup thread before the connection exists
+            Connection[] c = connectMany(server, client, n,
+                    i -> new QueuePairConfig(server.pd, scq[i], scq[i], 4, 2, qp -> qp.postRecv(KIND_RECV, server.mr,
+                            (long) i * OWNED_SLICE + AREA_RECV, OWNED_SEND)).withSingleConsumer(true),
+                    i -> new QueuePairConfig(client.pd, ccq[i], ccq[i], 4, 2, qp -> qp.postRecv(KIND_RECV, client.mr,
+                            (long) i * OWNED_SLICE + AREA_RECV, OWNED_SEND)).withSingleConsumer(true));
+            for (int i = 0; i < 2 * n; i++) {
+                assertEquals(exploited, c[i].queuePair().singleConsumer(), "QP " + i + " single-consumer");
+            }
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            AtomicBoolean stop = new AtomicBoolean();
+            int[] clientRounds = new int[n];
+            int[] serverRounds = new int[n];
+            List<Thread> owners = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                final int conn = i;
+                final int base = i * OWNED_SLICE;
+                final long target = server.mr.address() + base + AREA_WRITE;
+                final int rkey = server.mr.rkey();
+                owners.add(new Thread(() -> {
+                    QueuePair qp = c[conn].queuePair();
+                    OwnedCq own = new OwnedCq(ccq[conn], qp, "client owner " + conn);
+                    SendRequest s = new SendRequest();
+                    byte[] zero = new byte[OWNED_RDMA];
+                    try {
+                        for (int r = 0; r < rounds && !stop.get(); r++) {
+                            long id = (long) r << 2;
+                            fillOwned(client.buf, base + AREA_WRITE, OWNED_RDMA, conn, r, KIND_WRITE);
+                            qp.postSend(s.write(id | KIND_WRITE, client.mr, base + AREA_WRITE, OWNED_RDMA, target, rkey));
+                            fillOwned(client.buf, base + AREA_SEND, OWNED_SEND, conn, r, KIND_SEND);
+                            qp.postSend(s.send(id | KIND_SEND, client.mr, base + AREA_SEND, OWNED_SEND));
+                            own.reap(r, 1 << KIND_WRITE | 1 << KIND_SEND | 1 << KIND_RECV, stop);
+                            verifyOwned(client.buf, base + AREA_RECV, OWNED_SEND, conn, r, KIND_RECV, "the pong");
+                            // the next round's pong buffer, before the next ping can cause it
+                            qp.postRecv(id + 4 | KIND_RECV, client.mr, base + AREA_RECV, OWNED_SEND);
+                            client.buf.put(base + AREA_READ, zero); // a Read that places nothing fails the check
+                            qp.postSend(s.read(id | KIND_READ, client.mr, base + AREA_READ, OWNED_RDMA, target, rkey));
+                            own.reap(r, 1 << KIND_READ, stop);
+                            verifyOwned(client.buf, base + AREA_READ, OWNED_RDMA, conn, r, KIND_WRITE,
+                                    "the RDMA Read of the written slice");
+                            clientRounds[conn]++;
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                        stop.set(true); // the peer owner stops waiting for this one
+                    }
+                }, "client-owner-" + i));
+                owners.add(new Thread(() -> {
+                    QueuePair qp = c[n + conn].queuePair();
+                    OwnedCq own = new OwnedCq(scq[conn], qp, "server owner " + conn);
+                    SendRequest s = new SendRequest();
+                    try {
+                        for (int r = 0; r < rounds && !stop.get(); r++) {
+                            long id = (long) r << 2;
+                            own.reap(r, 1 << KIND_RECV, stop);
+                            verifyOwned(server.buf, base + AREA_RECV, OWNED_SEND, conn, r, KIND_SEND, "the ping");
+                            verifyOwned(server.buf, base + AREA_WRITE, OWNED_RDMA, conn, r, KIND_WRITE,
+                                    "the slice the RDMA Write before the ping placed");
+                            qp.postRecv(id + 4 | KIND_RECV, server.mr, base + AREA_RECV, OWNED_SEND);
+                            fillOwned(server.buf, base + AREA_SEND, OWNED_SEND, conn, r, KIND_RECV);
+                            qp.postSend(s.send(id | KIND_SEND, server.mr, base + AREA_SEND, OWNED_SEND));
+                            own.reap(r, 1 << KIND_SEND, stop);
+                            serverRounds[conn]++;
+                        }
+                    } catch (Throwable t) {
+                        failure.compareAndSet(null, t);
+                        stop.set(true); // the peer owner stops waiting for this one
+                    }
+                }, "server-owner-" + i));
+            }
+            int hogCount;
+            try (CpuHogs hogs = new CpuHogs()) {
+                hogCount = hogs.count();
+                for (Thread t : owners) {
+                    t.setDaemon(true);
+                    t.start();
+                }
+                // each owner bounds its own waits; this bound only catches a thread stuck inside a call
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
+                for (Thread t : owners) {
+                    t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
+                }
+                stop.set(true);
+                for (Thread t : owners) {
+                    t.join(5_000);
+                    if (t.isAlive()) {
+                        AssertionError hung = new AssertionError(t.getName() + " hung inside a call of its queues");
+                        hung.setStackTrace(t.getStackTrace());
+                        failure.compareAndSet(null, hung);
+                    }
+                }
+            }
+            if (failure.get() != null) {
+                throw new AssertionError("single-consumer owners failed", failure.get());
+            }
+            for (int i = 0; i < n; i++) {
+                assertEquals(rounds, clientRounds[i], "rounds of client owner " + i);
+                assertEquals(rounds, serverRounds[i], "rounds of server owner " + i);
+            }
+            System.out.println(providerName() + ": " + n + " single-consumer connections x " + rounds + " rounds under "
+                    + hogCount + " CPU hogs");
+        }
+    }
 }
