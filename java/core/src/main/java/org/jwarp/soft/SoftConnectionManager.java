@@ -24,9 +24,9 @@ import org.jwarp.verbs.RdmaTimeoutException;
  * {@link CmParameters} makes of the {@link ConnectionParameters}, running setup on a reactor.
  */
 final class SoftConnectionManager implements ConnectionManager {
-    private final ConnectionHost device;
+    private final StreamHost device;
 
-    SoftConnectionManager(ConnectionHost device) {
+    SoftConnectionManager(StreamHost device) {
         this.device = device;
     }
 

@@ -31,9 +31,9 @@ public final class SoftDevice implements CqDevice, Device {
     private final StagTable stags = new StagTable(STAG_CAPACITY);
     private final SoftConnectionManager cm;
     /** The device as its connections see it. */
-    private final ConnectionHost host = new ConnectionHost() {
+    private final StreamHost host = new StreamHost() {
         @Override
-        public SoftConfig config() {
+        public SoftConfig settings() {
             return SoftDevice.this.config();
         }
 

@@ -54,7 +54,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
      */
     static final int ACCEPT_QUEUE = 1024;
 
-    private final ConnectionHost device;
+    private final StreamHost device;
     private final Reactor reactor;
     private final ServerSocketChannel server;
     private final int backlog;
@@ -74,12 +74,12 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
     private long nextSweep;
     private final AtomicLong idleClosed = new AtomicLong();
 
-    SoftListener(ConnectionHost device, Reactor reactor, InetSocketAddress address, int backlog) throws IOException {
+    SoftListener(StreamHost device, Reactor reactor, InetSocketAddress address, int backlog) throws IOException {
         this(device, reactor, address, backlog, 0);
     }
 
     /** As above; {@code idleNanos} > 0 ends accepted connections idle that long (see the class comment). */
-    SoftListener(ConnectionHost device, Reactor reactor, InetSocketAddress address, int backlog, long idleNanos)
+    SoftListener(StreamHost device, Reactor reactor, InetSocketAddress address, int backlog, long idleNanos)
             throws IOException {
         if (idleNanos < 0) {
             throw new IllegalArgumentException("idle timeout: " + idleNanos + " ns must be >= 0");

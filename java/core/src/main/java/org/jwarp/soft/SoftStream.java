@@ -58,7 +58,7 @@ import org.jwarp.verbs.RdmaTimeoutException;
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection, PolledStream,
         SetupStream {
     final boolean initiator;
-    final ConnectionHost device;
+    final StreamHost device;
     final Reactor reactor;
     final SoftConfig config;
     final SoftListener listener;
@@ -89,19 +89,19 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     /** Test hook, null in production; set under {@link #io}. */
     private FaultHook faults;
 
-    private SoftStream(boolean initiator, ConnectionHost device, Reactor reactor, SoftListener listener,
+    private SoftStream(boolean initiator, StreamHost device, Reactor reactor, SoftListener listener,
                        InetSocketAddress remote) {
         this.initiator = initiator;
         this.remote = remote;
         this.device = device;
         this.reactor = reactor;
-        this.config = device.config();
+        this.config = device.settings();
         this.listener = listener;
-        this.setup = new StreamSetup(this, config.initiatorTimeout(), config.responderTimeout(), config.decisionTimeout());
+        this.setup = new StreamSetup(this, config);
     }
 
     /** An initiator stream; {@link StreamSetup#startConnect()} runs on the reactor. */
-    static SoftStream initiator(ConnectionHost device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
+    static SoftStream initiator(StreamHost device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
                                 InitiatorNegotiator neg) {
         SoftStream s = new SoftStream(true, device, reactor, null, remote);
         s.qp = qp;
@@ -110,7 +110,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /** A responder stream over an accepted channel; call on the reactor thread. */
-    static SoftStream responder(ConnectionHost device, Reactor reactor, SoftListener listener, SocketChannel ch,
+    static SoftStream responder(StreamHost device, Reactor reactor, SoftListener listener, SocketChannel ch,
                                 ResponderConfig base) throws IOException {
         SoftStream s = new SoftStream(false, device, reactor, listener, (InetSocketAddress) ch.getRemoteAddress());
         s.ch = ch;

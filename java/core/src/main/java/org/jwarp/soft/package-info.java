@@ -52,7 +52,7 @@
  *   <li>The posting thread, if it wins the connection's I/O lock, or else the reactor, runs
  *       {@code SoftDataPath.pump}: {@code SoftQueuePair.issueSends} releases the WRs the ORD and
  *       fences let go, {@code StreamTransmit.staging} borrows a staging area from the device's pool
- *       ({@code ConnectionHost.buffers}), and {@code RdmapEndpoint.transmit} runs.
+ *       ({@code StreamHost.buffers}), and {@code RdmapEndpoint.transmit} runs.
  *   <li>{@code TransmitOrder} puts Read Responses between messages; {@code SendTransmitter} pulls the
  *       next WR through {@code SendRing.nextKind}/{@code take}, which copies it into the engine's own
  *       {@code SendWork}: the one place the engine asks the layer above for anything, and nothing of

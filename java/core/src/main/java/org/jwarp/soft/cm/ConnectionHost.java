@@ -1,24 +1,21 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cm;
 
 import java.net.InetAddress;
 
 import org.jwarp.soft.loop.Reactor;
-import org.jwarp.soft.tx.DirectBufferPool;
 import org.jwarp.verbs.RdmaException;
 
 /**
- * What the connection side (manager, listener, stream) needs of its device: the settings, the
- * transmit staging pool, a reactor for each new connection, the source address of initiated
- * connections, and the registry the device closes on its own close. {@link SoftDevice} hands out
- * a private implementation, so the connection classes never name the device or the provider.
+ * What connection setup and the connection side above it need of their device: the setup
+ * settings, a reactor for each new connection, the source address of initiated connections, and
+ * the registry the device closes on its own close. The device hands out a private
+ * implementation, so neither names the device or the provider.
  */
-interface ConnectionHost {
-    SoftConfig config();
+public interface ConnectionHost {
+    CmSettings settings();
 
     /** Where initiated connections leave from, or null for the kernel's route. */
     InetAddress sourceAddress();
-
-    DirectBufferPool buffers();
 
     /** The event loop a new listener or connection is driven by. */
     Reactor nextReactor();
