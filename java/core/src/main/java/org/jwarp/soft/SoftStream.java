@@ -15,6 +15,7 @@ import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.ground.TermCode;
 import org.jwarp.soft.cm.SetupStream;
 import org.jwarp.soft.cm.SoftConnectionRequest;
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.cm.StreamSetup;
 import org.jwarp.soft.cq.CqPoller;
 import org.jwarp.soft.cq.PolledStream;
@@ -61,7 +62,9 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     final StreamHost device;
     final Reactor reactor;
     final SoftConfig config;
+    /** Responder: the listener that accepted it, and the listener's streams above setup (idle sweep). */
     final SoftListener listener;
+    private final ListenerStreams accepted;
     private final InetSocketAddress remote;
     private SocketChannel ch;
     private SelectionKey key;
@@ -90,29 +93,31 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     private FaultHook faults;
 
     private SoftStream(boolean initiator, StreamHost device, Reactor reactor, SoftListener listener,
-                       InetSocketAddress remote) {
+                       ListenerStreams accepted, InetSocketAddress remote) {
         this.initiator = initiator;
         this.remote = remote;
         this.device = device;
         this.reactor = reactor;
         this.config = device.settings();
         this.listener = listener;
+        this.accepted = accepted;
         this.setup = new StreamSetup(this, config);
     }
 
     /** An initiator stream; {@link StreamSetup#startConnect()} runs on the reactor. */
     static SoftStream initiator(StreamHost device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
                                 InitiatorNegotiator neg) {
-        SoftStream s = new SoftStream(true, device, reactor, null, remote);
+        SoftStream s = new SoftStream(true, device, reactor, null, null, remote);
         s.qp = qp;
         s.setup.initiate(neg);
         return s;
     }
 
     /** A responder stream over an accepted channel; call on the reactor thread. */
-    static SoftStream responder(StreamHost device, Reactor reactor, SoftListener listener, SocketChannel ch,
-                                ResponderConfig base) throws IOException {
-        SoftStream s = new SoftStream(false, device, reactor, listener, (InetSocketAddress) ch.getRemoteAddress());
+    static SoftStream responder(StreamHost device, Reactor reactor, SoftListener listener, ListenerStreams accepted,
+                                SocketChannel ch, ResponderConfig base) throws IOException {
+        SoftStream s = new SoftStream(false, device, reactor, listener, accepted,
+                (InetSocketAddress) ch.getRemoteAddress());
         s.ch = ch;
         StreamSetup.configure(ch);
         s.key = reactor.register(ch, SelectionKey.OP_READ, s);
@@ -123,6 +128,21 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     @Override
     public boolean initiator() {
         return initiator;
+    }
+
+    @Override
+    public StreamSetup setup() {
+        return setup;
+    }
+
+    @Override
+    public CompletableFuture<SoftConnection> established() {
+        return established;
+    }
+
+    @Override
+    public void abandon(RdmaException e) {
+        closer.teardown(e, false);
     }
 
     @Override
@@ -202,7 +222,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         qp.attach(this, data.ord());
         SoftCompletionQueue.addStream(qp, this);
         if (!initiator && listener != null) {
-            listener.established(this);
+            listener.pendingDone(this);
+            accepted.established(this);
         }
         data.start();
         sender.flushQuietly();
