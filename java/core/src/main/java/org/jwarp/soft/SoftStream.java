@@ -86,7 +86,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     final StreamTransmit sender = new StreamTransmit(this);
     final StreamReceive receiver = new StreamReceive(this);
     final StreamClose closer = new StreamClose(this);
-    /** The listener's idle sweep: progress last seen and since when (reactor thread, I/O lock). */
+    /** The idle sweep of {@link ListenerStreams}: progress last seen and since when (reactor thread, I/O lock). */
     private long idleMark;
     private long idleSince;
     /** Test hook, null in production; set under {@link #io}. */
@@ -307,7 +307,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /**
-     * The listener's idle sweep (reactor thread, I/O lock held): how long the stream has made no
+     * The idle sweep of {@link ListenerStreams} (reactor thread, I/O lock held): how long the stream has made no
      * progress, 0 when it moved since the last sweep (or this is the first).
      */
     long idleNanos(long now) {
@@ -320,7 +320,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return now - idleSince;
     }
 
-    /** The listener starts watching: its first sweep only records the progress. */
+    /** {@link ListenerStreams} starts watching: its first sweep only records the progress. */
     void watchIdle() {
         idleMark = -1;
     }
@@ -603,7 +603,7 @@ void onEof() {
     }
 
     /**
-     * Progress of an established stream for the listener's idle check: whole inbound FPDUs plus
+     * Progress of an established stream for the idle check of {@link ListenerStreams}: whole inbound FPDUs plus
      * send-queue completions (I/O lock held; cold path).
      */
     long progress() {
