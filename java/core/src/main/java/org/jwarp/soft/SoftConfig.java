@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import org.jwarp.soft.cm.CmSettings;
+
 /**
  * Tunables of the embedded provider. Defaults follow Linux siw where it has a value: the
  * initiator waits 10 s for the MPA Reply, the responder 5 s for the MPA Request (RFC 5044 §7.1
@@ -49,7 +51,7 @@ import java.util.Map;
  */
 public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout,
                          int maxFpdu, int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams,
-                         int pollLeaseMicros, Duration fpduStallTimeout, int txStagingAreas) {
+                         int pollLeaseMicros, Duration fpduStallTimeout, int txStagingAreas) implements CmSettings {
 
     /** Default receive polling: spin this long before parking (covers a loopback round trip). */
     static final int DEFAULT_POLL_SPIN_MICROS = 2;

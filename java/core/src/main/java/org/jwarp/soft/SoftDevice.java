@@ -1,17 +1,24 @@
 package org.jwarp.soft;
 
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.jwarp.memory.StagTable;
+import org.jwarp.negotiation.InitiatorNegotiator;
+import org.jwarp.soft.cm.AcceptedStreams;
+import org.jwarp.soft.cm.SetupStream;
+import org.jwarp.soft.cm.SoftConnectionManager;
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.cq.CqDevice;
 import org.jwarp.soft.cq.SoftCompletionChannel;
 import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.tx.DirectBufferPool;
 import org.jwarp.soft.verbs.SoftProtectionDomain;
+import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
@@ -31,9 +38,9 @@ public final class SoftDevice implements CqDevice, Device {
     private final StagTable stags = new StagTable(STAG_CAPACITY);
     private final SoftConnectionManager cm;
     /** The device as its connections see it. */
-    private final ConnectionHost host = new ConnectionHost() {
+    private final StreamHost host = new StreamHost() {
         @Override
-        public SoftConfig config() {
+        public SoftConfig settings() {
             return SoftDevice.this.config();
         }
 
@@ -65,6 +72,16 @@ public final class SoftDevice implements CqDevice, Device {
         @Override
         public void forget(AutoCloseable c) {
             owned.remove(c);
+        }
+
+        @Override
+        public SetupStream initiator(Reactor r, InetSocketAddress remote, SoftQueuePair qp, InitiatorNegotiator neg) {
+            return SoftStream.initiator(this, r, remote, qp, neg);
+        }
+
+        @Override
+        public AcceptedStreams accepted(Reactor r, long idleNanos) {
+            return new ListenerStreams(this, r, idleNanos);
         }
     };
     private final List<AutoCloseable> owned = new CopyOnWriteArrayList<>();

@@ -15,6 +15,7 @@ import org.jwarp.negotiation.ResponderConfig;
 import org.jwarp.ground.TermCode;
 import org.jwarp.soft.cm.SetupStream;
 import org.jwarp.soft.cm.SoftConnectionRequest;
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.cm.StreamSetup;
 import org.jwarp.soft.cq.CqPoller;
 import org.jwarp.soft.cq.PolledStream;
@@ -58,10 +59,12 @@ import org.jwarp.verbs.RdmaTimeoutException;
 final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Reactor.Timed, QpConnection, PolledStream,
         SetupStream {
     final boolean initiator;
-    final ConnectionHost device;
+    final StreamHost device;
     final Reactor reactor;
     final SoftConfig config;
+    /** Responder: the listener that accepted it, and the listener's streams above setup (idle sweep). */
     final SoftListener listener;
+    private final ListenerStreams accepted;
     private final InetSocketAddress remote;
     private SocketChannel ch;
     private SelectionKey key;
@@ -83,36 +86,38 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     final StreamTransmit sender = new StreamTransmit(this);
     final StreamReceive receiver = new StreamReceive(this);
     final StreamClose closer = new StreamClose(this);
-    /** The listener's idle sweep: progress last seen and since when (reactor thread, I/O lock). */
+    /** The idle sweep of {@link ListenerStreams}: progress last seen and since when (reactor thread, I/O lock). */
     private long idleMark;
     private long idleSince;
     /** Test hook, null in production; set under {@link #io}. */
     private FaultHook faults;
 
-    private SoftStream(boolean initiator, ConnectionHost device, Reactor reactor, SoftListener listener,
-                       InetSocketAddress remote) {
+    private SoftStream(boolean initiator, StreamHost device, Reactor reactor, SoftListener listener,
+                       ListenerStreams accepted, InetSocketAddress remote) {
         this.initiator = initiator;
         this.remote = remote;
         this.device = device;
         this.reactor = reactor;
-        this.config = device.config();
+        this.config = device.settings();
         this.listener = listener;
-        this.setup = new StreamSetup(this, config.initiatorTimeout(), config.responderTimeout(), config.decisionTimeout());
+        this.accepted = accepted;
+        this.setup = new StreamSetup(this, config);
     }
 
     /** An initiator stream; {@link StreamSetup#startConnect()} runs on the reactor. */
-    static SoftStream initiator(ConnectionHost device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
+    static SoftStream initiator(StreamHost device, Reactor reactor, InetSocketAddress remote, SoftQueuePair qp,
                                 InitiatorNegotiator neg) {
-        SoftStream s = new SoftStream(true, device, reactor, null, remote);
+        SoftStream s = new SoftStream(true, device, reactor, null, null, remote);
         s.qp = qp;
         s.setup.initiate(neg);
         return s;
     }
 
     /** A responder stream over an accepted channel; call on the reactor thread. */
-    static SoftStream responder(ConnectionHost device, Reactor reactor, SoftListener listener, SocketChannel ch,
-                                ResponderConfig base) throws IOException {
-        SoftStream s = new SoftStream(false, device, reactor, listener, (InetSocketAddress) ch.getRemoteAddress());
+    static SoftStream responder(StreamHost device, Reactor reactor, SoftListener listener, ListenerStreams accepted,
+                                SocketChannel ch, ResponderConfig base) throws IOException {
+        SoftStream s = new SoftStream(false, device, reactor, listener, accepted,
+                (InetSocketAddress) ch.getRemoteAddress());
         s.ch = ch;
         StreamSetup.configure(ch);
         s.key = reactor.register(ch, SelectionKey.OP_READ, s);
@@ -123,6 +128,21 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     @Override
     public boolean initiator() {
         return initiator;
+    }
+
+    @Override
+    public StreamSetup setup() {
+        return setup;
+    }
+
+    @Override
+    public CompletableFuture<SoftConnection> established() {
+        return established;
+    }
+
+    @Override
+    public void abandon(RdmaException e) {
+        closer.teardown(e, false);
     }
 
     @Override
@@ -202,7 +222,8 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         qp.attach(this, data.ord());
         SoftCompletionQueue.addStream(qp, this);
         if (!initiator && listener != null) {
-            listener.established(this);
+            listener.pendingDone(this);
+            accepted.established(this);
         }
         data.start();
         sender.flushQuietly();
@@ -286,7 +307,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
     }
 
     /**
-     * The listener's idle sweep (reactor thread, I/O lock held): how long the stream has made no
+     * The idle sweep of {@link ListenerStreams} (reactor thread, I/O lock held): how long the stream has made no
      * progress, 0 when it moved since the last sweep (or this is the first).
      */
     long idleNanos(long now) {
@@ -299,7 +320,7 @@ final class SoftStream extends Reactor.Scheduled implements Reactor.Handler, Rea
         return now - idleSince;
     }
 
-    /** The listener starts watching: its first sweep only records the progress. */
+    /** {@link ListenerStreams} starts watching: its first sweep only records the progress. */
     void watchIdle() {
         idleMark = -1;
     }
@@ -582,7 +603,7 @@ void onEof() {
     }
 
     /**
-     * Progress of an established stream for the listener's idle check: whole inbound FPDUs plus
+     * Progress of an established stream for the idle check of {@link ListenerStreams}: whole inbound FPDUs plus
      * send-queue completions (I/O lock held; cold path).
      */
     long progress() {

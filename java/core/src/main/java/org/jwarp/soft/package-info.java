@@ -26,19 +26,25 @@
  *       narrow interfaces {@code DeviceResources}, {@code QpConnection}, {@code CompletionSink}.
  *   <li>{@code soft.cq}: completion queues and receive polling (siw_cq); a connection is a
  *       {@code PolledStream} there.
- *   <li>{@code soft.cm}: connection setup (siw_cm): {@code StreamSetup} runs the connect and the
- *       MPA Request/Reply exchange and offers the ULP a {@code SoftConnectionRequest};
- *       {@code CmParameters} maps rdma_cm's parameters onto the negotiators; {@code SetupTerm}
- *       sends and recognises setup TERMs; {@code RtrGate} checks the responder's first FPDU. It
- *       sees the stream only as {@code SetupStream} (which owns the connection's {@code Phase})
- *       and hands over with {@code SetupStream.establish(outcome)}.
+ *   <li>{@code soft.cm}: connection setup (siw_cm): {@code SoftConnectionManager} (rdma_cm's
+ *       listen and connect), {@code SoftListener} (accept, the pending-handshake backlog and
+ *       eviction), {@code StreamSetup} runs the connect and the MPA Request/Reply exchange and
+ *       offers the ULP a {@code SoftConnectionRequest}; {@code CmParameters} maps rdma_cm's
+ *       parameters onto the negotiators; {@code SetupTerm} sends and recognises setup TERMs;
+ *       {@code RtrGate} checks the responder's first FPDU. It sees the stream only as
+ *       {@code SetupStream} (which owns the connection's {@code Phase}) and hands over with
+ *       {@code SetupStream.establish(outcome)}; it sees the device as {@code ConnectionHost}
+ *       (the setup deadlines as {@code CmSettings}, which {@code SoftConfig} provides), which also
+ *       makes the streams: {@code initiator}, and per listener {@code accepted}
+ *       ({@code AcceptedStreams}).
  *   <li>{@code soft} itself, on top: the provider, its config and device, and the connection.
- *       The connection side ({@code SoftConnectionManager}, {@code SoftListener},
- *       {@code SoftConnection}, and {@code SoftStream} with its transmit pump
+ *       The connection side ({@code SoftConnection}, and {@code SoftStream} with its transmit pump
  *       {@code StreamTransmit} (siw_qp_tx), receive pump {@code StreamReceive} (siw_qp_rx),
- *       teardown {@code StreamClose} and the engine glue {@code SoftDataPath}) sees its device
- *       only as {@code ConnectionHost} and names neither {@code SoftDevice} nor
- *       {@code SoftProvider}. Each helper keeps what it writes private: the MPA outcome and
+ *       teardown {@code StreamClose} and the engine glue {@code SoftDataPath}, and
+ *       {@code ListenerStreams}, a listener's accepted streams with the idle sweep that reads
+ *       their data-path progress) sees its device only as {@code StreamHost} (cm's
+ *       {@code ConnectionHost} with the whole config and the staging pool) and names neither
+ *       {@code SoftDevice} nor {@code SoftProvider}. Each helper keeps what it writes private: the MPA outcome and
  *       frames in {@code StreamSetup}, {@code failure()} in {@code StreamClose}, the staged buffer
  *       and gather in {@code StreamTransmit}; the stream owns its phase, socket and deadlines.
  *       These classes still call each other both ways and are not split into sub-packages yet.
@@ -52,7 +58,7 @@
  *   <li>The posting thread, if it wins the connection's I/O lock, or else the reactor, runs
  *       {@code SoftDataPath.pump}: {@code SoftQueuePair.issueSends} releases the WRs the ORD and
  *       fences let go, {@code StreamTransmit.staging} borrows a staging area from the device's pool
- *       ({@code ConnectionHost.buffers}), and {@code RdmapEndpoint.transmit} runs.
+ *       ({@code StreamHost.buffers}), and {@code RdmapEndpoint.transmit} runs.
  *   <li>{@code TransmitOrder} puts Read Responses between messages; {@code SendTransmitter} pulls the
  *       next WR through {@code SendRing.nextKind}/{@code take}, which copies it into the engine's own
  *       {@code SendWork}: the one place the engine asks the layer above for anything, and nothing of

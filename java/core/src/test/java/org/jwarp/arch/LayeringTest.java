@@ -38,7 +38,10 @@ import org.junit.jupiter.api.Test;
  *   <li>The sub-packages of a layer in {@link #ACYCLIC} form no import cycle.
  *   <li>Inside {@code soft} the sub-packages point one way only, down {@link #SOFT_ORDER}.
  *   <li>In {@code soft}'s top package only {@link #SOFT_DEVICE_SIDE} name the device and the
- *       provider; the connection side sees its device as {@code ConnectionHost}.
+ *       provider; the connection side sees its device as {@code StreamHost}, setup as
+ *       {@code soft.cm.ConnectionHost}.
+ *   <li>Connection setup is {@code soft.cm}'s: no class of {@code soft}'s top package accepts on a
+ *       server socket or implements the verbs' {@code Listener} or {@code ConnectionManager}.
  * </ul>
  */
 class LayeringTest {
@@ -64,14 +67,19 @@ class LayeringTest {
 
     /**
      * Inside {@code soft}, bottom first: a sub-package may use only those before it; connection
-     * setup ({@code soft.cm}) sees the stream only through its own {@code SetupStream}, and the
-     * bare {@code soft} (the provider, its config and factory, and the connection) sits on top.
+     * setup ({@code soft.cm}: the connection manager, the listener's accept, backlog and eviction,
+     * MPA setup) sees the stream only through its own {@code SetupStream} and the device as its
+     * {@code ConnectionHost}, and the bare {@code soft} (the provider, its config and factory, the
+     * connection and stream, the listener's idle sweep) sits on top.
      */
     static final List<String> SOFT_ORDER = List.of("soft.loop", "soft.tx", "soft.verbs", "soft.cq", "soft.cm", "soft");
 
     /** Classes of the top {@code soft} package that may name {@code SoftDevice} and {@code SoftProvider}. */
     static final Set<String> SOFT_DEVICE_SIDE = Set.of("SoftDevice", "SoftProvider", "SoftProviderFactory", "SoftConfig");
     private static final Pattern SOFT_DEVICE_NAME = Pattern.compile("\\b(SoftDevice|SoftProvider)\\b");
+    /** What only connection setup ({@code soft.cm}) does: accept on a server socket, be rdma_cm's listener or manager. */
+    private static final Pattern SETUP_ONLY = Pattern.compile(
+            "\\bServerSocketChannel\\b|\\bimplements\\b[^{]*\\b(Listener|ConnectionManager)\\b");
 
     /** A package path below org.jwarp, e.g. "disni.impl" in org.jwarp.disni.impl.DisniQp. */
     private static final Pattern REF = Pattern.compile("\\borg\\.jwarp\\.([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)*)");
@@ -324,6 +332,11 @@ class LayeringTest {
         assertEquals(Set.of(), violations("package org.jwarp.soft.cm;\nimport org.jwarp.soft.verbs.SoftQueuePair;\n"
                 + "import org.jwarp.soft.loop.Reactor;\n"));
         assertEquals(Set.of(), violations("package org.jwarp.soft;\nimport org.jwarp.soft.cm.StreamSetup;\n"));
+        // the listener's accept is setup's; its idle sweep reads the data path, which setup never sees
+        assertEquals(Set.of("soft.cm → soft (against soft's order " + SOFT_ORDER + ")"),
+                violations("package org.jwarp.soft.cm;\nclass SoftListener { org.jwarp.soft.SoftStream s; }\n"));
+        assertEquals(Set.of(), violations("package org.jwarp.soft;\nimport org.jwarp.soft.cm.AcceptedStreams;\n"
+                + "import org.jwarp.soft.cm.SoftListener;\n"));
     }
 
     /** What class {@code cls} of the top {@code soft} package names of the device side, in code only. */
@@ -349,7 +362,36 @@ class LayeringTest {
                 found.addAll(deviceNames(f.getFileName().toString().replace(".java", ""), read(f)));
             }
         }
-        assertEquals(Set.of(), found, "connection classes that name the device or the provider instead of ConnectionHost");
+        assertEquals(Set.of(), found, "connection classes that name the device or the provider instead of StreamHost");
+    }
+
+    /** What class {@code cls} of the top {@code soft} package does of connection setup, in code only. */
+    static Set<String> setupDoneAbove(String cls, String source) {
+        Set<String> done = new TreeSet<>();
+        Matcher m = SETUP_ONLY.matcher(strip(source).code());
+        while (m.find()) {
+            done.add(cls + ": " + m.group().replaceAll("\\s+", " "));
+        }
+        return done;
+    }
+
+    @Test
+    void softTopPackageLeavesConnectionSetupToCm() throws IOException {
+        assertEquals(Set.of("SoftListener: implements Listener"),
+                setupDoneAbove("SoftListener", "package org.jwarp.soft;\nfinal class SoftListener implements Listener, Reactor.Handler {}\n"));
+        assertEquals(Set.of("X: ServerSocketChannel"),
+                setupDoneAbove("X", "package org.jwarp.soft;\nclass X { java.nio.channels.ServerSocketChannel s; }\n"));
+        assertEquals(Set.of("M: implements org.jwarp.verbs.ConnectionManager"),
+                setupDoneAbove("M", "package org.jwarp.soft;\nclass M implements org.jwarp.verbs.ConnectionManager {}\n"));
+        assertEquals(Set.of(), setupDoneAbove("SoftDevice", "package org.jwarp.soft;\n/** a ServerSocketChannel */ class SoftDevice"
+                + " implements CqDevice { ConnectionManager connectionManager() { return cm; } AsyncEventListener l; }\n"));
+        Set<String> found = new TreeSet<>();
+        try (Stream<Path> files = Files.list(projectRoot().resolve("java/core/src/main/java/org/jwarp/soft"))) {
+            for (Path f : files.filter(x -> x.toString().endsWith(".java")).toList()) {
+                found.addAll(setupDoneAbove(f.getFileName().toString().replace(".java", ""), read(f)));
+            }
+        }
+        assertEquals(Set.of(), found, "connection setup in soft's top package instead of soft.cm");
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jwarp.mpa.MpaFrame;
 import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionRequest;
@@ -203,17 +204,17 @@ class AdversarialPeerTest {
     }
 
     private static void awaitPending(SoftListener l, int n) throws InterruptedException {
-        for (int i = 0; i < 500 && l.pendingCount() != n; i++) {
+        for (int i = 0; i < 500 && l.counters().pending() != n; i++) {
             Thread.sleep(10);
         }
-        assertEquals(n, l.pendingCount(), "pending connections on the listener");
+        assertEquals(n, l.counters().pending(), "pending connections on the listener");
     }
 
     private static void awaitReady(SoftListener l, int n) throws InterruptedException {
-        for (int i = 0; i < 500 && l.readyCount() != n; i++) {
+        for (int i = 0; i < 500 && l.counters().ready() != n; i++) {
             Thread.sleep(10);
         }
-        assertEquals(n, l.readyCount(), "requests waiting for the ULP");
+        assertEquals(n, l.counters().ready(), "requests waiting for the ULP");
     }
 
     private static void assertAccepted(SoftFixture f, EvilPeer peer) throws Exception {
@@ -239,14 +240,14 @@ class AdversarialPeerTest {
                     try (EvilPeer c = EvilPeer.connect(l.localAddress())) {
                         assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, b.readTerm(), "silent b evicted, not a");
                         assertTrue(b.closedByPeer());
-                        assertEquals(1, l.evictedCount());
+                        assertEquals(1, l.counters().evicted());
                         awaitPending(l, 2);
                         c.send(java.util.Arrays.copyOf(req, 10)); // slow loris: a partial Request
                         Thread.sleep(50);
                         try (EvilPeer d = EvilPeer.connect(l.localAddress())) {
                             assertEquals(TermCode.MPA_LOCAL_CATASTROPHIC, c.readTerm(), "a partial Request is no Request");
                             assertTrue(c.closedByPeer());
-                            assertEquals(2, l.evictedCount());
+                            assertEquals(2, l.counters().evicted());
                             d.send(req);
                             awaitReady(l, 2);
                             // both pending connections sent their Request: a newcomer is refused
@@ -255,8 +256,8 @@ class AdversarialPeerTest {
                             } catch (java.net.SocketException e) {
                                 // reset while setting up the streams: refused
                             }
-                            assertEquals(1, l.refusedCount());
-                            assertEquals(2, l.evictedCount());
+                            assertEquals(1, l.counters().refused());
+                            assertEquals(2, l.counters().evicted());
                             assertAccepted(f, a);
                             assertAccepted(f, d);
                         }
@@ -391,10 +392,10 @@ class AdversarialPeerTest {
                 }
                 long worstMs = TimeUnit.NANOSECONDS.toMillis(worst);
                 System.out.printf("storm: 10 legit connects, worst %d ms; %d evicted, %d refused, %d storm reconnects,"
-                        + " %d open%n", worstMs, l.evictedCount(), l.refusedCount(), storm.reconnects.get(),
+                        + " %d open%n", worstMs, l.counters().evicted(), l.counters().refused(), storm.reconnects.get(),
                         storm.open.get());
-                assertTrue(l.evictedCount() >= 284, "the storm filled the pending set and was evicted: "
-                        + l.evictedCount());
+                assertTrue(l.counters().evicted() >= 284, "the storm filled the pending set and was evicted: "
+                        + l.counters().evicted());
                 assertTrue(worstMs < 3000, "legit connect took " + worstMs + " ms (goal 1 s)");
             } finally {
                 stop.set(true);

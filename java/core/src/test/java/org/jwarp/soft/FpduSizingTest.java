@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.List;
 
 import org.jwarp.mpa.Fpdu;
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.tx.FpduSizing;
 import org.jwarp.soft.verbs.SoftProtectionDomain;

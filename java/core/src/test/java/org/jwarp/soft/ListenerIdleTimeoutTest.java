@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.jwarp.ground.TermCode;
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;
 import org.jwarp.verbs.AsyncEvent;
@@ -72,7 +73,7 @@ class ListenerIdleTimeoutTest {
                 SoftFixture.waitUntil("QP_FATAL and CLOSED for the responder's QP", () -> events.stream()
                         .filter(e -> e.qpNum() == qpn).map(AsyncEvent::type).toList()
                         .containsAll(List.of(AsyncEvent.Type.QP_FATAL, AsyncEvent.Type.CLOSED)));
-                assertEquals(1, l.idleClosedCount());
+                assertEquals(1, l.counters().idleClosed());
                 System.out.println("idle accepted connection ended after " + ms + " ms (idle timeout "
                         + IDLE.toMillis() + " ms)");
             }
@@ -99,7 +100,7 @@ class ListenerIdleTimeoutTest {
                 }
                 assertTrue(p.responder().isOpen(), String.valueOf(p.responder().failure()));
                 assertTrue(p.initiator().isOpen(), String.valueOf(p.initiator().failure()));
-                assertEquals(0, l.idleClosedCount());
+                assertEquals(0, l.counters().idleClosed());
                 assertEquals(0, f.cq2.poll(wcs, wcs.length));
             }
         }
@@ -114,7 +115,7 @@ class ListenerIdleTimeoutTest {
             try (SoftFixture.Pair p = f.connect(SoftFixture.clientServer().build(), SoftFixture.clientServer().build())) {
                 Thread.sleep(3 * IDLE.toMillis());
                 assertTrue(p.responder().isOpen(), String.valueOf(p.responder().failure()));
-                assertEquals(0, l.idleClosedCount());
+                assertEquals(0, l.counters().idleClosed());
             }
         }
     }
@@ -172,7 +173,7 @@ class ListenerIdleTimeoutTest {
                 assertTrue(flushed > 0, "no send was stuck: " + completed + " completed");
                 ConnectionTerminatedException t = assertInstanceOf(ConnectionTerminatedException.class, c.failure());
                 assertTrue(t.getMessage().contains("idle"), t.getMessage());
-                assertEquals(1, l.idleClosedCount());
+                assertEquals(1, l.counters().idleClosed());
                 System.out.println("stuck sends: " + completed + " MiB taken by the socket, then " + flushed
                         + " flushed at the idle timeout");
             }

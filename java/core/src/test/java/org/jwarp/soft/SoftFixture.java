@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.soft.verbs.SoftProtectionDomain;

@@ -20,6 +20,7 @@ import org.jwarp.mpa.MpaFrameLimits;
 import org.jwarp.mpa.MpaRequestReplyFlyweight;
 import org.jwarp.ground.TermCode;
 import org.jwarp.soft.cm.SetupTerm;
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.ConnectionTerminatedException;
@@ -50,10 +51,10 @@ class SoftHandshakeFaultTest {
     }
 
     private static void awaitPending(SoftListener l, int n) throws InterruptedException {
-        for (int i = 0; i < 500 && l.pendingCount() != n; i++) {
+        for (int i = 0; i < 500 && l.counters().pending() != n; i++) {
             Thread.sleep(10);
         }
-        assertEquals(n, l.pendingCount(), "pending connections on the listener");
+        assertEquals(n, l.counters().pending(), "pending connections on the listener");
     }
 
     @Test
@@ -141,16 +142,16 @@ class SoftHandshakeFaultTest {
             SoftListener l = f.listen(1);
             try (EvilPeer first = EvilPeer.connect(l.localAddress())) {
                 first.send(request(false, false, new byte[0])); // waits for the ULP: not evictable
-                for (int i = 0; i < 500 && l.readyCount() != 1; i++) {
+                for (int i = 0; i < 500 && l.counters().ready() != 1; i++) {
                     Thread.sleep(10);
                 }
                 awaitPending(l, 1);
                 assertTrue(refused(l.localAddress()), "second connection refused");
-                assertEquals(1, l.refusedCount());
+                assertEquals(1, l.counters().refused());
                 RdmaException e = assertThrows(RdmaException.class, () -> f.device.connectionManager().connect(
                         l.localAddress(), f.initiatorQp(), SoftFixture.p2p().build(), Duration.ofSeconds(5)));
                 assertFalse(e instanceof RdmaTimeoutException, "refused, not timed out: " + e);
-                assertEquals(1, l.pendingCount());
+                assertEquals(1, l.counters().pending());
             }
         }
     }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jwarp.soft.cm.SoftListener;
 import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.verbs.SoftMemoryRegion;
 import org.jwarp.verbs.Access;

@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
 
 import org.jwarp.negotiation.NegotiationOutcome;
 import org.jwarp.soft.loop.Reactor;
@@ -24,6 +25,15 @@ public interface SetupStream {
     enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_REQUEST, AWAIT_DECISION, ESTABLISHED, CLOSING, CLOSED }
 
     boolean initiator();
+
+    /** This stream's setup. */
+    StreamSetup setup();
+
+    /** Initiator: completes with the connection once FPDU mode began, or exceptionally when setup failed. */
+    CompletableFuture<? extends Connection> established();
+
+    /** Initiator, on the reactor: the caller of connect gave up (timeout, interrupt); the stream ends with {@code e}. */
+    void abandon(RdmaException e);
 
     InetSocketAddress remoteAddress();
 

@@ -57,11 +57,11 @@ public final class StreamSetup {
     private final Duration responderTimeout;
     private final Duration decisionTimeout;
 
-    public StreamSetup(SetupStream s, Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout) {
+    public StreamSetup(SetupStream s, CmSettings settings) {
         this.s = s;
-        this.initiatorTimeout = initiatorTimeout;
-        this.responderTimeout = responderTimeout;
-        this.decisionTimeout = decisionTimeout;
+        this.initiatorTimeout = settings.initiatorTimeout();
+        this.responderTimeout = settings.responderTimeout();
+        this.decisionTimeout = settings.decisionTimeout();
     }
 
     /** The initiator's negotiator; {@link #startConnect()} runs it on the reactor. */

@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cm;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -12,11 +12,10 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jwarp.negotiation.ResponderConfig;
-import org.jwarp.soft.cm.CmParameters;
-import org.jwarp.soft.cm.SoftConnectionRequest;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.Listener;
@@ -36,14 +35,11 @@ import org.slf4j.LoggerFactory;
  * however many and however fast they reconnect, cannot keep a client that sends its Request
  * promptly from being served: it is never older than the peers that keep arriving after it.
  *
- * <p>With an idle timeout ({@link org.jwarp.verbs.ListenerConfig#idleTimeout()}, off by default)
- * the listener also watches the connections it accepted once they are established: four times per
- * timeout, on its reactor, it reads each one's progress (whole inbound FPDUs plus send-queue
- * completions), and one whose progress has not moved for the timeout is ended as after a local
- * error (RFC 5040 §7): TERM 0/0/0, QP to ERR, flush, QP_FATAL and CLOSED. So established peers
- * that finish MPA setup and then send nothing cannot hold the server's connections forever.
+ * <p>The streams it accepts, and what watches them once established (the idle timeout of
+ * {@link org.jwarp.verbs.ListenerConfig#idleTimeout()}, which reads data-path progress), are the
+ * layer above's: {@link AcceptedStreams}.
  */
-final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
+public final class SoftListener implements Listener, Reactor.Handler {
     private static final Logger LOG = LoggerFactory.getLogger(SoftListener.class);
 
     /**
@@ -55,40 +51,27 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
     static final int ACCEPT_QUEUE = 1024;
 
     private final ConnectionHost device;
+    private final AcceptedStreams accepted;
     private final Reactor reactor;
     private final ServerSocketChannel server;
     private final int backlog;
     private final InetSocketAddress local;
     private final LinkedBlockingQueue<SoftConnectionRequest> ready = new LinkedBlockingQueue<>();
     /** Reactor thread only. */
-    private final Set<SoftStream> pending = new LinkedHashSet<>(); // accept order: the oldest first
+    private final Set<SetupStream> pending = new LinkedHashSet<>(); // accept order: the oldest first
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong evicted = new AtomicLong();
-    private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger pendingCount = new AtomicInteger();
     private volatile boolean closed;
-    /** Idle timeout of accepted connections, nanoseconds; 0 = none. */
-    private final long idleNanos;
-    /** Established connections this listener accepted, watched for idleness (reactor thread only). */
-    private final java.util.ArrayList<SoftStream> watched = new java.util.ArrayList<>();
-    /** When the next idle sweep is due (reactor thread only). */
-    private long nextSweep;
-    private final AtomicLong idleClosed = new AtomicLong();
 
-    SoftListener(ConnectionHost device, Reactor reactor, InetSocketAddress address, int backlog) throws IOException {
-        this(device, reactor, address, backlog, 0);
-    }
-
-    /** As above; {@code idleNanos} > 0 ends accepted connections idle that long (see the class comment). */
-    SoftListener(ConnectionHost device, Reactor reactor, InetSocketAddress address, int backlog, long idleNanos)
-            throws IOException {
-        if (idleNanos < 0) {
-            throw new IllegalArgumentException("idle timeout: " + idleNanos + " ns must be >= 0");
-        }
-        this.idleNanos = idleNanos;
+    /** Listens on {@code address} with {@code reactor}; {@code accepted} makes and watches the streams. */
+    SoftListener(ConnectionHost device, Reactor reactor, InetSocketAddress address, int backlog,
+                 AcceptedStreams accepted) throws IOException {
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog: " + backlog + " must be >= 1");
         }
         this.device = device;
+        this.accepted = accepted;
         this.reactor = reactor;
         this.backlog = backlog;
         server = ServerSocketChannel.open();
@@ -99,10 +82,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
             local = (InetSocketAddress) server.getLocalAddress();
             reactor.call(() -> {
                 try {
-                    if (idleNanos > 0) {
-                        nextSweep = System.nanoTime() + sweepPeriod();
-                        reactor.addDeadline(this);
-                    }
+                    accepted.start(local);
                     return reactor.register(server, SelectionKey.OP_ACCEPT, this);
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
@@ -119,91 +99,25 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
         return local;
     }
 
-    /** TCP connections closed because {@code backlog} were pending, each with its Request sent. */
-    long refusedCount() {
-        return refused.get();
-    }
-
-    /** Pending connections evicted (no complete MPA Request yet) to make room for a new one. */
-    long evictedCount() {
-        return evicted.get();
-    }
-
-    /** Accepted connections ended by the idle timeout so far. */
-    long idleClosedCount() {
-        return idleClosed.get();
-    }
-
-    /** Time between idle sweeps: a quarter of the timeout (at least 1 ms). */
-    private long sweepPeriod() {
-        return Math.max(TimeUnit.MILLISECONDS.toNanos(1), idleNanos / 4);
-    }
-
-    /** Reactor thread, I/O lock held: {@code s} is established; with an idle timeout it is watched from now. */
-    void established(SoftStream s) {
-        pendingDone(s);
-        if (idleNanos > 0 && !closed) {
-            s.watchIdle(); // the first sweep records its progress
-            watched.add(s);
-        }
-    }
-
-    @Override
-    public long deadlineNanos() {
-        return nextSweep;
-    }
-
     /**
-     * Reactor thread: the idle sweep. A stream whose I/O lock is busy is being driven right now and
-     * is skipped this time; one that left the established phase is dropped from the watch.
+     * What the listener counted, read at once (tests, diagnostics): TCP connections closed because
+     * {@code backlog} were pending, each with its Request sent; pending connections evicted (no
+     * complete MPA Request yet) to make room for a new one; connections pending now; validated
+     * requests waiting in {@link #next}; accepted connections ended by the idle timeout.
      */
-    @Override
-    public void onDeadline(long now) {
-        if (closed) {
-            watched.clear();
-            return;
-        }
-        for (int i = watched.size() - 1; i >= 0; i--) {
-            SoftStream s = watched.get(i);
-            if (s.phase() != SoftStream.Phase.ESTABLISHED) {
-                watched.remove(i);
-                continue;
-            }
-            if (!s.io.tryLock()) {
-                continue;
-            }
-            try {
-                if (s.phase() != SoftStream.Phase.ESTABLISHED || s.data() == null) {
-                    watched.remove(i);
-                    continue;
-                }
-                long idle = s.idleNanos(now);
-                if (idle >= idleNanos) {
-                    watched.remove(i);
-                    idleClosed.incrementAndGet();
-                    String why = "idle for " + TimeUnit.NANOSECONDS.toMillis(idle) + " ms: no segment from "
-                            + s.remoteAddress() + " and no completion progressing (ListenerConfig idle timeout "
-                            + TimeUnit.NANOSECONDS.toMillis(idleNanos) + " ms); sent TERM 0/0/0";
-                    LOG.debug("listener {}: {}", local, why);
-                    s.closer.localError(org.jwarp.ground.TermCode.RDMAP_LOCAL_CATASTROPHIC,
-                            new org.jwarp.verbs.ConnectionTerminatedException(why,
-                                    org.jwarp.ground.TermCode.RDMAP_LOCAL_CATASTROPHIC, false));
-                }
-            } catch (RuntimeException e) {
-                s.closer.fault(e);
-            } finally {
-                s.io.unlock();
-            }
-        }
-        nextSweep = now + sweepPeriod();
-        reactor.addDeadline(this); // the reactor removed it before calling
+    public record Counters(long refused, long evicted, int pending, int ready, long idleClosed) {
+    }
+
+    /** The listener's counters now (any thread). */
+    public Counters counters() {
+        return new Counters(refused.get(), evicted.get(), pendingCount.get(), ready.size(), accepted.idleClosed());
     }
 
     /** Reactor thread: evicts the oldest pending stream still waiting for its MPA Request; false if none. */
     private boolean evictOldestSilent() {
-        SoftStream victim = null;
-        for (SoftStream s : pending) {
-            if (s.phase() == SoftStream.Phase.AWAIT_REQUEST) {
+        SetupStream victim = null;
+        for (SetupStream s : pending) {
+            if (s.phase() == SetupStream.Phase.AWAIT_REQUEST) {
                 victim = s;
                 break;
             }
@@ -212,7 +126,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
             return false;
         }
         evicted.incrementAndGet(); // counted before the TERM leaves: a peer that reads it sees the count
-        victim.setup.evict(backlog);
+        victim.setup().evict(backlog);
         pending.remove(victim); // evict() already reported it done; make sure
         pendingCount.set(pending.size());
         return true;
@@ -254,10 +168,10 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
                 continue;
             }
             try {
-                SoftStream s = SoftStream.responder(device, reactor, this, ch, baseConfig());
+                SetupStream s = accepted.open(this, ch, baseConfig());
                 pending.add(s);
                 pendingCount.set(pending.size());
-                s.setup.readEarly(); // a Request already here is taken now, before later arrivals could evict it
+                s.setup().readEarly(); // a Request already here is taken now, before later arrivals could evict it
             } catch (IOException | RuntimeException e) {
                 LOG.warn("cannot set up accepted connection: {}", e.toString());
                 try {
@@ -275,7 +189,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
     }
 
     /** Reactor thread: a validated request; false when the listener is closed. */
-    boolean offer(SoftConnectionRequest r) {
+    public boolean offer(SoftConnectionRequest r) {
         if (closed) {
             return false;
         }
@@ -283,21 +197,11 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
         return true;
     }
 
-    /** Reactor thread: the stream left the pending state. */
-    void pendingDone(SoftStream s) {
+    /** Reactor thread: the stream left the pending state (established, failed or closed). */
+    public void pendingDone(SetupStream s) {
         if (pending.remove(s)) {
             pendingCount.set(pending.size());
         }
-    }
-
-    /** Validated requests waiting in {@link #next} (tests, diagnostics). */
-    int readyCount() {
-        return ready.size();
-    }
-
-    /** Connections waiting for their MPA Request or the ULP's decision (any thread). */
-    int pendingCount() {
-        return pendingCount.get();
     }
 
     @Override
@@ -329,10 +233,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
 
     private void closeOnReactor() {
         closed = true;
-        if (idleNanos > 0) {
-            reactor.cancelDeadline(this);
-            watched.clear();
-        }
+        accepted.close();
         try {
             server.close();
         } catch (IOException e) {
@@ -342,8 +243,8 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
             r.rejectQuietly();
         }
         ready.clear();
-        for (SoftStream s : new HashSet<>(pending)) {
-            s.setup.rejectIfUndecided();
+        for (SetupStream s : new HashSet<>(pending)) {
+            s.setup().rejectIfUndecided();
         }
         pending.clear();
         pendingCount.set(0);
@@ -356,6 +257,7 @@ final class SoftListener implements Listener, Reactor.Handler, Reactor.Timed {
             return;
         }
         closed = true;
+        accepted.close();
         if (reactor.isRunning() && !reactor.inReactorThread()) {
             try {
                 reactor.call(() -> {

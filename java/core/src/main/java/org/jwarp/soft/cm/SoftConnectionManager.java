@@ -1,4 +1,4 @@
-package org.jwarp.soft;
+package org.jwarp.soft.cm;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -8,9 +8,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.jwarp.negotiation.InitiatorNegotiator;
-import org.jwarp.soft.cm.CmParameters;
 import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.verbs.SoftQueuePair;
+import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.Listener;
@@ -21,12 +21,13 @@ import org.jwarp.verbs.RdmaTimeoutException;
 
 /**
  * rdma_cm for the embedded provider: listens, and connects with the negotiator
- * {@link CmParameters} makes of the {@link ConnectionParameters}, running setup on a reactor.
+ * {@link CmParameters} makes of the {@link ConnectionParameters}, running setup on a reactor. The
+ * streams are the device's ({@link ConnectionHost#initiator}, {@link ConnectionHost#accepted}).
  */
-final class SoftConnectionManager implements ConnectionManager {
+public final class SoftConnectionManager implements ConnectionManager {
     private final ConnectionHost device;
 
-    SoftConnectionManager(ConnectionHost device) {
+    public SoftConnectionManager(ConnectionHost device) {
         this.device = device;
     }
 
@@ -35,13 +36,14 @@ final class SoftConnectionManager implements ConnectionManager {
         return listen(address, ListenerConfig.of(backlog));
     }
 
-    /** Listens with {@code config}; its idle timeout is enforced by the listener ({@link SoftListener}). */
+    /** Listens with {@code config}; its idle timeout is enforced above setup ({@link AcceptedStreams}). */
     @Override
     public Listener listen(InetSocketAddress address, ListenerConfig config) throws RdmaException {
         device.checkOpen();
         try {
-            SoftListener l = new SoftListener(device, device.nextReactor(), address, config.backlog(),
-                    config.idleTimeout().toNanos());
+            Reactor r = device.nextReactor();
+            AcceptedStreams accepted = device.accepted(r, config.idleTimeout().toNanos());
+            SoftListener l = new SoftListener(device, r, address, config.backlog(), accepted);
             device.track(l);
             return l;
         } catch (IOException e) {
@@ -50,7 +52,7 @@ final class SoftConnectionManager implements ConnectionManager {
     }
 
     @Override
-    public SoftConnection connect(InetSocketAddress remote, QueuePairConfig qp, ConnectionParameters params,
+    public Connection connect(InetSocketAddress remote, QueuePairConfig qp, ConnectionParameters params,
                                   Duration timeout) throws RdmaException {
         device.checkOpen();
         if (remote.isUnresolved()) {
@@ -65,16 +67,17 @@ final class SoftConnectionManager implements ConnectionManager {
             throw new RdmaException("connect: " + e.getMessage(), e);
         }
         Reactor r = device.nextReactor();
-        SoftStream s = SoftStream.initiator(device, r, remote, q, neg);
-        r.execute(s.setup::startConnect);
+        SetupStream s = device.initiator(r, remote, q, neg);
+        StreamSetup setup = s.setup();
+        r.execute(setup::startConnect);
         try {
-            return s.established.get(timeout.toMillis(), TimeUnit.MILLISECONDS); // tracked by the stream
+            return s.established().get(timeout.toMillis(), TimeUnit.MILLISECONDS); // tracked by the stream
         } catch (TimeoutException e) {
-            r.execute(() -> s.closer.teardown(new RdmaTimeoutException("connect timed out"), false));
+            r.execute(() -> s.abandon(new RdmaTimeoutException("connect timed out")));
             throw new RdmaTimeoutException("no connection to " + remote + " within " + timeout.toMillis() + " ms");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            r.execute(() -> s.closer.teardown(new RdmaException("interrupted"), false));
+            r.execute(() -> s.abandon(new RdmaException("interrupted")));
             throw new RdmaException("interrupted while connecting to " + remote);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RdmaException re) {
