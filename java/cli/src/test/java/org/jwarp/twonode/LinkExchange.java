@@ -242,6 +242,36 @@ final class LinkExchange {
         return new Result(describe(c.info()), bulkLen, area, area, peerStatus, ms);
     }
 
+    /**
+     * One role from its words, as {@link Node2Agent}'s {@code JAVA} command and {@link #main} take them:
+     * {@code accept provider localIp port role area} or {@code connect provider localIp remoteIp port role area}.
+     */
+    static Result role(String[] a, Consumer<String> log) throws Exception {
+        return switch (a[0]) {
+            case "accept" -> accept(a[1], a[2], Integer.parseInt(a[3]), Role.valueOf(a[4]), Integer.parseInt(a[5]), log);
+            case "connect" -> connect(a[1], a[2], new InetSocketAddress(a[3], Integer.parseInt(a[4])),
+                    Role.valueOf(a[5]), Integer.parseInt(a[6]), log);
+            default -> throw new IllegalArgumentException("unknown role " + a[0]);
+        };
+    }
+
+    /**
+     * One role in a JVM of its own (the {@code ffm} provider's ends run on a JDK 25, the suite's JVMs
+     * on 17): prints every log line, then {@code result ...} and exits 0, or {@code error ...} and exits 1.
+     */
+    public static void main(String[] args) {
+        int rc = 0;
+        try {
+            System.out.println("result " + role(args, System.out::println));
+        } catch (Throwable e) {
+            System.out.println("error " + e);
+            e.printStackTrace(System.out);
+            rc = 1;
+        }
+        System.out.flush();
+        System.exit(rc);
+    }
+
     /** The negotiated settings, for the report. */
     static String describe(ConnectionInfo i) {
         return i.local() + " <-> " + i.remote() + " mpa rev " + i.mpaRevision() + (i.peerToPeer() ? ", p2p rtr " + i.rtr()

@@ -140,13 +140,7 @@ public final class Node2Agent {
             int rc = 0;
             try {
                 // role provider localIp [remoteIp] port role area
-                LinkExchange.Result r = switch (a[0]) {
-                    case "accept" -> LinkExchange.accept(a[1], a[2], Integer.parseInt(a[3]),
-                            LinkExchange.Role.valueOf(a[4]), Integer.parseInt(a[5]), l -> send("OUT", id, l));
-                    case "connect" -> LinkExchange.connect(a[1], a[2], new InetSocketAddress(a[3], Integer.parseInt(a[4])),
-                            LinkExchange.Role.valueOf(a[5]), Integer.parseInt(a[6]), l -> send("OUT", id, l));
-                    default -> throw new IllegalArgumentException("unknown role " + a[0]);
-                };
+                LinkExchange.Result r = LinkExchange.role(a, l -> send("OUT", id, l));
                 send("OUT", id, "result " + r);
             } catch (Throwable e) {
                 send("OUT", id, "error " + e);

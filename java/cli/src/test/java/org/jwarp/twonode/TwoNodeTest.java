@@ -51,6 +51,8 @@ class TwoNodeTest {
     static final String RPING_SIZE = "16384";
     static final Duration TIMEOUT = Duration.ofSeconds(180);
     static final AtomicInteger PORTS = new AtomicInteger(7700);
+    /** The JDK the {@code ffm} provider's ends run on, as scripts/guest-tests finds it. */
+    static final String JDK25 = System.getenv().getOrDefault("JWARP_JDK25", "/usr/lib/jvm/temurin-25-jdk-amd64");
     static Agent agent;
 
     static String env(String k) {
@@ -172,6 +174,87 @@ class TwoNodeTest {
         assertEquals(0, server.waitExit(TIMEOUT), server::transcript);
         assertEquals(3, server.lines("check=").size(), server::transcript);
         report("disni->disni " + dev, port, dev.substring(0, 3), dev.substring(0, 3), r);
+    }
+
+    @Test
+    @Order(8)
+    @DisplayName("DiSNI (node 1) -> ffm on JDK 25 (node 2) on siw0: 1 MiB Send, Write, Read verified (RFC 5040 §5)")
+    void disniToFfm_siw0_1MiB_5040_5() throws Exception {
+        disniToFfm(SIW, SIW_PEER, "siw0");
+    }
+
+    @Test
+    @Order(9)
+    @DisplayName("DiSNI (node 1) -> ffm on JDK 25 (node 2) on rxe0: 1 MiB Send, Write, Read verified (RoCEv2)")
+    void disniToFfm_rxe0_1MiB_5040_5() throws Exception {
+        disniToFfm(RXE, RXE_PEER, "rxe0");
+    }
+
+    @Test
+    @Order(10)
+    @DisplayName("ffm on JDK 25 (node 1) -> DiSNI (node 2) on siw0: 1 MiB Send, Write, Read verified (RFC 5040 §5)")
+    void ffmToDisni_siw0_1MiB_5040_5() throws Exception {
+        ffmToDisni(SIW, SIW_PEER, "siw0");
+    }
+
+    @Test
+    @Order(11)
+    @DisplayName("ffm on JDK 25 (node 1) -> DiSNI (node 2) on rxe0: 1 MiB Send, Write, Read verified (RoCEv2)")
+    void ffmToDisni_rxe0_1MiB_5040_5() throws Exception {
+        ffmToDisni(RXE, RXE_PEER, "rxe0");
+    }
+
+    /** Node 2 listens on ffm in a JDK 25 process of its own; this JVM connects on DiSNI. */
+    private void disniToFfm(String local, String remote, String dev) throws Exception {
+        int port = PORTS.getAndIncrement();
+        Agent.Remote server = agent.run(ffmRole("accept", "ffm", remote, "" + port, "PEER", "" + AREA));
+        server.awaitLine("listening ffm", TIMEOUT);
+        LinkExchange.Result r = exchange(server, () -> LinkExchange.connect("disni", local,
+                new InetSocketAddress(remote, port), LinkExchange.Role.MIRROR, AREA, TwoNodeTest::say));
+        assertEquals(0, server.waitExit(TIMEOUT), server::transcript);
+        assertEquals(3, server.lines("check=").size(), server::transcript);
+        assertEquals(1, server.lines("result ").size(), server::transcript);
+        report("disni->ffm " + dev, port, dev.substring(0, 3), dev.substring(0, 3), r);
+    }
+
+    /** Node 2 listens on DiSNI in its agent; node 1 connects on ffm from a JDK 25 process of its own. */
+    private void ffmToDisni(String local, String remote, String dev) throws Exception {
+        int port = PORTS.getAndIncrement();
+        Agent.Remote server = agent.java("accept", "disni", remote, "" + port, "PEER", "" + AREA);
+        server.awaitLine("listening disni", TIMEOUT);
+        Local ffm = Local.start(ffmRole("connect", "ffm", local, remote, "" + port, "MIRROR", "" + AREA));
+        int rc = ffm.waitExit(TIMEOUT);
+        String why = ffm.transcript() + "\n" + server.transcript();
+        assertEquals(0, server.waitExit(TIMEOUT), why);
+        assertEquals(0, rc, why);
+        assertEquals(3, ffm.lines("check=").size(), why);
+        assertEquals(3, server.lines("check=").size(), why);
+        List<String> result = ffm.lines("result ");
+        assertEquals(1, result.size(), why);
+        say("twonode: CASE ffm->disni " + dev + " port " + port + " sides=" + dev.substring(0, 3) + ","
+                + dev.substring(0, 3) + ": " + result.get(0).substring("result ".length()));
+    }
+
+    /**
+     * The command line of one {@link LinkExchange} role on the {@code ffm} provider (java.lang.foreign,
+     * so a JDK 25 with native access) in a process of its own: the suite's JVMs run on JDK 17.
+     */
+    static String[] ffmRole(String... role) throws Exception {
+        Path root = Path.of("").toAbsolutePath();
+        Path java = Path.of(JDK25, "bin/java");
+        Path ffmClasses = root.resolve("java/ffm/target/classes");
+        Path cpFile = root.resolve("target/guest-tools/test-classpath.txt");
+        if (!Files.isExecutable(java) || !Files.isDirectory(ffmClasses) || !Files.isRegularFile(cpFile)) {
+            fail("the ffm cases need a JDK 25 at " + JDK25 + " (JWARP_JDK25) and the ffm build (" + ffmClasses + ", "
+                    + cpFile + "): scripts/guest-tests --build-only builds both");
+        }
+        String cp = String.join(":", List.of(root.resolve("java/cli/target/test-classes").toString(),
+                root.resolve("java/cli/target/classes").toString(), root.resolve("java/core/target/classes").toString(),
+                ffmClasses.toString(), Files.readString(cpFile).trim()));
+        List<String> cmd = new ArrayList<>(List.of(java.toString(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "-Xmx512m", "--enable-native-access=ALL-UNNAMED", "-cp", cp, LinkExchange.class.getName()));
+        cmd.addAll(List.of(role));
+        return cmd.toArray(new String[0]);
     }
 
     @Test

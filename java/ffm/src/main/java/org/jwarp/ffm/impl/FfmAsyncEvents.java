@@ -60,8 +60,13 @@ final class FfmAsyncEvents {
         void onAsyncEvent(int type, long element);
     }
 
-    /** The running pumps by context address. */
+    /**
+     * The pumps by context address: running ones, and stopped ones whose thread may still poll the fd
+     * (for up to a slice) until whoever stopped it, or the next join, has waited for that thread.
+     */
     private static final Map<Long, FfmAsyncEvents> PUMPS = new HashMap<>();
+    /** How long a join or the last leave waits for a stopped pump's thread: its slice, and then some. */
+    private static final long END_WAIT_MS = 2L * SLICE_MS + 1000;
 
     private final MemorySegment ctx;
     private final String name;
@@ -75,15 +80,35 @@ final class FfmAsyncEvents {
         thread = Thread.ofPlatform().daemon().name("jwarp-ffm-async-events-" + name).unstarted(this::run);
     }
 
-    /** Offers the events of {@code ctx} to {@code sink} from now on (starting the context's pump). */
-    static synchronized void join(MemorySegment ctx, String name, Sink sink) {
-        FfmAsyncEvents p = PUMPS.get(ctx.address());
-        if (p == null) {
-            p = new FfmAsyncEvents(ctx, name);
-            PUMPS.put(ctx.address(), p);
-            p.thread.start();
+    /**
+     * Offers the events of {@code ctx} to {@code sink} from now on (starting the context's pump). A pump
+     * stopped by the last leave, or by a native error, keeps polling the fd until its slice ends: the
+     * new one starts only once that thread ended, so that one thread at a time reads the context's events.
+     */
+    static void join(MemorySegment ctx, String name, Sink sink) {
+        while (true) {
+            FfmAsyncEvents old;
+            synchronized (FfmAsyncEvents.class) {
+                FfmAsyncEvents p = PUMPS.get(ctx.address());
+                if (p != null && p.running) {
+                    p.sinks.addIfAbsent(sink);
+                    return;
+                }
+                if (p == null || p.thread == Thread.currentThread() || !p.thread.isAlive()) {
+                    // (the stopped pump's own thread reads no more once back in its loop)
+                    p = new FfmAsyncEvents(ctx, name);
+                    PUMPS.put(ctx.address(), p);
+                    p.sinks.add(sink);
+                    p.thread.start();
+                    return;
+                }
+                old = p;
+            }
+            old.awaitEnd();
+            synchronized (FfmAsyncEvents.class) {
+                PUMPS.remove(ctx.address(), old);
+            }
         }
-        p.sinks.addIfAbsent(sink);
     }
 
     /** {@code sink} gets no more events; the last to leave stops the pump and waits for its thread. */
@@ -91,18 +116,30 @@ final class FfmAsyncEvents {
         FfmAsyncEvents stopped = null;
         synchronized (FfmAsyncEvents.class) {
             FfmAsyncEvents p = PUMPS.get(ctx.address());
-            if (p != null && p.sinks.remove(sink) && p.sinks.isEmpty()) {
-                PUMPS.remove(ctx.address());
+            if (p != null && p.running && p.sinks.remove(sink) && p.sinks.isEmpty()) {
                 p.running = false;
                 stopped = p;
+            } else if (p != null && !p.running && p.sinks.remove(sink) && p.sinks.isEmpty() && !p.thread.isAlive()) {
+                PUMPS.remove(ctx.address(), p); // stopped by a native error: forgotten when its last device leaves
             }
         }
         if (stopped != null && stopped.thread != Thread.currentThread()) {
-            try {
-                stopped.thread.join(2L * SLICE_MS + 1000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            stopped.awaitEnd();
+            synchronized (FfmAsyncEvents.class) {
+                PUMPS.remove(ctx.address(), stopped);
             }
+        }
+    }
+
+    /** Waits (bounded) for the stopped pump's thread to end. */
+    private void awaitEnd() {
+        try {
+            thread.join(END_WAIT_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            LOG.warn("{}: the stopped async event thread is still running after {} ms", name, END_WAIT_MS);
         }
     }
 
@@ -147,13 +184,12 @@ final class FfmAsyncEvents {
         }
     }
 
-    /** A native error: the pump stops and is forgotten, so that a device setting its listener again starts a fresh one. */
+    /** A native error: the pump stops, so that a device setting its listener again starts a fresh one. */
     private void stop(String why) {
         LOG.error("{}: {}; async events stop for {} device(s) until one sets its event listener again", name, why,
                 sinks.size());
         synchronized (FfmAsyncEvents.class) {
             running = false;
-            PUMPS.remove(ctx.address(), this);
         }
     }
 }
