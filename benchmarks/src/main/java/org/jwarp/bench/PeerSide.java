@@ -21,7 +21,10 @@ import org.slf4j.LoggerFactory;
  * {@link BenchPeer} JVM: it echoes Sends ({@link ProviderPingPong.Peer#ECHO}), answers each
  * Write whose last byte carries the next iteration number with a Write of the same number into
  * the client's receive region ({@link ProviderPingPong.Peer#WRITE_POLL}, ib_write_lat), or
- * re-posts receives and returns a credit every window/4 Sends ({@link ProviderPingPong.Peer#SEND_SINK}).
+ * re-posts receives and returns a credit every window/4 Sends ({@link ProviderPingPong.Peer#SEND_SINK}),
+ * or re-posts receives and RDMA-Writes the count received so far into the client's receive region
+ * at about every third of its receive depth ({@link ProviderPingPong.Peer#CREDIT_WRITE}, how
+ * perftest's ib_send_bw keeps an iWARP sender within the receives its server has posted).
  * It ends when closed or when its connections close. Nothing is allocated per message.
  */
 final class PeerSide implements AutoCloseable {
@@ -63,6 +66,7 @@ final class PeerSide implements AutoCloseable {
             case ECHO -> new Thread(this::echoLoop, "bench-peer-echo");
             case WRITE_POLL -> new Thread(this::writePollLoop, "bench-peer-write");
             case SEND_SINK -> new Thread(this::sendSinkLoop, "bench-peer-sink");
+            case CREDIT_WRITE -> new Thread(this::creditWriteLoop, "bench-peer-credit");
             case NONE -> null;
         };
         if (thread != null) {
@@ -76,7 +80,7 @@ final class PeerSide implements AutoCloseable {
                         int sinkWindow) throws RdmaException {
         if (mode == ProviderPingPong.Peer.ECHO) {
             qp.postRecv(index, side.rx, 0, size);
-        } else if (mode == ProviderPingPong.Peer.SEND_SINK) {
+        } else if (mode == ProviderPingPong.Peer.SEND_SINK || mode == ProviderPingPong.Peer.CREDIT_WRITE) {
             for (int i = 0; i < sinkWindow; i++) {
                 qp.postRecv(i, side.rx, 0, size);
             }
@@ -225,6 +229,54 @@ final class PeerSide implements AutoCloseable {
                         taken = 0;
                         credit.send(++id, null, 0, 0);
                         credit.signaled = (id & 7) == 0;
+                        qp.postSend(credit);
+                    }
+                }
+            }
+        } catch (Throwable t) {
+            fail(t);
+        }
+    }
+
+    /**
+     * {@link ProviderPingPong.Peer#CREDIT_WRITE}: {@code sinkWindow} receives stay posted (each is
+     * re-posted as it completes); whenever the count received so far, taken modulo the receive
+     * depth, is a multiple of a third of it, the count goes to the first 8 bytes of the client's
+     * receive region in a signaled RDMA Write from the first 8 bytes of this side's transmit
+     * region. The client posts a Send only while it has sent fewer than that count plus the
+     * receive depth. The Write completions are reaped here and need nothing else.
+     */
+    private void creditWriteLoop() {
+        WorkCompletion[] out = ProviderPingPong.wcs(64);
+        SendRequest credit = new SendRequest();
+        QueuePair qp = side.conns[0].queuePair();
+        ByteBuffer count = side.tx.buffer().order(ByteOrder.nativeOrder());
+        int every = Math.max(1, sinkWindow / 3);
+        long received = 0;
+        long id = 0;
+        try {
+            while (running) {
+                int n = waitFor(side.cq, out);
+                if (n == 0 && !anyOpen()) {
+                    return;
+                }
+                for (int k = 0; k < n; k++) {
+                    WorkCompletion wc = out[k];
+                    if (!wc.isSuccess()) {
+                        if (failedQuietly(wc)) {
+                            return;
+                        }
+                        throw new RdmaException("peer completion failed: " + wc);
+                    }
+                    if (wc.opcode != WcOpcode.RECV) {
+                        continue;
+                    }
+                    qp.postRecv(wc.wrId, side.rx, 0, size);
+                    received++;
+                    if ((int) (received % sinkWindow) % every == 0) {
+                        LONGS.setVolatile(count, 0, received);
+                        credit.write(++id, side.tx, 0, Long.BYTES, clientRxAddr, clientRxKey);
+                        credit.signaled = true;
                         qp.postSend(credit);
                     }
                 }
