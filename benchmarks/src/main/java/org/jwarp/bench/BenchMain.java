@@ -73,9 +73,10 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--perftest-bw", description = "Bandwidth cases as perftest's ib_write_bw / ib_send_bw / "
             + "ib_read_bw run them by default: -n operations in one pass (--bw-passes), window 128 (tx depth), every "
             + "100th request signaled and every one above 8 KiB (CQ moderation), Reads at the device's maximum depth "
-            + "on both ends, Sends within the peer's 512 receives by its RDMA-Written receive count (perftest over "
-            + "iWARP); MB/s over first post to last completion. Warm-up: --warmup-iters operations of 64 B, then "
-            + "64 B passes until one is JIT-quiet on both JVMs, then one pass at the full size.")
+            + "on both ends, Sends within the peer's 512 receives by its RDMA-Written receive count on iWARP devices "
+            + "(perftest's credits there; elsewhere it relies on RNR retry, and so do we); MB/s over first post to "
+            + "last completion. Warm-up: --warmup-iters operations of 64 B, then passes of n/8 at the full size until "
+            + "one is JIT-quiet on both JVMs (at most 5).")
     boolean perftestBw;
     @Option(names = "--qps", split = ",", description = "Send ping-pong over this many queue pairs, round robin (default: ${DEFAULT-VALUE}).")
     List<Integer> qps = List.of(1);
@@ -345,7 +346,7 @@ public final class BenchMain implements Callable<Integer> {
                 }
                 if (b == ProviderPingPong.BwOp.SEND) {
                     r.put("rx_depth", sink);
-                    r.put("credit_every", Math.max(1, sink / 3));
+                    r.put("credit_every", f.client.iwarp ? Math.max(1, sink / 3) : 0);
                 }
                 measurePerftestBandwidth(r, size, pn, (m, len) -> p.bandwidthPerftest(b, m, len));
             } else if (bw) {
@@ -461,8 +462,8 @@ public final class BenchMain implements Callable<Integer> {
 
     /**
      * {@code --perftest-bw}: the warm-up (64 B passes of {@code n} operations, by count with
-     * {@code --warmup-iters}, then until a pass compiles nothing on either JVM, at most 10; by time
-     * otherwise; then one pass at the full size), then {@code --bw-passes} passes of {@code n}
+     * {@code --warmup-iters}, then passes of n/8 operations at the full size until one compiles
+     * nothing on either JVM, at most 5; by time otherwise, then one pass at the full size), then {@code --bw-passes} passes of {@code n}
      * operations of {@code size} bytes, the median reported as MB/s (10^6 bytes per second, bytes =
      * {@code n * size}, over first post to last completion, perftest's "BW average").
      */
@@ -471,17 +472,20 @@ public final class BenchMain implements Callable<Integer> {
         int len = Math.min(size, WARM_LEN);
         long ops = 0;
         boolean quiet;
+        int tail = Math.min(n, Math.max(ProviderPingPong.PERFTEST_TX_DEPTH, n / 8));
         if (warmupIters >= 0) {
             while (ops < warmupIters) {
                 pass.run(n, len);
                 ops += n;
             }
+            // then the JIT quiet check at the measured size: passes of n/8 (at least 128) operations
+            // until one compiles nothing on either JVM, at most 5
             quiet = false;
-            for (int extra = 0; extra < 10 && !quiet; extra++) {
+            for (int extra = 0; extra < 5 && !quiet; extra++) {
                 long j0 = jitMillis();
                 long p0 = peerCompiles();
-                pass.run(n, len);
-                ops += n;
+                pass.run(tail, size);
+                ops += tail;
                 quiet = jitMillis() == j0 && peerCompiles() == p0;
             }
         } else {
@@ -505,10 +509,9 @@ public final class BenchMain implements Callable<Integer> {
                     break;
                 }
             }
+            pass.run(tail, size);
+            ops += tail;
         }
-        int tail = Math.min(n, Math.max(ProviderPingPong.PERFTEST_TX_DEPTH, n / 8));
-        pass.run(tail, size);
-        ops += tail;
         r.put("warmup_ms", (System.nanoTime() - t0) / 1_000_000);
         r.put("warmup_ops", ops);
         r.put("warmup_jit_quiet", quiet);

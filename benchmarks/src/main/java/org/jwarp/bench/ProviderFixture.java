@@ -14,6 +14,7 @@ import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.Device;
+import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
@@ -65,8 +66,15 @@ final class ProviderFixture implements AutoCloseable {
         final MemoryRegion tx;
         final MemoryRegion rx;
         final Connection[] conns;
+        /**
+         * Whether the device is iWARP, where a Send that finds no posted receive ends the stream
+         * (RFC 5041 §7.2): perftest's ib_send_bw then keeps its sender within the receiver's
+         * receives by credits; on RoCE it relies on RNR retry instead.
+         */
+        final boolean iwarp;
 
         Side(Device device, int n, int size, int depth) throws RdmaException {
+            iwarp = device.info().transport() == DeviceInfo.Transport.IWARP;
             pd = device.allocateProtectionDomain();
             cq = device.createCompletionQueue(Math.max(16, n * depth * 2));
             tx = pd.register(aligned(size), EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));

@@ -116,6 +116,7 @@ final class ProviderPingPong implements AutoCloseable {
         this.size = f.size;
         this.wait = wait;
         this.sinkWindow = sinkWindow;
+        this.credits = f.client.iwarp;
         if (size < 1) {
             throw new IllegalArgumentException("size must be at least 1 byte (the polled byte)");
         }
@@ -306,6 +307,8 @@ final class ProviderPingPong implements AutoCloseable {
 
     /** Sends {@link #bandwidthPerftest} posted over this connection's life (against the peer's receive count). */
     private long sentTotal;
+    /** Whether {@link #bandwidthPerftest}'s Sends wait for the peer's credits (iWARP devices). */
+    private final boolean credits;
 
     /**
      * perftest's send window for {@code n} operations: its tx depth, cut to {@code n} (perftest
@@ -344,7 +347,8 @@ final class ProviderPingPong implements AutoCloseable {
      * only while the Sends posted so far, plus one, less the receive count the peer last wrote
      * into the first 8 bytes of the client's region, stay under the peer's receive depth
      * ({@code sinkWindow}), as perftest does over iWARP (a Send without a posted receive is fatal
-     * there, RFC 5041 §7.2). Spinning polls as perftest's loop does: one poll after each round of
+     * there, RFC 5041 §7.2); on other devices (rxe) without that bound, as perftest relies on RNR
+     * retry there. Spinning polls as perftest's loop does: one poll after each round of
      * posts, the bounded native spin when nothing can be posted until a completion arrives.
      */
     long bandwidthPerftest(BwOp op, int n, int len) throws Exception {
@@ -365,7 +369,7 @@ final class ProviderPingPong implements AutoCloseable {
         while (completed < n) {
             while (posted < n && posted - completed < depth) {
                 if (op == BwOp.SEND) {
-                    if (sentTotal + 1 - (long) LONGS.getVolatile(clientRx, 0) >= sinkWindow) {
+                    if (credits && sentTotal + 1 - (long) LONGS.getVolatile(clientRx, 0) >= sinkWindow) {
                         break;
                     }
                     wr.send(base + posted, f.client.tx, 0, len);
