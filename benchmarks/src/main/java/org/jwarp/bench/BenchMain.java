@@ -438,9 +438,14 @@ public final class BenchMain implements Callable<Integer> {
             secs += nanos / 1e9;
             mbps[i] = (double) size * count / (nanos / 1e9) / 1e6;
         }
+        passes(r, size, mbps, secs, jit0, gc0);
+    }
+
+    /** The JIT/GC fields and the median, min and max of the passes' MB/s. */
+    private void passes(Map<String, Object> r, int size, double[] mbps, double secs, long jit0, long gc0) {
         r.put("jit_ms_while_measuring", jitMillis() - jit0);
         r.put("gc_while_measuring", gcCount() - gc0);
-        r.put("passes", bwPasses);
+        r.put("passes", mbps.length);
         r.put("seconds", secs);
         double[] sorted = mbps.clone();
         java.util.Arrays.sort(sorted);
@@ -530,17 +535,7 @@ public final class BenchMain implements Callable<Integer> {
             r.put("peer_compiles_while_measuring", pc1 - pc0);
         }
         r.put("n", n);
-        r.put("jit_ms_while_measuring", jitMillis() - jit0);
-        r.put("gc_while_measuring", gcCount() - gc0);
-        r.put("passes", bwPasses);
-        r.put("seconds", secs);
-        double[] sorted = mbps.clone();
-        java.util.Arrays.sort(sorted);
-        double median = sorted[sorted.length / 2];
-        r.put("mb_per_s", median);
-        r.put("mb_per_s_min", sorted[0]);
-        r.put("mb_per_s_max", sorted[sorted.length - 1]);
-        r.put("msgs_per_s", median * 1e6 / Math.max(1, size));
+        passes(r, size, mbps, secs, jit0, gc0);
     }
 
     /**

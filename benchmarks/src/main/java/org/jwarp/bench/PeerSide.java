@@ -66,7 +66,7 @@ final class PeerSide implements AutoCloseable {
             case ECHO -> new Thread(this::echoLoop, "bench-peer-echo");
             case WRITE_POLL -> new Thread(this::writePollLoop, "bench-peer-write");
             case SEND_SINK -> new Thread(this::sendSinkLoop, "bench-peer-sink");
-            case CREDIT_WRITE -> new Thread(this::creditWriteLoop, "bench-peer-credit");
+            case CREDIT_WRITE -> new Thread(this::sendSinkLoop, "bench-peer-credit");
             case NONE -> null;
         };
         if (thread != null) {
@@ -200,59 +200,25 @@ final class PeerSide implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link ProviderPingPong.Peer#SEND_SINK}: re-posts each receive as it completes and returns a
+     * zero-length Send as a credit every window/4 receives. {@link ProviderPingPong.Peer#CREDIT_WRITE}:
+     * {@code sinkWindow} receives stay posted (each re-posted as it completes); whenever the count
+     * received so far, taken modulo the receive depth, is a multiple of a third of it, the count
+     * goes to the first 8 bytes of the client's receive region in a signaled RDMA Write from the
+     * first 8 bytes of this side's transmit region (the client posts a Send only while it has sent
+     * fewer than that count plus the receive depth); on a device that is not iWARP (rxe) no count
+     * is written, as perftest sends no credits there. Completions other than receives are reaped
+     * and need nothing else.
+     */
     private void sendSinkLoop() {
         WorkCompletion[] out = ProviderPingPong.wcs(64);
         SendRequest credit = new SendRequest();
         QueuePair qp = side.conns[0].queuePair();
-        int mod = Math.max(1, sinkWindow / 4);
-        int taken = 0;
-        long id = 0;
-        try {
-            while (running) {
-                int n = waitFor(side.cq, out);
-                if (n == 0 && !anyOpen()) {
-                    return;
-                }
-                for (int k = 0; k < n; k++) {
-                    WorkCompletion wc = out[k];
-                    if (!wc.isSuccess()) {
-                        if (failedQuietly(wc)) {
-                            return;
-                        }
-                        throw new RdmaException("peer completion failed: " + wc);
-                    }
-                    if (wc.opcode != WcOpcode.RECV) {
-                        continue;
-                    }
-                    qp.postRecv(wc.wrId, side.rx, 0, size);
-                    if (++taken == mod) {
-                        taken = 0;
-                        credit.send(++id, null, 0, 0);
-                        credit.signaled = (id & 7) == 0;
-                        qp.postSend(credit);
-                    }
-                }
-            }
-        } catch (Throwable t) {
-            fail(t);
-        }
-    }
-
-    /**
-     * {@link ProviderPingPong.Peer#CREDIT_WRITE}: {@code sinkWindow} receives stay posted (each is
-     * re-posted as it completes); whenever the count received so far, taken modulo the receive
-     * depth, is a multiple of a third of it, the count goes to the first 8 bytes of the client's
-     * receive region in a signaled RDMA Write from the first 8 bytes of this side's transmit
-     * region. The client posts a Send only while it has sent fewer than that count plus the
-     * receive depth. The Write completions are reaped here and need nothing else. On a device
-     * that is not iWARP (rxe) no count is written, as perftest sends no credits there.
-     */
-    private void creditWriteLoop() {
-        WorkCompletion[] out = ProviderPingPong.wcs(64);
-        SendRequest credit = new SendRequest();
-        QueuePair qp = side.conns[0].queuePair();
+        boolean writeCount = mode == ProviderPingPong.Peer.CREDIT_WRITE;
         ByteBuffer count = side.tx.buffer().order(ByteOrder.nativeOrder());
-        int every = Math.max(1, sinkWindow / 3);
+        int mod = writeCount ? Math.max(1, sinkWindow / 3) : Math.max(1, sinkWindow / 4);
+        int taken = 0;
         long received = 0;
         long id = 0;
         try {
@@ -274,10 +240,17 @@ final class PeerSide implements AutoCloseable {
                     }
                     qp.postRecv(wc.wrId, side.rx, 0, size);
                     received++;
-                    if (side.iwarp && (int) (received % sinkWindow) % every == 0) {
-                        LONGS.setVolatile(count, 0, received);
-                        credit.write(++id, side.tx, 0, Long.BYTES, clientRxAddr, clientRxKey);
-                        credit.signaled = true;
+                    if (writeCount) {
+                        if (side.iwarp && (int) (received % sinkWindow) % mod == 0) {
+                            LONGS.setVolatile(count, 0, received);
+                            credit.write(++id, side.tx, 0, Long.BYTES, clientRxAddr, clientRxKey);
+                            credit.signaled = true;
+                            qp.postSend(credit);
+                        }
+                    } else if (++taken == mod) {
+                        taken = 0;
+                        credit.send(++id, null, 0, 0);
+                        credit.signaled = (id & 7) == 0;
                         qp.postSend(credit);
                     }
                 }
