@@ -139,6 +139,7 @@ def parse_strace(f):
 
 
 PERF_BW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+PERF_BW_PARAM = re.compile(r"^\s*(TX depth|CQ Moderation|Outstand reads)\s*:\s*(\d+)\s*$")
 
 
 def load_perftest(path):
@@ -148,6 +149,7 @@ def load_perftest(path):
         return out
     cur = None
     inline = None
+    params = {}
     for line in path.read_text(errors="replace").splitlines():
         if line.startswith("== "):
             h = line[3:].split()
@@ -155,6 +157,7 @@ def load_perftest(path):
             tool = h[0] + ("-e" if len(h) > 4 and h[4] == "event" else "")
             cur = (tool, h[1], int(h[2]), int(h[3]) if len(h) > 3 else 1)
             inline = None
+            params = {}
             continue
         if cur is None:
             continue
@@ -168,10 +171,19 @@ def load_perftest(path):
             out[cur] = {"min": num(t[2]), "p50": num(t[4]), "mean": num(t[5]), "p99": num(t[7]), "p999": num(t[8]),
                         "inline": inline}
             continue
+        if cur[0].endswith("_bw"):
+            # the client's test header: its send window, CQ moderation and Read depth
+            m = PERF_BW_PARAM.match(line)
+            if m:
+                params[m[1]] = int(m[2])
+                continue
         m = PERF_BW.match(line)
         if m and cur[0].endswith("_bw"):
-            # perftest's MB/sec is 2^20 bytes per second; convert to 10^6.
-            out[cur] = {"mb_s": float(m[4]) * 1.048576, "msgs_s": float(m[5]) * 1e6, "inline": inline}
+            # perftest's MB/sec is 2^20 bytes per second (BW average: iterations x size over first post
+            # to last completion); convert to 10^6.
+            out[cur] = {"mb_s": float(m[4]) * 1.048576, "msgs_s": float(m[5]) * 1e6, "inline": inline,
+                        "iters": int(m[2]), "tx_depth": params.get("TX depth"), "cq_mod": params.get("CQ Moderation"),
+                        "out_reads": params.get("Outstand reads")}
     return out
 
 
@@ -212,11 +224,7 @@ def guest_rows(perf, ours):
         pr.sort()
         ev = sorted(events.get((dev, tool, size), []))
         if tool in GUEST_BW:
-            o = [ours.get((GUEST_BW[tool], dev, size, run)) for run, _ in pr]
-            rows.append({"device": dev, "op": GUEST_BW[tool], "tool": tool, "size": size,
-                         "perftest_mb_s": spread([p["mb_s"] for _, p in pr]),
-                         "disni_mb_s": spread([x["mb_per_s"] for x in o if x]), "perftest_inline": pr[0][1]["inline"],
-                         "ratio": spread([x["mb_per_s"] / p["mb_s"] for x, (_, p) in zip(o, pr) if x and p["mb_s"]])})
+            rows.append(bw_row(ours, dev, tool, size, pr))
             continue
         op, half = GUEST_LAT[tool]
         div = 2 if half else 1
@@ -246,6 +254,42 @@ def guest_rows(perf, ours):
         row["ffm"] = ffm_fields(ours, op, dev, size, div, pr, ev)
         rows.append(row)
     return rows
+
+
+def bw_row(ours, dev, tool, size, pr):
+    """One bandwidth row (ib_*_bw against BenchMain --perftest-bw): MB/s of each tool, medians over the
+    runs; ratios per run (DiSNI / perftest, ffm / perftest, ffm / DiSNI), then median (min..max); the
+    window, CQ moderation and Read depth each side used, and the providers' JIT/GC fields."""
+    op = GUEST_BW[tool]
+    o = [ours.get((op, dev, size, run)) for run, _ in pr]
+    fo = [ours.get(("ffm", op, dev, size, run)) for run, _ in pr]
+
+    def side(xs):
+        got = [x for x in xs if x]
+        if not got:
+            return None
+        first = got[0]
+        return {"runs": len(got), "mb_s": spread([x["mb_per_s"] for x in got]),
+                "n": sorted({x.get("n") for x in got}),
+                "window": first.get("window"), "signal_every": first.get("signal_every"), "ord": first.get("ord"),
+                "rx_depth": first.get("rx_depth"), "semantics": first.get("semantics"),
+                "warmup_ops": min(x.get("warmup_ops", 0) for x in got),
+                "jit_quiet": all(x.get("warmup_jit_quiet", False) for x in got),
+                "jit_ms_while_measuring": sum(x.get("jit_ms_while_measuring", 0) for x in got),
+                "peer_compiles_while_measuring": sum(x.get("peer_compiles_while_measuring", 0) for x in got),
+                "gc_while_measuring": sum(x.get("gc_while_measuring", 0) for x in got)}
+
+    p0 = pr[0][1] if pr else {}
+    return {"device": dev, "op": op, "tool": tool, "size": size, "runs": len(pr),
+            "perftest_mb_s": spread([p["mb_s"] for _, p in pr]), "perftest_inline": p0.get("inline"),
+            "perftest_iters": sorted({p.get("iters") for _, p in pr}),
+            "perftest_tx_depth": p0.get("tx_depth"), "perftest_cq_mod": p0.get("cq_mod"),
+            "perftest_out_reads": p0.get("out_reads"),
+            "disni": side(o), "ffm_bw": side(fo),
+            "disni_mb_s": spread([x["mb_per_s"] for x in o if x]),
+            "ratio": spread([x["mb_per_s"] / p["mb_s"] for x, (_, p) in zip(o, pr) if x and p["mb_s"]]),
+            "ratio_ffm": spread([x["mb_per_s"] / p["mb_s"] for x, (_, p) in zip(fo, pr) if x and p["mb_s"]]),
+            "ratio_ffm_disni": spread([x["mb_per_s"] / y["mb_per_s"] for x, y in zip(fo, o) if x and y])}
 
 
 def ffm_fields(ours, op, dev, size, div, pr, ev):
@@ -284,14 +328,43 @@ def guest_jdks(ours):
     return {t: sorted(v) for t, v in sorted(jdk.items())}
 
 
+# issue 28's bandwidth target: DiSNI / perftest >= 0.95 at 64 KiB and 1 MiB (ffm judged alike, beside it)
+BW_TARGET = 0.95
+BW_TARGET_SIZES = (65536, 1048576)
+
+
+def size_label(n):
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10} KiB" if n >= 1024 and n % 1024 == 0 \
+        else f"{n} B"
+
+
+def bw_summary(guest):
+    """The bandwidth target over every row at 64 KiB and 1 MiB: per provider, MET when each row's median
+    ratio is >= 0.95; with the number of rows met and the lowest median."""
+    out = []
+    rows = [r for r in guest if r["tool"].endswith("_bw") and r["size"] in BW_TARGET_SIZES]
+    for who, k in (("DiSNI", "ratio"), ("ffm", "ratio_ffm")):
+        meds = [(r[k]["median"], r) for r in rows if r[k]]
+        if not meds:
+            continue
+        worst, wr = min(meds, key=lambda m: m[0])
+        met = sum(1 for m, _ in meds if m >= BW_TARGET)
+        out.append({"provider": who, "met": met == len(meds), "rows_met": met, "rows": len(meds), "worst": worst,
+                    "worst_case": f"{wr['device']} {wr['op']} {size_label(wr['size'])}"})
+    return out
+
+
 def guest_targets(guest):
     """Issue 28: DiSNI / perftest p50 <= 1.10 (latency, spin); bandwidth >= 0.95 at 64 KiB and 1 MiB."""
     res = []
     for r in guest:
         if r["tool"].endswith("_bw"):
-            if r["ratio"] and r["size"] in (65536, 1048576):
-                res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B DiSNI / perftest >= 0.95",
-                            "value": r["ratio"], "met": r["ratio"]["median"] >= 0.95})
+            if r["size"] in BW_TARGET_SIZES:
+                for who, k in (("DiSNI", "ratio"), ("ffm", "ratio_ffm")):
+                    if r[k]:
+                        res.append({"target": f"guest {r['device']} {r['op']} {size_label(r['size'])} bandwidth "
+                                              f"{who} / perftest >= {BW_TARGET}",
+                                    "value": r[k], "met": r[k]["median"] >= BW_TARGET})
         else:
             if r["ratio_p50"]:
                 res.append({"target": f"guest {r['device']} {r['op']} {r['size']} B spin p50 DiSNI / perftest <= 1.10",
@@ -412,7 +485,9 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks=None):
             top = ", ".join(f"{k} {x:.1f}" for k, x in list(v["by_call"].items())[:5])
             p(f"| {tag} | {f(v['per_round_trip'])} | {top} |")
         p("")
-    if guest:
+    glat = [r for r in guest if not r["tool"].endswith("_bw")]
+    gbw = sorted((r for r in guest if r["tool"].endswith("_bw")), key=lambda r: (r["device"], BW_OPS.index(r["op"]), r["size"]))
+    if glat:
         p("Guest (qemu TCG, siw): DiSNI provider / perftest, same device, same guest run. "
           "send/write: half round trip as perftest prints it")
         p("")
@@ -420,24 +495,20 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks=None):
           "| warm-up ops, JIT quiet | JIT ms / peer compiles / GCs while measuring | perftest inline "
           "| event runs | DiSNI p50 (await) | perftest -e p50 | ratio p50 (event) |")
         p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|")
-        for r in guest:
+        for r in glat:
             inl = ("-" if r["perftest_inline"] is None else "none" if r["perftest_inline"] == 0
                    else f"up to {r['perftest_inline']} B (jwarp: none)")
-            if r["tool"].endswith("_bw"):
-                p(f"| {r['device']} | {r['tool']} | {r['size']} | | {f(med(r['disni_mb_s']), '{:.0f}')} MB/s | "
-                  f"{f(med(r['perftest_mb_s']), '{:.0f}')} MB/s | {sp(r['ratio'])} | | | | | | {inl} | | | | |")
-            else:
-                p(f"| {r['device']} | {r['tool']} | {r['size']} | {r['runs']} | {f(med(r['disni_p50_us']))} | "
-                  f"{f(med(r['perftest_p50_us']))} | {sp(r['ratio_p50'])} | {sp(r['ratio_min'])} | "
-                  f"{f(med(r['disni_p99_us']))} | {f(med(r['perftest_p99_us']))} | "
-                  + (f"{r['warmup_ops']}, {'yes' if r['warmup_jit_quiet'] else 'NO'} | "
-                     f"{r['jit_ms_while_measuring']} / {r['peer_compiles_while_measuring']} / {r['gc_while_measuring']} | "
-                     if r["runs"] else "- | - | ") + f"{inl} | "
-                  + (f"{r['event_runs']} (warm-up {r['event_warmup_ops']}, JIT "
-                     f"{'quiet' if r['event_jit_quiet'] else 'NOT quiet'}, {r['event_jit_ms_while_measuring']} ms "
-                     f"while measuring) | {f(med(r['disni_event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | "
-                     f"{sp(r['ratio_event_p50'])} |" if r["event_runs"] else
-                     ("- (no event mode) | | | |" if r["tool"] == "ib_write_lat" else "| | | |")))
+            p(f"| {r['device']} | {r['tool']} | {r['size']} | {r['runs']} | {f(med(r['disni_p50_us']))} | "
+              f"{f(med(r['perftest_p50_us']))} | {sp(r['ratio_p50'])} | {sp(r['ratio_min'])} | "
+              f"{f(med(r['disni_p99_us']))} | {f(med(r['perftest_p99_us']))} | "
+              + (f"{r['warmup_ops']}, {'yes' if r['warmup_jit_quiet'] else 'NO'} | "
+                 f"{r['jit_ms_while_measuring']} / {r['peer_compiles_while_measuring']} / {r['gc_while_measuring']} | "
+                 if r["runs"] else "- | - | ") + f"{inl} | "
+              + (f"{r['event_runs']} (warm-up {r['event_warmup_ops']}, JIT "
+                 f"{'quiet' if r['event_jit_quiet'] else 'NOT quiet'}, {r['event_jit_ms_while_measuring']} ms "
+                 f"while measuring) | {f(med(r['disni_event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | "
+                 f"{sp(r['ratio_event_p50'])} |" if r["event_runs"] else
+                 ("- (no event mode) | | | |" if r["tool"] == "ib_write_lat" else "| | | |")))
         p("")
     ffm = [r for r in guest if r.get("ffm")]
     if ffm:
@@ -458,6 +529,38 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks=None):
               + (f"{x['event_runs']} ({x['event_jit_ms_while_measuring']} ms JIT while measuring) | "
                  f"{f(med(x['event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | {sp(x['ratio_event_p50'])} | "
                  f"{sp(x['ratio_event_disni_p50'])} |" if x["event_runs"] else "- | | | | |"))
+        p("")
+    if gbw:
+        p("Guest bandwidth, MB/s (10^6 B/s; perftest's MiB/s converted): perftest ib_*_bw against BenchMain "
+          "--perftest-bw on the DiSNI and ffm providers, same device, same guest boot, alternating case by case. "
+          "Both: one pass of n operations, first post to last completion, n x size bytes; window = perftest's tx "
+          "depth; signaled every = its CQ moderation; Reads in flight = its outstanding reads / the ORD our "
+          "connection settled on. Ratios per run, then median (min..max).")
+        p("")
+        p("| dev | op | size | runs | n | perftest MB/s | DiSNI MB/s | ffm MB/s | DiSNI / perftest | ffm / perftest "
+          "| ffm / DiSNI | window (perftest / ours) | signaled every (perftest / ours) | Reads in flight (perftest / ours) "
+          "| warm-up ops, JIT quiet (DiSNI; ffm) | JIT ms / peer compiles / GCs while measuring (DiSNI; ffm) |")
+        p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|")
+        for r in gbw:
+            d, x = r["disni"], r["ffm_bw"]
+            ours = d or x or {}
+            num = lambda v: "-" if v is None else str(v)
+            both = lambda fn: "; ".join(fn(y) if y else "-" for y in (d, x))
+            reads = (f"{num(r['perftest_out_reads'])} / {num(ours.get('ord'))}" if r["op"] == "read-bw" else "-")
+            p(f"| {r['device']} | {r['op']} | {r['size']} | {r['runs']} | "
+              f"{','.join(str(i) for i in r['perftest_iters'] if i is not None) or '-'} | "
+              f"{f(med(r['perftest_mb_s']), '{:.1f}')} | {f(med(d['mb_s']) if d else None, '{:.1f}')} | "
+              f"{f(med(x['mb_s']) if x else None, '{:.1f}')} | {sp(r['ratio'])} | {sp(r['ratio_ffm'])} | "
+              f"{sp(r['ratio_ffm_disni'])} | {num(r['perftest_tx_depth'])} / {num(ours.get('window'))} | "
+              f"{num(r['perftest_cq_mod'])} / {num(ours.get('signal_every'))} | {reads} | "
+              + both(lambda y: f"{y['warmup_ops']}, {'yes' if y['jit_quiet'] else 'NO'}") + " | "
+              + both(lambda y: f"{y['jit_ms_while_measuring']} / {y['peer_compiles_while_measuring']} / "
+                               f"{y['gc_while_measuring']}") + " |")
+        p("")
+        for b in bw_summary(guest):
+            p(f"Target: {b['provider']} / perftest bandwidth >= {BW_TARGET} at 64 KiB and 1 MiB (write, send, read): "
+              f"**{'MET' if b['met'] else 'MISSED'}** ({b['rows_met']} of {b['rows']} cases; lowest median "
+              f"{b['worst']:.2f}, {b['worst_case']})")
         p("")
     if jdks:
         p("JDK of each provider's JVMs: " + "; ".join(f"{t} on Java {', '.join(v)}" for t, v in jdks.items()) + ".")

@@ -70,6 +70,14 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--signal-every", description = "Write/Read bandwidth: signal every n-th operation, like perftest's "
             + "--cq-mod; 0 = window/4 for Writes, 1 for Reads (default: ${DEFAULT-VALUE}).")
     int signalEvery;
+    @Option(names = "--perftest-bw", description = "Bandwidth cases as perftest's ib_write_bw / ib_send_bw / "
+            + "ib_read_bw run them by default: -n operations in one pass (--bw-passes), window 128 (tx depth), every "
+            + "100th request signaled and every one above 8 KiB (CQ moderation), Reads at the device's maximum depth "
+            + "on both ends, Sends within the peer's 512 receives by its RDMA-Written receive count on iWARP devices "
+            + "(perftest's credits there; elsewhere it relies on RNR retry, and so do we); MB/s over first post to "
+            + "last completion. Warm-up: --warmup-iters operations of 64 B, then passes of n/8 at the full size until "
+            + "one is JIT-quiet on both JVMs (at most 5).")
+    boolean perftestBw;
     @Option(names = "--qps", split = ",", description = "Send ping-pong over this many queue pairs, round robin (default: ${DEFAULT-VALUE}).")
     List<Integer> qps = List.of(1);
     @Option(names = "--crc", negatable = true, defaultValue = "true", fallbackValue = "true",
@@ -104,7 +112,7 @@ public final class BenchMain implements Callable<Integer> {
             + "runs ({op}, {size}, {run} replaced), e.g. the perftest counterpart, so the two alternate case by case.")
     String between;
     @Option(names = "--cases-from-stdin", description = "Run the cases named on standard input, one 'OP SIZE RUN' "
-            + "line each, until its end, each case's JSON line on standard output when it is done, instead of "
+            + "line each (or 'OP SIZE RUN N': N operations instead of -n's), until its end, each case's JSON line on standard output when it is done, instead of "
             + "--ops, --sizes and --repeat: a script then decides the order of this JVM's cases among other tools'.")
     boolean casesFromStdin;
     @Option(names = "--peer-jit-log", description = "The peer JVM's -XX:+PrintCompilation output: its lines "
@@ -176,8 +184,11 @@ public final class BenchMain implements Callable<Integer> {
         }
     }
 
+    /** Operations of the current case when its stdin line names them, else 0 (-n's). */
+    private int caseIters;
+
     /**
-     * {@code --cases-from-stdin}: one case per "OP SIZE RUN" line (each QP count of {@code --qps}),
+     * {@code --cases-from-stdin}: one case per "OP SIZE RUN [N]" line (each QP count of {@code --qps}),
      * until the end of standard input. A malformed line is a usage error, not a case.
      */
     private int casesFromStdin() throws IOException {
@@ -188,11 +199,13 @@ public final class BenchMain implements Callable<Integer> {
             if (t.length == 1 && t[0].isEmpty()) {
                 continue;
             }
-            if (t.length != 3 || !t[1].matches("[0-9]{1,9}") || !t[2].matches("[0-9]{1,9}")) {
+            if (t.length < 3 || t.length > 4 || !t[1].matches("[0-9]{1,9}") || !t[2].matches("[0-9]{1,9}")
+                    || t.length == 4 && !t[3].matches("[1-9][0-9]{0,8}")) {
                 throw new CommandLine.ParameterException(new CommandLine(this),
-                        "--cases-from-stdin: a line is 'OP SIZE RUN', not '" + l + "'");
+                        "--cases-from-stdin: a line is 'OP SIZE RUN' or 'OP SIZE RUN N', not '" + l + "'");
             }
             run = Integer.parseInt(t[2]);
+            caseIters = t.length == 4 ? Integer.parseInt(t[3]) : 0;
             for (int q : qps) {
                 if (q > 1 && !t[0].equals("send")) {
                     continue;
@@ -241,6 +254,9 @@ public final class BenchMain implements Callable<Integer> {
     }
 
     private int latencyIters(int size) {
+        if (caseIters > 0) {
+            return caseIters;
+        }
         return size <= 4096 ? iters : Math.max(200, (int) ((long) iters * 4096 / size));
     }
 
@@ -294,26 +310,45 @@ public final class BenchMain implements Callable<Integer> {
             }
             return r;
         }
+        boolean perftest = bw && perftestBw;
+        int pn = caseIters > 0 ? caseIters : iters;
         ProviderPingPong.Peer peerMode = switch (op) {
             case "send" -> ProviderPingPong.Peer.ECHO;
             case "write" -> ProviderPingPong.Peer.WRITE_POLL;
-            case "send-bw" -> ProviderPingPong.Peer.SEND_SINK;
+            case "send-bw" -> perftest ? ProviderPingPong.Peer.CREDIT_WRITE : ProviderPingPong.Peer.SEND_SINK;
             case "read", "write-bw", "read-bw" -> ProviderPingPong.Peer.NONE;
             default -> throw new IllegalArgumentException("--ops for soft/disni: send, write, read, send-bw, write-bw, "
                     + "read-bw, not '" + op + "'");
         };
-        int depth = bw ? 2 * window + 16 : 16;
+        // perftest: the send queue holds its tx depth, the peer's receive queue its receive depth
+        int sink = perftest ? ProviderPingPong.perftestRxDepth(pn) : window;
+        int depth = perftest ? Math.max(ProviderPingPong.perftestTxDepth(pn), sink) + 16 : bw ? 2 * window + 16 : 16;
         boolean separate = !sameProvider && !transport.equals("disni") && !transport.equals("ffm");
         r.put("peer", peer != null ? "own JVM" : separate ? "same JVM, own provider" : "same JVM, same provider");
         int qpDepth = q > 1 ? 4 : depth;
         boolean sp = spin;
         try (ProviderFixture f = peer != null
-                ? ProviderFixture.remote(transport, address, peerAddress(1), q, size, qpDepth, crc, peerMode, sp, window)
+                ? ProviderFixture.remote(transport, address, peerAddress(1), q, size, qpDepth, crc, peerMode, sp, sink,
+                        perftest)
                 : new ProviderFixture(transport, address, q, size, qpDepth, separate, crc);
              ProviderPingPong p = new ProviderPingPong(f, spin ? ProviderPingPong.Wait.SPIN : ProviderPingPong.Wait.AWAIT,
-                     peerMode, window)) {
+                     peerMode, sink)) {
             r.put("crc", f.client.conns[0].info().crc());
-            if (bw) {
+            if (perftest) {
+                ProviderPingPong.BwOp b = ProviderPingPong.BwOp.valueOf(op.substring(0, op.length() - 3).toUpperCase(Locale.ROOT));
+                r.put("semantics", "perftest");
+                r.put("window", ProviderPingPong.perftestTxDepth(pn));
+                r.put("signal_every", ProviderPingPong.perftestCqMod(size, pn));
+                if (b == ProviderPingPong.BwOp.READ) {
+                    r.put("ord", f.ord);
+                    r.put("device_max_ord", f.device.info().maxQpInitRdAtom());
+                }
+                if (b == ProviderPingPong.BwOp.SEND) {
+                    r.put("rx_depth", sink);
+                    r.put("credit_every", f.client.iwarp ? Math.max(1, sink / 3) : 0);
+                }
+                measurePerftestBandwidth(r, size, pn, (m, len) -> p.bandwidthPerftest(b, m, len));
+            } else if (bw) {
                 ProviderPingPong.BwOp b = ProviderPingPong.BwOp.valueOf(op.substring(0, op.length() - 3).toUpperCase(Locale.ROOT));
                 int n = bwMsgs(size);
                 int w = b == ProviderPingPong.BwOp.READ ? Math.min(readWindow, f.ord) : window;
@@ -402,9 +437,14 @@ public final class BenchMain implements Callable<Integer> {
             secs += nanos / 1e9;
             mbps[i] = (double) size * count / (nanos / 1e9) / 1e6;
         }
+        passes(r, size, mbps, secs, jit0, gc0);
+    }
+
+    /** The JIT/GC fields and the median, min and max of the passes' MB/s. */
+    private void passes(Map<String, Object> r, int size, double[] mbps, double secs, long jit0, long gc0) {
         r.put("jit_ms_while_measuring", jitMillis() - jit0);
         r.put("gc_while_measuring", gcCount() - gc0);
-        r.put("passes", bwPasses);
+        r.put("passes", mbps.length);
         r.put("seconds", secs);
         double[] sorted = mbps.clone();
         java.util.Arrays.sort(sorted);
@@ -413,6 +453,97 @@ public final class BenchMain implements Callable<Integer> {
         r.put("mb_per_s_min", sorted[0]);
         r.put("mb_per_s_max", sorted[sorted.length - 1]);
         r.put("msgs_per_s", median * 1e6 / Math.max(1, size));
+    }
+
+    /** One perftest-style bandwidth pass of {@code n} operations of {@code len} bytes; returns nanoseconds. */
+    @FunctionalInterface
+    interface Pass {
+        long run(int n, int len) throws Exception;
+    }
+
+    /** Warm-up operations {@link #measurePerftestBandwidth} has run in this JVM, by operation. */
+    private final Map<String, Long> bwWarmOps = new java.util.HashMap<>();
+
+    /** Bytes per operation of the cheap warm-up passes (the code path does not depend on the length). */
+    private static final int WARM_LEN = 64;
+
+    /**
+     * {@code --perftest-bw}: the warm-up (64 B passes of {@code n} operations, by count with
+     * {@code --warmup-iters} counted per operation over this JVM's cases, then passes of n/8 operations at the full size until one compiles
+     * nothing on either JVM, at most 5; by time otherwise, then one pass at the full size), then {@code --bw-passes} passes of {@code n}
+     * operations of {@code size} bytes, the median reported as MB/s (10^6 bytes per second, bytes =
+     * {@code n * size}, over first post to last completion, perftest's "BW average").
+     */
+    private void measurePerftestBandwidth(Map<String, Object> r, int size, int n, Pass pass) throws Exception {
+        long t0 = System.nanoTime();
+        int len = Math.min(size, WARM_LEN);
+        long ops = 0;
+        boolean quiet;
+        int tail = Math.min(n, Math.max(ProviderPingPong.PERFTEST_TX_DEPTH, n / 8));
+        String op = String.valueOf(r.get("op"));
+        // the count is per JVM and operation: a later case of the same operation runs code this JVM
+        // has compiled already, so it only repeats the quiet check (its fixture is new, its code not)
+        long before = bwWarmOps.getOrDefault(op, 0L);
+        if (warmupIters >= 0) {
+            while (before + ops < warmupIters) {
+                pass.run(n, len);
+                ops += n;
+            }
+            // then the JIT quiet check at the measured size: passes of n/8 (at least 128) operations
+            // until one compiles nothing on either JVM, at most 5
+            quiet = false;
+            for (int extra = 0; extra < 5 && !quiet; extra++) {
+                long j0 = jitMillis();
+                long p0 = peerCompiles();
+                pass.run(tail, size);
+                ops += tail;
+                quiet = jitMillis() == j0 && peerCompiles() == p0;
+            }
+        } else {
+            long lastJit = jitMillis();
+            long lastChange = t0;
+            quiet = true;
+            while (true) {
+                pass.run(n, len);
+                ops += n;
+                long now = System.nanoTime();
+                long j = jitMillis();
+                if (j != lastJit) {
+                    lastJit = j;
+                    lastChange = now;
+                }
+                if (now - t0 >= (long) (warmupMin * 1e9) && now - lastChange >= (long) (warmupQuiet * 1e9)) {
+                    break;
+                }
+                if (now - t0 >= (long) (warmupMax * 1e9)) {
+                    quiet = false;
+                    break;
+                }
+            }
+            pass.run(tail, size);
+            ops += tail;
+        }
+        r.put("warmup_ms", (System.nanoTime() - t0) / 1_000_000);
+        r.put("warmup_ops", before + ops);
+        r.put("warmup_ops_this_case", ops);
+        r.put("warmup_jit_quiet", quiet);
+        bwWarmOps.put(op, before + ops);
+        long jit0 = jitMillis();
+        long gc0 = gcCount();
+        long pc0 = peerCompiles();
+        double[] mbps = new double[bwPasses];
+        double secs = 0;
+        for (int i = 0; i < bwPasses; i++) {
+            long nanos = pass.run(n, size);
+            secs += nanos / 1e9;
+            mbps[i] = (double) size * n / (nanos / 1e9) / 1e6;
+        }
+        long pc1 = peerCompiles();
+        if (pc0 >= 0 && pc1 >= 0) {
+            r.put("peer_compiles_while_measuring", pc1 - pc0);
+        }
+        r.put("n", n);
+        passes(r, size, mbps, secs, jit0, gc0);
     }
 
     /**

@@ -66,16 +66,20 @@ public final class BenchPeer implements Callable<Integer> {
         return b;
     }
 
-    /** What the client asks for, in the connect private data (big-endian, 39 bytes). */
+    /**
+     * What the client asks for, in the connect private data (big-endian, 43 bytes); {@code readDepth}
+     * above 0 asks this side to offer that IRD (and use that ORD), capped by its device, 0 for the
+     * parameters' defaults.
+     */
     record Hello(ProviderPingPong.Peer mode, boolean spin, int size, int sinkWindow, int n, int index, int depth,
-                 long clientRxAddr, int clientRxKey) {
-        static final byte[] MAGIC = "JWB1".getBytes(StandardCharsets.US_ASCII);
-        static final int LENGTH = 4 + 1 + 1 + 4 * 5 + 8 + 4;
+                 long clientRxAddr, int clientRxKey, int readDepth) {
+        static final byte[] MAGIC = "JWB2".getBytes(StandardCharsets.US_ASCII);
+        static final int LENGTH = 4 + 1 + 1 + 4 * 5 + 8 + 4 + 4;
 
         byte[] encode() {
             ByteBuffer b = ByteBuffer.allocate(LENGTH).order(ByteOrder.BIG_ENDIAN);
             b.put(MAGIC).put((byte) mode.ordinal()).put((byte) (spin ? 1 : 0)).putInt(size).putInt(sinkWindow)
-                    .putInt(n).putInt(index).putInt(depth).putLong(clientRxAddr).putInt(clientRxKey);
+                    .putInt(n).putInt(index).putInt(depth).putLong(clientRxAddr).putInt(clientRxKey).putInt(readDepth);
             return b.array();
         }
 
@@ -89,7 +93,7 @@ public final class BenchPeer implements Callable<Integer> {
                 throw new RdmaException("unknown peer mode " + m);
             }
             return new Hello(ProviderPingPong.Peer.values()[m], b.get() != 0, b.getInt(), b.getInt(), b.getInt(),
-                    b.getInt(), b.getInt(), b.getLong(), b.getInt());
+                    b.getInt(), b.getInt(), b.getLong(), b.getInt(), b.getInt());
         }
     }
 
@@ -204,7 +208,13 @@ public final class BenchPeer implements Callable<Integer> {
                 QueuePairConfig qpc = side.qp(h.depth()).withBeforeConnect(qp ->
                         PeerSide.prePost(h.mode(), qp, h.index(), side, h.size(), h.sinkWindow()));
                 // CRC off here: MPA uses CRC when either end asks (RFC 5044 §7.1), so the client decides
-                ConnectionParameters p = ConnectionParameters.builder().crc(false).privateData(reply.encode()).build();
+                ConnectionParameters.Builder pb = ConnectionParameters.builder().crc(false).privateData(reply.encode());
+                if (h.readDepth() > 0) {
+                    // perftest's bandwidth tools: both ends offer and use the device's Read depth
+                    pb.ird(Math.min(h.readDepth(), dev.info().maxQpRdAtom()))
+                            .ord(Math.min(h.readDepth(), dev.info().maxQpInitRdAtom()));
+                }
+                ConnectionParameters p = pb.build();
                 side.conns[h.index()] = req.accept(qpc, p);
                 if (h.index() == h.n() - 1) {
                     g.peer = h.mode() == ProviderPingPong.Peer.NONE ? null

@@ -21,7 +21,10 @@ import org.slf4j.LoggerFactory;
  * {@link BenchPeer} JVM: it echoes Sends ({@link ProviderPingPong.Peer#ECHO}), answers each
  * Write whose last byte carries the next iteration number with a Write of the same number into
  * the client's receive region ({@link ProviderPingPong.Peer#WRITE_POLL}, ib_write_lat), or
- * re-posts receives and returns a credit every window/4 Sends ({@link ProviderPingPong.Peer#SEND_SINK}).
+ * re-posts receives and returns a credit every window/4 Sends ({@link ProviderPingPong.Peer#SEND_SINK}),
+ * or re-posts receives and RDMA-Writes the count received so far into the client's receive region
+ * at about every third of its receive depth ({@link ProviderPingPong.Peer#CREDIT_WRITE}, how
+ * perftest's ib_send_bw keeps an iWARP sender within the receives its server has posted).
  * It ends when closed or when its connections close. Nothing is allocated per message.
  */
 final class PeerSide implements AutoCloseable {
@@ -63,6 +66,7 @@ final class PeerSide implements AutoCloseable {
             case ECHO -> new Thread(this::echoLoop, "bench-peer-echo");
             case WRITE_POLL -> new Thread(this::writePollLoop, "bench-peer-write");
             case SEND_SINK -> new Thread(this::sendSinkLoop, "bench-peer-sink");
+            case CREDIT_WRITE -> new Thread(this::sendSinkLoop, "bench-peer-credit");
             case NONE -> null;
         };
         if (thread != null) {
@@ -76,7 +80,7 @@ final class PeerSide implements AutoCloseable {
                         int sinkWindow) throws RdmaException {
         if (mode == ProviderPingPong.Peer.ECHO) {
             qp.postRecv(index, side.rx, 0, size);
-        } else if (mode == ProviderPingPong.Peer.SEND_SINK) {
+        } else if (mode == ProviderPingPong.Peer.SEND_SINK || mode == ProviderPingPong.Peer.CREDIT_WRITE) {
             for (int i = 0; i < sinkWindow; i++) {
                 qp.postRecv(i, side.rx, 0, size);
             }
@@ -196,12 +200,26 @@ final class PeerSide implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link ProviderPingPong.Peer#SEND_SINK}: re-posts each receive as it completes and returns a
+     * zero-length Send as a credit every window/4 receives. {@link ProviderPingPong.Peer#CREDIT_WRITE}:
+     * {@code sinkWindow} receives stay posted (each re-posted as it completes); whenever the count
+     * received so far, taken modulo the receive depth, is a multiple of a third of it, the count
+     * goes to the first 8 bytes of the client's receive region in a signaled RDMA Write from the
+     * first 8 bytes of this side's transmit region (the client posts a Send only while it has sent
+     * fewer than that count plus the receive depth); on a device that is not iWARP (rxe) no count
+     * is written, as perftest sends no credits there. Completions other than receives are reaped
+     * and need nothing else.
+     */
     private void sendSinkLoop() {
         WorkCompletion[] out = ProviderPingPong.wcs(64);
         SendRequest credit = new SendRequest();
         QueuePair qp = side.conns[0].queuePair();
-        int mod = Math.max(1, sinkWindow / 4);
+        boolean writeCount = mode == ProviderPingPong.Peer.CREDIT_WRITE;
+        ByteBuffer count = side.tx.buffer().order(ByteOrder.nativeOrder());
+        int mod = writeCount ? Math.max(1, sinkWindow / 3) : Math.max(1, sinkWindow / 4);
         int taken = 0;
+        long received = 0;
         long id = 0;
         try {
             while (running) {
@@ -221,7 +239,15 @@ final class PeerSide implements AutoCloseable {
                         continue;
                     }
                     qp.postRecv(wc.wrId, side.rx, 0, size);
-                    if (++taken == mod) {
+                    received++;
+                    if (writeCount) {
+                        if (side.iwarp && (int) (received % sinkWindow) % mod == 0) {
+                            LONGS.setVolatile(count, 0, received);
+                            credit.write(++id, side.tx, 0, Long.BYTES, clientRxAddr, clientRxKey);
+                            credit.signaled = true;
+                            qp.postSend(credit);
+                        }
+                    } else if (++taken == mod) {
                         taken = 0;
                         credit.send(++id, null, 0, 0);
                         credit.signaled = (id & 7) == 0;

@@ -14,6 +14,7 @@ import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.Device;
+import org.jwarp.verbs.DeviceInfo;
 import org.jwarp.verbs.Listener;
 import org.jwarp.verbs.MemoryRegion;
 import org.jwarp.verbs.ProtectionDomain;
@@ -42,8 +43,11 @@ final class ProviderFixture implements AutoCloseable {
     final RdmaProvider serverProvider;
     final Device serverDevice;
     final boolean crc;
-    /** Outbound RDMA Read depth both sides ask for (the Read window's bound). */
-    final int ord = 16;
+    /**
+     * The outbound RDMA Read depth (RFC 6581 §9.1 ORD) the client's first connection settled on:
+     * the Reads it has in flight at once, more wait in its send queue.
+     */
+    final int ord;
     final Listener listener;
     final Side client;
     /** The server side, or null when a {@link BenchPeer} JVM holds it. */
@@ -62,8 +66,15 @@ final class ProviderFixture implements AutoCloseable {
         final MemoryRegion tx;
         final MemoryRegion rx;
         final Connection[] conns;
+        /**
+         * Whether the device is iWARP, where a Send that finds no posted receive ends the stream
+         * (RFC 5041 §7.2): perftest's ib_send_bw then keeps its sender within the receiver's
+         * receives by credits; on RoCE it relies on RNR retry instead.
+         */
+        final boolean iwarp;
 
         Side(Device device, int n, int size, int depth) throws RdmaException {
+            iwarp = device.info().transport() == DeviceInfo.Transport.IWARP;
             pd = device.allocateProtectionDomain();
             cq = device.createCompletionQueue(Math.max(16, n * depth * 2));
             tx = pd.register(aligned(size), EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
@@ -152,6 +163,7 @@ final class ProviderFixture implements AutoCloseable {
         peerRxKey = s.rx.rkey();
         peerTxAddr = s.tx.address();
         peerTxKey = s.tx.rkey();
+        ord = settledOrd(c);
     }
 
     /** The client half only; the server half runs in a {@link BenchPeer} JVM at {@code peer}. */
@@ -170,15 +182,35 @@ final class ProviderFixture implements AutoCloseable {
         peerRxKey = reply.rxKey();
         peerTxAddr = reply.txAddr();
         peerTxKey = reply.txKey();
+        ord = settledOrd(client);
+    }
+
+    /** The ORD the first connection settled on (16, the parameters' default, without connections). */
+    private static int settledOrd(Side s) {
+        return s.conns.length > 0 && s.conns[0] != null ? s.conns[0].info().ord() : 16;
     }
 
     /**
      * Connects {@code n} queue pairs to a {@link BenchPeer} at {@code peer}; the connect private
      * data tells it what to run ({@code mode}, wait, size, window) and where the client's receive
-     * region is, its accept private data where its regions are.
+     * region is, its accept private data where its regions are. Read depths: the parameters'
+     * defaults (IRD = ORD = 16).
      */
     static ProviderFixture remote(String providerName, String address, InetSocketAddress peer, int n, int size,
                                   int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow)
+            throws Exception {
+        return remote(providerName, address, peer, n, size, depth, crc, mode, spin, sinkWindow, false);
+    }
+
+    /**
+     * As above; {@code deviceReadDepth} asks for the device's maximum Read depths on both ends
+     * (IRD = {@code max_qp_rd_atom}, ORD = {@code max_qp_init_rd_atom}), as perftest's bandwidth
+     * tools do (their outstanding Reads default to the device maximum and go into rdma_cm's
+     * responder_resources and initiator_depth on both sides).
+     */
+    static ProviderFixture remote(String providerName, String address, InetSocketAddress peer, int n, int size,
+                                  int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow,
+                                  boolean deviceReadDepth)
             throws Exception {
         RdmaProvider p = Rdma.open(providerName);
         Device d = null;
@@ -187,10 +219,15 @@ final class ProviderFixture implements AutoCloseable {
             d = p.open(InetAddress.getByName(address));
             c = new Side(d, n, size, depth);
             BenchPeer.Reply reply = null;
+            int readDepth = deviceReadDepth ? d.info().maxQpInitRdAtom() : 0;
             for (int i = 0; i < n; i++) {
                 BenchPeer.Hello h = new BenchPeer.Hello(mode, spin, size, sinkWindow, n, i, depth,
-                        c.rx.address(), c.rx.rkey());
-                ConnectionParameters cp = params(crc).toBuilder().privateData(h.encode()).build();
+                        c.rx.address(), c.rx.rkey(), readDepth);
+                ConnectionParameters.Builder b = params(crc).toBuilder().privateData(h.encode());
+                if (deviceReadDepth) {
+                    b.ird(d.info().maxQpRdAtom()).ord(readDepth);
+                }
+                ConnectionParameters cp = b.build();
                 c.conns[i] = d.connectionManager().connect(peer, c.qp(depth), cp, TIMEOUT);
                 if (reply == null) {
                     reply = BenchPeer.Reply.decode(c.conns[i].info().peerPrivateData());

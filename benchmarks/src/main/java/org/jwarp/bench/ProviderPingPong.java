@@ -33,6 +33,8 @@ import org.jwarp.verbs.WorkCompletion;
  *       Sends are flow-controlled by credits the peer returns as zero-length Sends after it has
  *       re-posted the receives (an iWARP Send without a posted receive is fatal, RFC 5041 §7.2,
  *       so perftest's reliance on RNR retry has no equivalent).</li>
+ *   <li>{@link #bandwidthPerftest}: ib_write_bw / ib_send_bw / ib_read_bw as perftest 4.5 runs
+ *       them by default, for comparing with perftest on the same device.</li>
  * </ul>
  * The server half ({@link PeerSide}) runs on its own thread in this JVM or in a {@link BenchPeer}
  * JVM ({@link ProviderFixture#remote}). Posting and reaping reuse one
@@ -62,6 +64,11 @@ final class ProviderPingPong implements AutoCloseable {
         WRITE_POLL,
         /** Re-post receives and return credits (send bandwidth). */
         SEND_SINK,
+        /**
+         * Re-post receives and RDMA-Write the count received into the client's region (send
+         * bandwidth with perftest's semantics, {@link #bandwidthPerftest}).
+         */
+        CREDIT_WRITE,
         /** Nothing (read latency, write and read bandwidth). */
         NONE
     }
@@ -90,16 +97,26 @@ final class ProviderPingPong implements AutoCloseable {
     private long seq;
     private int next;
 
+    /** perftest's send queue window for bandwidth (its default tx depth, DEF_TX_BW). */
+    static final int PERFTEST_TX_DEPTH = 128;
+    /** perftest's receive depth for ib_send_bw (DEF_RX_SEND). */
+    static final int PERFTEST_RX_DEPTH = 512;
+    /** perftest's CQ moderation (DEF_CQ_MOD): every 100th work request signaled... */
+    static final int PERFTEST_CQ_MOD = 100;
+    /** ...unless the message is larger than this (MSG_SIZE_CQ_MOD_LIMIT): then every one. */
+    static final int PERFTEST_CQ_MOD_SIZE_LIMIT = 8192;
+
     ProviderPingPong(ProviderFixture f, Wait wait, Peer mode) throws RdmaException {
         this(f, wait, mode, 16);
     }
 
-    /** {@code sinkWindow}: receives the peer keeps posted in {@link Peer#SEND_SINK} mode. */
+    /** {@code sinkWindow}: receives the peer keeps posted in {@link Peer#SEND_SINK} and {@link Peer#CREDIT_WRITE} mode. */
     ProviderPingPong(ProviderFixture f, Wait wait, Peer mode, int sinkWindow) throws RdmaException {
         this.f = f;
         this.size = f.size;
         this.wait = wait;
         this.sinkWindow = sinkWindow;
+        this.credits = f.client.iwarp;
         if (size < 1) {
             throw new IllegalArgumentException("size must be at least 1 byte (the polled byte)");
         }
@@ -126,6 +143,8 @@ final class ProviderPingPong implements AutoCloseable {
             for (int i = 0; i < qps.length; i++) {
                 qps[i].postRecv(i, f.client.rx, 0, size);
             }
+        } else if (mode == Peer.CREDIT_WRITE) {
+            clientRx.putLong(0, 0); // the peer's receive count arrives here
         } else if (mode == Peer.SEND_SINK) {
             // one receive per credit the sink can have in flight, plus slack; re-posted as taken
             for (int i = 0; i < 6; i++) {
@@ -282,6 +301,112 @@ final class ProviderPingPong implements AutoCloseable {
             }
             WorkCompletion wc = drainUntil(want);
             retired = (int) (wc.wrId - base) + 1;
+        }
+        return System.nanoTime() - t0;
+    }
+
+    /** Sends {@link #bandwidthPerftest} posted over this connection's life (against the peer's receive count). */
+    private long sentTotal;
+    /** Whether {@link #bandwidthPerftest}'s Sends wait for the peer's credits (iWARP devices). */
+    private final boolean credits;
+
+    /**
+     * perftest's send window for {@code n} operations: its tx depth, cut to {@code n} (perftest
+     * cuts tx_depth to the iteration count).
+     */
+    static int perftestTxDepth(int n) {
+        return Math.max(1, Math.min(PERFTEST_TX_DEPTH, n));
+    }
+
+    /**
+     * perftest's CQ moderation for a message of {@code size} bytes and {@code n} operations: every
+     * 100th work request signaled, every one above 8 KiB (perftest turns moderation off there "to
+     * prevent incorrect BW calculation"), never more than the tx depth apart.
+     */
+    static int perftestCqMod(int size, int n) {
+        int mod = size > PERFTEST_CQ_MOD_SIZE_LIMIT ? 1 : PERFTEST_CQ_MOD;
+        return Math.min(mod, perftestTxDepth(n));
+    }
+
+    /** perftest's ib_send_bw receive depth: 512, cut to {@code n}. */
+    static int perftestRxDepth(int n) {
+        return Math.max(1, Math.min(PERFTEST_RX_DEPTH, n));
+    }
+
+    /**
+     * One pass of {@code n} operations as perftest's run_iter_bw makes them, the first {@code len}
+     * bytes of the {@code size}-byte buffers each (the full size when measuring, less when warming
+     * up the same code cheaply); returns the nanoseconds from before the first post to the reaping
+     * of the last operation's completion, perftest's "BW average" interval (its byte count is
+     * {@code n * len}). One queue pair; work requests posted one at a time (post list 1) while
+     * fewer than {@link #perftestTxDepth} are uncompleted; request {@code k} signaled when
+     * {@code k % mod == mod - 1} or it is the last ({@link #perftestCqMod}); a completion retires
+     * its request and every one before it. Reads: the same window; the connection's ORD (asked for
+     * at the device's maximum, as perftest's outstanding-reads default) bounds those in flight,
+     * the rest wait in the send queue. Sends ({@link Peer#CREDIT_WRITE} peer): a Send is posted
+     * only while the Sends posted so far, plus one, less the receive count the peer last wrote
+     * into the first 8 bytes of the client's region, stay under the peer's receive depth
+     * ({@code sinkWindow}), as perftest does over iWARP (a Send without a posted receive is fatal
+     * there, RFC 5041 §7.2); on other devices (rxe) without that bound, as perftest relies on RNR
+     * retry there. Spinning polls as perftest's loop does: one poll after each round of
+     * posts, the bounded native spin when nothing can be posted until a completion arrives.
+     */
+    long bandwidthPerftest(BwOp op, int n, int len) throws Exception {
+        if (len < 1 || len > size) {
+            throw new IllegalArgumentException("length " + len + " outside 1.." + size);
+        }
+        int depth = perftestTxDepth(n);
+        int mod = perftestCqMod(size, n);
+        QueuePair qp = qps[0];
+        CompletionQueue cq = f.client.cq;
+        long base = seq + 1;
+        seq += n;
+        int posted = 0;
+        int completed = 0;
+        long idle = 0;
+        long deadline = 0;
+        long t0 = System.nanoTime();
+        while (completed < n) {
+            while (posted < n && posted - completed < depth) {
+                if (op == BwOp.SEND) {
+                    if (credits && sentTotal + 1 - (long) LONGS.getVolatile(clientRx, 0) >= sinkWindow) {
+                        break;
+                    }
+                    wr.send(base + posted, f.client.tx, 0, len);
+                    sentTotal++;
+                } else if (op == BwOp.WRITE) {
+                    wr.write(base + posted, f.client.tx, 0, len, f.peerRxAddr, f.peerRxKey);
+                } else {
+                    wr.read(base + posted, f.client.rx, 0, len, f.peerTxAddr, f.peerTxKey);
+                }
+                wr.signaled = posted % mod == mod - 1 || posted == n - 1;
+                qp.postSend(wr);
+                posted++;
+            }
+            // nothing more can be posted before a completion: spin for one; otherwise (a Send held
+            // back by the peer's credit) a single poll, then the credit is read again
+            int got = posted == n || posted - completed == depth ? waitFor(cq, wcs) : cq.poll(wcs, wcs.length);
+            for (int k = 0; k < got; k++) {
+                WorkCompletion wc = wcs[k];
+                check(wc);
+                int done = (int) (wc.wrId - base) + 1;
+                if (done > completed) {
+                    completed = done;
+                }
+            }
+            if (got > 0) {
+                idle = 0;
+                deadline = 0;
+            } else if ((++idle & 0xFFFF) == 0 || posted == n || posted - completed == depth) {
+                checkPeer();
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + TIMEOUT_NANOS;
+                } else if (now > deadline) {
+                    throw new RdmaTimeoutException(op + " bandwidth: " + completed + " of " + n + " completed, "
+                            + posted + " posted, nothing more within " + ProviderFixture.TIMEOUT);
+                }
+            }
         }
         return System.nanoTime() - t0;
     }
