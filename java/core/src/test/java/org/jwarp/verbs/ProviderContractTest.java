@@ -557,6 +557,20 @@ public abstract class ProviderContractTest extends DeviceSuite {
     }
 
     @Test
+    @DisplayName("An initiated connection names its local port, the one the peer sees as its remote")
+    void initiatedConnectionReportsTheLocalPortThePeerSees() throws Exception {
+        try (Pair p = connect(ConnectionParameters.builder().build(), ConnectionParameters.builder().build())) {
+            InetSocketAddress local = p.cc.info().local();
+            assertNotNull(local, p.cc.info().toString());
+            assertEquals(bindAddress(), local.getAddress(), p.cc.info().toString());
+            assertTrue(local.getPort() > 0, "initiator's local " + local);
+            assertEquals(p.sc.info().remote(), local, "initiator " + p.cc.info() + " / responder " + p.sc.info());
+            assertEquals(p.sc.info().local(), p.cc.info().remote(),
+                    "initiator " + p.cc.info() + " / responder " + p.sc.info());
+        }
+    }
+
+    @Test
     @DisplayName("A connection request is answered once: accept or reject after the answer throws")
     void requestIsAnsweredOnce() throws Exception {
         try (Side server = new Side(); Side client = new Side()) {

@@ -289,7 +289,9 @@ final class FfmDevice implements Device, ConnectionManager {
             }
             qp.established(o.ord());
             qp.context(qpc.context());
-            ConnectionInfo ci = CmNegotiation.info(new InetSocketAddress(localAddress, 0), remote, o,
+            // the port bound as 0 is the one the kernel chose; the peer sees this address as the initiator
+            InetSocketAddress local = FfmAddresses.local(id.id);
+            ConnectionInfo ci = CmNegotiation.info(local != null ? local : new InetSocketAddress(localAddress, 0), remote, o,
                     o.peerValuesKnown() ? o.peerIrd() : -1, o.peerValuesKnown() ? o.peerOrd() : -1, peerPd, roce);
             ok = true;
             return new FfmConnection(this, id, ch, qp, ci);
