@@ -6,7 +6,7 @@ Reads from DIR (argument 1):
   strace-TAG-N.txt       `strace -c -f` summaries of runs with N measured 64 B round trips
   hgrm/*.hgrm            HdrHistogram percentile distributions (µs), one per latency case and run
   guest-perftest.txt     perftest client reports, each after a line '== TOOL DEV SIZE'
-  guest-benchmain.jsonl  BenchMain lines of the DiSNI and ffm providers in the same guest run
+  guest-benchmain.jsonl  BenchMain lines of the DiSNI, ffm and soft providers in the same guest run
 Writes DIR/summary.json, DIR/results.md (the table as Markdown), and with gnuplot installed
 DIR/latency.png (p50 round trip against size) and DIR/percentiles-64B.png (the percentile
 distribution of run 1 at 64 B, the HdrHistogram plot). Prints the table and the targets.
@@ -15,7 +15,8 @@ Pairs (per run, ours / floor): soft send and write latency with TCP ping-pong of
 and wait (await = blocking sockets, spin = busy-spin), soft read with a TCP fetch (8-byte request,
 SIZE-byte answer), soft bandwidth with a continuous TCP stream of the same message size. A target
 passes on the median of the per-run ratios; min..max shows the noise between runs. Guest ratios
-are DiSNI / perftest, ffm / perftest and ffm / DiSNI in the same guest run; perftest's ib_send_lat and
+are DiSNI / perftest, ffm / perftest, ffm / DiSNI and soft / perftest (soft over the guest's TCP against
+kernel siw, reported without a target) in the same guest run; perftest's ib_send_lat and
 ib_write_lat report half a round trip, so the providers' round trips are halved for them.
 """
 import json
@@ -251,7 +252,9 @@ def guest_rows(perf, ours):
             row[f"perftest_{st}_us"] = spread([p[st] for _, p in pr])
             row[f"disni_{st}_us"] = spread([x[f"rtt_{st}_us"] / div for x in o if x])
             row[f"ratio_{st}"] = spread([x[f"rtt_{st}_us"] / div / p[st] for x, (_, p) in zip(o, pr) if x and p[st]])
-        row["ffm"] = ffm_fields(ours, op, dev, size, div, pr, ev)
+        row["ffm"] = provider_fields(ours, "ffm", op, dev, size, div, pr, ev)
+        # the soft provider (pure Java over the guest's TCP) against kernel siw, the peer a user would pick instead
+        row["soft"] = provider_fields(ours, "soft", op, dev, size, div, pr, ev)
         rows.append(row)
     return rows
 
@@ -292,11 +295,11 @@ def bw_row(ours, dev, tool, size, pr):
             "ratio_ffm_disni": spread([x["mb_per_s"] / y["mb_per_s"] for x, y in zip(fo, o) if x and y])}
 
 
-def ffm_fields(ours, op, dev, size, div, pr, ev):
-    """The ffm provider's figures for one latency row, or None when it did not run: its p50 and
+def provider_fields(ours, prov, op, dev, size, div, pr, ev):
+    """One provider's (ffm, soft) figures for one latency row, or None when it did not run: its p50 and
     ratios against perftest and DiSNI per run (spin; await against perftest -e), and its JIT fields."""
-    f = [ours.get(("ffm", op, dev, size, run)) for run, _ in pr]
-    fe = [ours.get(("ffm", op + "/await", dev, size, run)) for run, _ in ev]
+    f = [ours.get((prov, op, dev, size, run)) for run, _ in pr]
+    fe = [ours.get((prov, op + "/await", dev, size, run)) for run, _ in ev]
     if not any(f) and not any(fe):
         return None
     d = [ours.get((op, dev, size, run)) for run, _ in pr]
@@ -308,6 +311,7 @@ def ffm_fields(ours, op, dev, size, div, pr, ev):
             "p99_us": spread([x["rtt_p99_us"] / div for x in got]),
             "ratio_p50": spread([x["rtt_p50_us"] / div / p["p50"] for x, (_, p) in zip(f, pr) if x and p["p50"]]),
             "ratio_min": spread([x["rtt_min_us"] / div / p["min"] for x, (_, p) in zip(f, pr) if x and p["min"]]),
+            "min_us": spread([x["rtt_min_us"] / div for x in got]),
             "ratio_disni_p50": spread([x["rtt_p50_us"] / y["rtt_p50_us"] for x, y in zip(f, d) if x and y]),
             "event_p50_us": spread([x["rtt_p50_us"] / div for x in got_e]),
             "ratio_event_p50": spread([x["rtt_p50_us"] / div / p["p50"] for x, (_, p) in zip(fe, ev) if x and p["p50"]]),
@@ -529,6 +533,25 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks=None):
               + (f"{x['event_runs']} ({x['event_jit_ms_while_measuring']} ms JIT while measuring) | "
                  f"{f(med(x['event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | {sp(x['ratio_event_p50'])} | "
                  f"{sp(x['ratio_event_disni_p50'])} |" if x["event_runs"] else "- | | | | |"))
+        p("")
+    soft = [r for r in guest if r.get("soft")]
+    if soft:
+        p("Guest, the soft provider (pure Java iWARP over the guest's TCP, two JVMs on one address) against kernel "
+          "siw (perftest on the siw device) in the same guest run, alternating case by case: the peer a user would "
+          "pick instead. send/write: half round trip as perftest prints it. Reported, no target.")
+        p("")
+        p("| dev | tool | size | runs | soft p50 (spin) | perftest p50 | soft / perftest p50 | soft min | perftest min "
+          "| soft / perftest min | soft p99 | warm-up ops, JIT quiet | event runs | soft p50 (await) | perftest -e p50 "
+          "| soft / perftest -e p50 |")
+        p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+        for r in soft:
+            x = r["soft"]
+            p(f"| {r['device']} | {r['tool']} | {r['size']} | {x['runs']} | {f(med(x['p50_us']))} | "
+              f"{f(med(r['perftest_p50_us']))} | {sp(x['ratio_p50'])} | {f(med(x['min_us']))} | "
+              f"{f(med(r['perftest_min_us']))} | {sp(x['ratio_min'])} | {f(med(x['p99_us']))} | "
+              f"{x['warmup_ops']}, {'yes' if x['jit_quiet'] else 'NO'} | "
+              + (f"{x['event_runs']} | {f(med(x['event_p50_us']))} | {f(med(r['perftest_event_p50_us']))} | "
+                 f"{sp(x['ratio_event_p50'])} |" if x["event_runs"] else "- | | | |"))
         p("")
     if gbw:
         p("Guest bandwidth, MB/s (10^6 B/s; perftest's MiB/s converted): perftest ib_*_bw against BenchMain "

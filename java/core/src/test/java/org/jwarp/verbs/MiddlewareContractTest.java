@@ -522,22 +522,7 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
             Connection[] c = connectWithReceives(server, client, 1, i -> scq, ccq, 64);
             AtomicInteger consumed = new AtomicInteger();
             AtomicReference<String> lost = new AtomicReference<>();
-            AtomicBoolean stop = new AtomicBoolean();
-            List<Thread> spinners = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                Thread t = new Thread(() -> {
-                    long x = 0;
-                    while (!stop.get()) {
-                        x += System.nanoTime() & 7;
-                    }
-                    if (x == 42) {
-                        System.out.print("");
-                    }
-                }, "spinner-" + i);
-                t.setDaemon(true);
-                t.start();
-                spinners.add(t);
-            }
+            CpuHogs spinners = new CpuHogs(3);
             QueuePair sqp = c[1].queuePair();
             Thread consumer = new Thread(() -> {
                 WorkCompletion[] w = wcs(16);
@@ -585,10 +570,7 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
                 }
             }
             consumer.join(60_000);
-            stop.set(true);
-            for (Thread t : spinners) {
-                t.join();
-            }
+            spinners.close();
             assertNull(lost.get(), lost.get());
             assertEquals(n, consumed.get(), "sent " + sent);
         }
@@ -1247,13 +1229,17 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
         return contentionMessages() / 10;
     }
 
-    /** Spinning threads, one per core, until closed. */
+    /** Spinning threads, one per core unless a count is given, until closed. */
     static final class CpuHogs implements AutoCloseable {
         private final AtomicBoolean stop = new AtomicBoolean();
         private final List<Thread> hogs = new ArrayList<>();
 
         CpuHogs() {
-            for (int i = 0; i < Runtime.getRuntime().availableProcessors(); i++) {
+            this(Runtime.getRuntime().availableProcessors());
+        }
+
+        CpuHogs(int count) {
+            for (int i = 0; i < count; i++) {
                 Thread t = new Thread(() -> {
                     long x = 0;
                     while (!stop.get()) {
