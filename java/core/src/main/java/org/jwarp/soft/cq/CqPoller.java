@@ -154,14 +154,7 @@ public final class CqPoller implements Reactor.Polled {
             if (sel == null) {
                 return;
             }
-            if (ss.length == 1) {
-                // TCP's busy-poll pattern: one non-blocking read per spin, no readiness call first
-                if (ss[0].pollReceive(rx, this) == PolledStream.POLL_NO) {
-                    lost = true;
-                }
-            } else {
-                sel.selectNow(reader);
-            }
+            readNow(sel); // TCP's busy-poll pattern: one non-blocking read per spin, no readiness call first
         } catch (IOException | ClosedSelectorException e) {
             LOG.debug("poll selector unusable", e);
         } finally {
@@ -179,8 +172,9 @@ public final class CqPoller implements Reactor.Polled {
      * selector becomes unusable (streams handed back; the caller then parks on the monitor, where
      * every completion notifies it).
      */
-    void lead(long start, long deadline, long spinNanos) throws InterruptedException {
+    void lead(long start, long deadline, long spinNanos, int yields) throws InterruptedException {
         long spinEnd = start + Math.min(spinNanos, Math.max(0, deadline - start));
+        int yieldsLeft = yields;
         boolean keep = false;
         present = true;
         try {
@@ -207,7 +201,14 @@ public final class CqPoller implements Reactor.Polled {
                 }
                 try {
                     if (now - spinEnd < 0 || (!claimedAll && claimBusy)) {
-                        Thread.onSpinWait(); // a completion from another thread may land: no system call
+                        readNow(sel); // a completion from another thread may land as well
+                        Thread.onSpinWait();
+                    } else if (yieldsLeft > 0) {
+                        yieldsLeft--;
+                        readNow(sel);
+                        if (!cq.hasCompletion()) {
+                            Thread.yield();
+                        }
                     } else {
                         blocked = true; // before the last look: complete() wakes the selector after it
                         if (!cq.hasCompletion() && !cq.isClosed()) {
@@ -228,6 +229,21 @@ public final class CqPoller implements Reactor.Polled {
             }
             leftAt = System.nanoTime();
             present = false;
+        }
+    }
+
+    /**
+     * Leader, spin or yield phase: one non-blocking pass over the readable streams (a single
+     * stream: its socket directly, as a spinning TCP reader does).
+     */
+    private void readNow(Selector sel) throws IOException {
+        PolledStream[] ss = keyed;
+        if (ss.length == 1) {
+            if (ss[0].pollReceive(rx, this) == PolledStream.POLL_NO) {
+                lost = true;
+            }
+        } else {
+            sel.selectNow(reader);
         }
     }
 

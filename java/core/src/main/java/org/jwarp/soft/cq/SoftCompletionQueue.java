@@ -6,6 +6,7 @@ import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.soft.verbs.CompletionSink;
 import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.AsyncEvent;
+import org.jwarp.verbs.AwaitStrategy;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.RdmaException;
@@ -91,7 +92,10 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     private final Object streamsLock = new Object();
     /** Receive polling by waiting threads (leader, selector, leases). */
     private final CqPoller poller;
+    /** How {@link #await} waits on an empty CQ: spin this long, then yield {@link #yields} times, then block. */
+    private final AwaitStrategy strategy;
     private final long spinNanos;
+    private final int yields;
     private final boolean pollOn;
     private final int maxPollStreams;
 
@@ -105,18 +109,22 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     private boolean overrun;
 
     /**
-     * @param spinMicros  how long a waiting thread polls the sockets before it parks (0: no receive polling)
+     * @param pollOn      receive polling: a waiting thread reads the CQ's sockets itself
+     * @param await       how a waiting thread waits: spin, yield, then block
      * @param maxStreams  most streams a waiting thread polls itself
      */
-    public SoftCompletionQueue(CqDevice device, int entries, SoftCompletionChannel channel, int spinMicros, int maxStreams) {
+    public SoftCompletionQueue(CqDevice device, int entries, SoftCompletionChannel channel, boolean pollOn,
+                               AwaitStrategy await, int maxStreams) {
         this.channel = channel;
         if (entries < 1) {
             throw new IllegalArgumentException("entries: " + entries + " must be >= 1");
         }
         this.device = device;
-        spinNanos = TimeUnit.MICROSECONDS.toNanos(spinMicros);
+        strategy = await;
+        spinNanos = await.spinNanos();
+        yields = await.yields();
         maxPollStreams = maxStreams;
-        pollOn = spinMicros > 0;
+        this.pollOn = pollOn;
         poller = new CqPoller(this, device, spinNanos);
         if (channel != null) {
             channel.attach(this);
@@ -125,6 +133,11 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
         for (int i = 0; i < entries; i++) {
             ring[i] = new WorkCompletion();
         }
+    }
+
+    /** How {@link #await} waits on this CQ. */
+    public AwaitStrategy awaitStrategy() {
+        return strategy;
     }
 
     @Override
@@ -376,16 +389,34 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
+        long spinEnd = start + spinNanos;
+        int yieldsLeft = yields;
         while (true) {
             if (tail == head && !closed && pollable(streams) && poller.leader.tryLock()) {
                 try {
-                    poller.lead(start, deadline, spinNanos);
+                    poller.lead(start, deadline, spinNanos, yields);
                 } finally {
                     poller.leader.unlock();
                 }
                 Runnable hook = afterLead;
                 if (hook != null) {
                     hook.run();
+                }
+            } else if (tail == head && !closed) {
+                // Not leading (another thread reads the sockets, or polling is off): the same
+                // bounded phases on the ring before parking, each pass trying to lead again.
+                long now = System.nanoTime();
+                if (now - deadline < 0 && (now - spinEnd < 0 || yieldsLeft > 0)) {
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                    if (now - spinEnd < 0) {
+                        Thread.onSpinWait();
+                    } else {
+                        yieldsLeft--;
+                        Thread.yield();
+                    }
+                    continue;
                 }
             }
             synchronized (lock) {
