@@ -119,7 +119,7 @@ public final class BenchMain implements Callable<Integer> {
             + "added while a case measures are recorded as peer_compiles_while_measuring (the peer's JIT quiet check).")
     Path peerJitLog;
     @Option(names = "--peer-pid", description = "Process id of the peer JVM on this host: its CPU time while a latency "
-            + "case measures (/proc/PID/stat) is recorded beside this JVM's as CPU-seconds per operation.")
+            + "case measures (/proc/PID/task/*/schedstat) is recorded beside this JVM's as CPU-seconds per operation.")
     long peerPid = -1;
 
     private boolean spin;
@@ -448,20 +448,26 @@ public final class BenchMain implements Callable<Integer> {
         return -1;
     }
 
-    /** Clock ticks per second of /proc/PID/stat's utime and stime (Linux's USER_HZ). */
-    private static final long USER_HZ = 100;
-
-    /** The peer JVM's user + system CPU time (ns, USER_HZ resolution) from /proc, or -1. */
+    /**
+     * The peer JVM's CPU time (ns): the sum over its threads of the time on a CPU that
+     * /proc/PID/task/TID/schedstat reports in nanoseconds (a thread that ended meanwhile is not
+     * counted), or -1.
+     */
     private long peerCpuNanos() {
         if (peerPid <= 0) {
             return -1;
         }
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(peerPid), "stat"), StandardCharsets.US_ASCII);
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            // fields after "(comm)": state is field 3, utime 14 and stime 15 of the whole line
-            long ticks = Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
-            return ticks * (1_000_000_000L / USER_HZ);
+        long sum = 0;
+        try (java.nio.file.DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(peerPid), "task"))) {
+            for (Path t : tasks) {
+                try {
+                    String st = Files.readString(t.resolve("schedstat"), StandardCharsets.US_ASCII);
+                    sum += Long.parseLong(st.substring(0, st.indexOf(' ')));
+                } catch (IOException e) {
+                    // the thread ended between the listing and the read
+                }
+            }
+            return sum;
         } catch (IOException | RuntimeException e) {
             return -1;
         }

@@ -30,8 +30,9 @@ import org.jwarp.verbs.AwaitStrategy;
  * @param reactors          event-loop threads per provider (connections are spread round-robin)
  * @param pollSpinMicros    receive polling ({@code jwarp.soft.pollSpinMicros}): a thread in
  *                          {@link org.jwarp.soft.cq.SoftCompletionQueue#await} on an empty CQ reads the sockets of that
- *                          CQ's streams itself; it spins this long on the ring (no system call)
- *                          before it blocks in the CQ's selector; 0 turns receive polling off (the
+ *                          CQ's streams itself; it spins this long (reading the readable sockets
+ *                          without blocking), then yields up to {@code pollYields} times, before it
+ *                          blocks in the CQ's selector; 0 turns receive polling off (the
  *                          reactor delivers every completion). See {@link org.jwarp.soft.cq.SoftCompletionQueue}.
  * @param pollMaxStreams    receive polling is used only on CQs serving at most this many streams
  *                          ({@code jwarp.soft.pollMaxStreams}; default: no practical limit, as the

@@ -164,8 +164,9 @@ public final class CqPoller implements Reactor.Polled {
     }
 
     /**
-     * The leader's loop, {@link #leader} held: blocks in this CQ's selector (spinning on it
-     * without blocking for {@code spinNanos} first) and reads the readable streams, until a
+     * The leader's loop, {@link #leader} held: blocks in this CQ's selector (for {@code spinNanos}
+     * first spinning, then for up to {@code yields} turns yielding, each turn one non-blocking
+     * read pass) and reads the readable streams, until a
      * completion is in the ring (streams kept: the thread usually comes back within
      * microseconds; should another thread drain that completion first, the caller leads again
      * rather than park holding them, {@link SoftCompletionQueue#await}), the deadline, or the

@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * reads, runs the engine and fills the CQ, then wakes the thread blocked in {@link #await}. A
  * plain TCP ping-pong thread reads its own socket instead. So a thread that awaits on an empty
  * CQ first becomes the CQ's <em>leader</em> (one at a time, by try-lock; the others park on the
- * monitor): it spins on the ring for up to {@code SoftConfig.pollSpinMicros} without a system
- * call (a completion produced by another thread may land), then blocks in the CQ's own selector,
+ * monitor): it waits by the CQ's {@link AwaitStrategy}, spinning for up to its spin time and then
+ * yielding up to its yield count, each turn reading the readable sockets without blocking (a
+ * completion produced by another thread may land as well), then blocks in the CQ's own selector,
  * where every stream of the CQ is registered, and reads only the sockets it reports readable,
  * each under that stream's I/O lock taken without waiting (a busy lock means the reactor or a
  * poster drives the stream just now, and that driver will fill the CQ). A small message costs
@@ -50,6 +51,12 @@ import org.slf4j.LoggerFactory;
  * unchanged monitor protocol, and a thread parks only while another leads or the poller holds no
  * stream (a leader that kept the streams for a completion another thread then drained leads
  * again instead), so no wake-up is lost and no stream is left unread.
+ *
+ * <p>Idle phases ({@link AwaitStrategy}, per CQ; the provider's default from
+ * {@code jwarp.soft.pollSpinMicros} and {@code jwarp.soft.pollYields}): a thread that does not
+ * lead (another leads, or receive polling is off) spins and then yields on the ring within the
+ * same bounds, trying to lead after each turn, before it parks on the monitor. Every phase is
+ * bounded, so no waiter burns a core for longer than the spin plus the yields per wait.
  *
  * <p>A stream read by a poller has no OP_READ interest at its reactor (its data must not wake
  * the reactor thread for nothing). The hand-over is sticky: a leader that found a completion
