@@ -73,8 +73,13 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
     static final Duration DEFAULT_FPDU_STALL = Duration.ofSeconds(10);
     /** Default bound on the staging areas lent at once per device (64 MiB at the default size). */
     static final int DEFAULT_TX_STAGING_AREAS = 1024;
-    /** Default yields between the spin and blocking in {@code await}. */
-    static final int DEFAULT_POLL_YIELDS = 0;
+    /**
+     * Default yields between the spin and blocking in {@code await}: on 2 cores, 64 B await Read
+     * 1.39x the TCP blocking floor with a CPU hog running against 1.78x for the spin alone, Send
+     * 2.04x against 2.21x (5 runs; benchmarks/RESULTS.md, scripts/bench-await). Longer spins
+     * lose by 4-8x under the hog: the spinner takes the core its peer needs.
+     */
+    static final int DEFAULT_POLL_YIELDS = 20;
     /** Default reactor busy-poll window: off. */
     static final int DEFAULT_REACTOR_BUSY_POLL_MICROS = 0;
 
