@@ -34,7 +34,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * half of the messages, one more polls it) while CPU hogs hold every core, with each idle phase
  * in use: a spin long enough that waiters rarely get past it, yields only, and blocking at once;
  * with receive polling on (a waiter reads the sockets) and off (the reactor delivers every
- * completion and the waiters are woken on the CQ). Every Send must complete exactly once at the
+ * completion and the waiters are woken on the CQ), and with the reactors busy-polling after each
+ * event instead of sleeping at once. Every Send must complete exactly once at the
  * receiver (RFC 5040 §5.5), and the stream of completions must never stop while messages are
  * owed: a lost wake-up shows as no progress for {@value #STALL_SECONDS} s with the waiters asleep
  * (their awaits are longer than that), which the test reports with the CQ's state.
@@ -49,13 +50,14 @@ class SoftAwaitStrategyTest {
     /** No completion for this long while Sends are owed is a stall (a passing run sees milliseconds). */
     private static final long STALL_SECONDS = 10;
 
-    @ParameterizedTest(name = "spin {0} µs, {1} yields, receive polling {2}")
-    @CsvSource({"200000, 0, true", "0, 100000, true", "0, 0, true", "200000, 0, false", "0, 100000, false",
-            "0, 0, false"})
+    @ParameterizedTest(name = "spin {0} µs, {1} yields, receive polling {2}, reactor busy-poll {3} µs")
+    @CsvSource({"200000, 0, true, 0", "0, 100000, true, 0", "0, 0, true, 0", "200000, 0, false, 0",
+            "0, 100000, false, 0", "0, 0, false, 0", "2, 20, true, 50", "0, 0, false, 50"})
     @DisplayName("RFC 5040 §5.5: awaiters and a poller sharing one CQ under CPU contention lose no completion and never stall, in every idle phase")
-    void everyCompletionOnceInEveryIdlePhase_5040_5_5(long spinMicros, int yields, boolean polling) throws Exception {
+    void everyCompletionOnceInEveryIdlePhase_5040_5_5(long spinMicros, int yields, boolean polling, int busyMicros)
+            throws Exception {
         SoftConfig cfg = SoftConfig.defaults().withTimeouts(Duration.ofSeconds(10), Duration.ofSeconds(10),
-                Duration.ofSeconds(10)).withPolling(polling ? 2 : 0, 4, 1000);
+                Duration.ofSeconds(10)).withPolling(polling ? 2 : 0, 4, 1000).withReactorBusyPoll(busyMicros);
         AwaitStrategy strategy = AwaitStrategy.of(spinMicros, yields);
         AtomicBoolean stopHogs = new AtomicBoolean();
         List<Thread> hogs = startHogs(stopHogs);
