@@ -118,6 +118,9 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--peer-jit-log", description = "The peer JVM's -XX:+PrintCompilation output: its lines "
             + "added while a case measures are recorded as peer_compiles_while_measuring (the peer's JIT quiet check).")
     Path peerJitLog;
+    @Option(names = "--peer-pid", description = "Process id of the peer JVM on this host: its CPU time while a latency "
+            + "case measures (/proc/PID/task/*/schedstat) is recorded beside this JVM's as CPU-seconds per operation.")
+    long peerPid = -1;
 
     private boolean spin;
 
@@ -380,11 +383,15 @@ public final class BenchMain implements Callable<Integer> {
         long jit0 = jitMillis();
         long gc0 = gcCount();
         long pc0 = peerCompiles();
+        long cpu0 = ownCpuNanos();
+        long peerCpu0 = peerCpuNanos();
+        long wall0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
             long s = System.nanoTime();
             step.run();
             h.recordValue(System.nanoTime() - s);
         }
+        cpuPerOp(r, n, System.nanoTime() - wall0, ownCpuNanos() - cpu0, peerCpu0 < 0 ? -1 : peerCpuNanos() - peerCpu0);
         long jit1 = jitMillis();
         long gc1 = gcCount();
         long pc1 = peerCompiles();
@@ -411,6 +418,58 @@ public final class BenchMain implements Callable<Integer> {
                 h.outputPercentileDistribution(ps, 1000.0);
             }
             r.put("hgrm", file.toString());
+        }
+    }
+
+    /**
+     * CPU per operation while a latency case measured: this JVM's (every thread: provider reactors
+     * included), the peer's ({@code --peer-pid}; -1 without), their sum, and the cores they kept
+     * busy on average (CPU time over wall time), so a spin that wins by burning a core says so.
+     */
+    private static void cpuPerOp(Map<String, Object> r, int n, long wallNanos, long ownNanos, long peerNanos) {
+        if (ownNanos < 0) {
+            return;
+        }
+        r.put("cpu_us_per_op_client", ownNanos / 1e3 / n);
+        if (peerNanos >= 0) {
+            r.put("cpu_us_per_op_peer", peerNanos / 1e3 / n);
+            r.put("cpu_us_per_op", (ownNanos + peerNanos) / 1e3 / n);
+            r.put("cpu_cores_busy", (double) (ownNanos + peerNanos) / wallNanos);
+        } else {
+            r.put("cpu_cores_busy", (double) ownNanos / wallNanos);
+        }
+    }
+
+    /** This JVM's CPU time, every thread (ns), or -1 when the JVM does not report it. */
+    private static long ownCpuNanos() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getProcessCpuTime();
+        }
+        return -1;
+    }
+
+    /**
+     * The peer JVM's CPU time (ns): the sum over its threads of the time on a CPU that
+     * /proc/PID/task/TID/schedstat reports in nanoseconds (a thread that ended meanwhile is not
+     * counted), or -1.
+     */
+    private long peerCpuNanos() {
+        if (peerPid <= 0) {
+            return -1;
+        }
+        long sum = 0;
+        try (java.nio.file.DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(peerPid), "task"))) {
+            for (Path t : tasks) {
+                try {
+                    String st = Files.readString(t.resolve("schedstat"), StandardCharsets.US_ASCII);
+                    sum += Long.parseLong(st.substring(0, st.indexOf(' ')));
+                } catch (IOException e) {
+                    // the thread ended between the listing and the read
+                }
+            }
+            return sum;
+        } catch (IOException | RuntimeException e) {
+            return -1;
         }
     }
 

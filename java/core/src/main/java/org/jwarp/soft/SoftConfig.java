@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.jwarp.soft.cm.CmSettings;
+import org.jwarp.verbs.AwaitStrategy;
 
 /**
  * Tunables of the embedded provider. Defaults follow Linux siw where it has a value: the
@@ -29,8 +30,9 @@ import org.jwarp.soft.cm.CmSettings;
  * @param reactors          event-loop threads per provider (connections are spread round-robin)
  * @param pollSpinMicros    receive polling ({@code jwarp.soft.pollSpinMicros}): a thread in
  *                          {@link org.jwarp.soft.cq.SoftCompletionQueue#await} on an empty CQ reads the sockets of that
- *                          CQ's streams itself; it spins this long on the ring (no system call)
- *                          before it blocks in the CQ's selector; 0 turns receive polling off (the
+ *                          CQ's streams itself; it spins this long (reading the readable sockets
+ *                          without blocking), then yields up to {@code pollYields} times, before it
+ *                          blocks in the CQ's selector; 0 turns receive polling off (the
  *                          reactor delivers every completion). See {@link org.jwarp.soft.cq.SoftCompletionQueue}.
  * @param pollMaxStreams    receive polling is used only on CQs serving at most this many streams
  *                          ({@code jwarp.soft.pollMaxStreams}; default: no practical limit, as the
@@ -48,10 +50,20 @@ import org.jwarp.soft.cm.CmSettings;
  *                          ({@code jwarp.soft.txStagingAreas}); a stream holds at most one, and a
  *                          stream that finds none (this many streams' peers stopped reading)
  *                          waits as on a full socket until one is given back
+ * @param pollYields        after the spin, a thread in {@code await} on an empty CQ yields its core
+ *                          up to this many times, checking the CQ (and reading its sockets) after
+ *                          each, before it blocks ({@code jwarp.soft.pollYields}); the default of
+ *                          every CQ, which {@link org.jwarp.verbs.AwaitStrategy} overrides per CQ
+ * @param reactorBusyPollMicros after each event, a reactor thread keeps polling its sockets without
+ *                          blocking for this long before it sleeps in {@code epoll_wait}
+ *                          ({@code jwarp.soft.reactorBusyPollMicros}; 0 = off, the default): the
+ *                          passive side of a Read answers without a thread wake-up, at the cost of
+ *                          that much CPU per event (like SO_BUSY_POLL)
  */
 public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout,
                          int maxFpdu, int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams,
-                         int pollLeaseMicros, Duration fpduStallTimeout, int txStagingAreas) implements CmSettings {
+                         int pollLeaseMicros, Duration fpduStallTimeout, int txStagingAreas, int pollYields,
+                         int reactorBusyPollMicros) implements CmSettings {
 
     /** Default receive polling: spin this long before parking (covers a loopback round trip). */
     static final int DEFAULT_POLL_SPIN_MICROS = 2;
@@ -61,6 +73,15 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
     static final Duration DEFAULT_FPDU_STALL = Duration.ofSeconds(10);
     /** Default bound on the staging areas lent at once per device (64 MiB at the default size). */
     static final int DEFAULT_TX_STAGING_AREAS = 1024;
+    /**
+     * Default yields between the spin and blocking in {@code await}: on 2 cores, 64 B await Read
+     * 1.39x the TCP blocking floor with a CPU hog running against 1.78x for the spin alone, Send
+     * 2.04x against 2.21x (5 runs; benchmarks/RESULTS.md, scripts/bench-await). Longer spins
+     * lose by 4-8x under the hog: the spinner takes the core its peer needs.
+     */
+    static final int DEFAULT_POLL_YIELDS = 20;
+    /** Default reactor busy-poll window: off. */
+    static final int DEFAULT_REACTOR_BUSY_POLL_MICROS = 0;
 
     public SoftConfig {
         if (maxFpdu < 64 || (maxFpdu & 7) != 0) {
@@ -88,6 +109,26 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
         if (txStagingAreas < 1) {
             throw new IllegalArgumentException("txStagingAreas: " + txStagingAreas + " must be >= 1");
         }
+        if (pollYields < 0 || pollYields > AwaitStrategy.MAX_YIELDS) {
+            throw new IllegalArgumentException("pollYields: " + pollYields + " must be 0.." + AwaitStrategy.MAX_YIELDS);
+        }
+        if (reactorBusyPollMicros < 0 || reactorBusyPollMicros > 1_000_000) {
+            throw new IllegalArgumentException("reactorBusyPollMicros: " + reactorBusyPollMicros + " must be 0..1000000");
+        }
+    }
+
+    /** Without the await yields and the reactor busy-poll window: their defaults. */
+    public SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout, int maxFpdu,
+                      int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams, int pollLeaseMicros,
+                      Duration fpduStallTimeout, int txStagingAreas) {
+        this(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors, pollSpinMicros,
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, DEFAULT_POLL_YIELDS,
+                DEFAULT_REACTOR_BUSY_POLL_MICROS);
+    }
+
+    /** The default await strategy of this provider's CQs: spin {@code pollSpinMicros}, then {@code pollYields} yields, then block. */
+    public AwaitStrategy awaitStrategy() {
+        return AwaitStrategy.of(pollSpinMicros, pollYields);
     }
 
     /** Without the staging bound: its default. */
@@ -131,7 +172,7 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
     /** Names of the settings after {@link #PREFIX}; the {@code Ms} ones are durations in milliseconds. */
     static final List<String> NAMES = List.of("initiatorTimeoutMs", "responderTimeoutMs", "decisionTimeoutMs",
             "maxFpdu", "txBufferSize", "reactors", "pollSpinMicros", "pollMaxStreams", "pollLeaseMicros",
-            "fpduStallTimeoutMs", "txStagingAreas");
+            "fpduStallTimeoutMs", "txStagingAreas", "pollYields", "reactorBusyPollMicros");
 
     /** Defaults, overridden by {@code jwarp.soft.*} system properties. */
     public static SoftConfig fromSystemProperties() {
@@ -163,7 +204,9 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 integer(settings, "pollMaxStreams", d.pollMaxStreams),
                 integer(settings, "pollLeaseMicros", d.pollLeaseMicros),
                 millis(settings, "fpduStallTimeoutMs", d.fpduStallTimeout),
-                integer(settings, "txStagingAreas", d.txStagingAreas));
+                integer(settings, "txStagingAreas", d.txStagingAreas),
+                integer(settings, "pollYields", d.pollYields),
+                integer(settings, "reactorBusyPollMicros", d.reactorBusyPollMicros));
     }
 
     private static int integer(Map<String, String> settings, String name, int dflt) {
@@ -191,34 +234,53 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
 
     public SoftConfig withTimeouts(Duration initiator, Duration responder, Duration decision) {
         return new SoftConfig(initiator, responder, decision, maxFpdu, txBufferSize, reactors, pollSpinMicros,
-                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas);
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, pollYields,
+                reactorBusyPollMicros);
     }
 
     public SoftConfig withBuffers(int fpdu, int tx) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, fpdu, tx, reactors, pollSpinMicros,
-                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas);
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, pollYields,
+                reactorBusyPollMicros);
     }
 
     public SoftConfig withReactors(int n) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, n,
-                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas);
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, pollYields,
+                reactorBusyPollMicros);
     }
 
     /** Receive polling: spin time (0 = off), largest CQ fan-out polled, lease; see the record's parameters. */
     public SoftConfig withPolling(int spinMicros, int maxStreams, int leaseMicros) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
-                spinMicros, maxStreams, leaseMicros, fpduStallTimeout, txStagingAreas);
+                spinMicros, maxStreams, leaseMicros, fpduStallTimeout, txStagingAreas, pollYields,
+                reactorBusyPollMicros);
+    }
+
+    /** Yields in {@code await} between the spin and blocking (every CQ's default); see the record's parameters. */
+    public SoftConfig withPollYields(int yields) {
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, yields,
+                reactorBusyPollMicros);
+    }
+
+    /** The reactors' busy-poll window after each event (0 = off); see the record's parameters. */
+    public SoftConfig withReactorBusyPoll(int micros) {
+        return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, pollYields, micros);
     }
 
     /** The FPDU stall timeout; see the record's parameters. */
     public SoftConfig withFpduStallTimeout(Duration stall) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
-                pollSpinMicros, pollMaxStreams, pollLeaseMicros, stall, txStagingAreas);
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, stall, txStagingAreas, pollYields,
+                reactorBusyPollMicros);
     }
 
     /** The bound on staging areas lent at once; see the record's parameters. */
     public SoftConfig withTxStagingAreas(int areas) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
-                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, areas);
+                pollSpinMicros, pollMaxStreams, pollLeaseMicros, fpduStallTimeout, areas, pollYields,
+                reactorBusyPollMicros);
     }
 }

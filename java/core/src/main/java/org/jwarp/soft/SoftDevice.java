@@ -19,6 +19,7 @@ import org.jwarp.soft.loop.Reactor;
 import org.jwarp.soft.tx.DirectBufferPool;
 import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.soft.verbs.SoftQueuePair;
+import org.jwarp.verbs.AwaitStrategy;
 import org.jwarp.verbs.ConnectionManager;
 import org.jwarp.verbs.Device;
 import org.jwarp.verbs.DeviceInfo;
@@ -143,29 +144,40 @@ public final class SoftDevice implements CqDevice, Device {
 
     @Override
     public SoftCompletionQueue createCompletionQueue(int entries) throws RdmaException {
-        checkOpen();
-        if (entries > SoftProvider.MAX_CQE) {
-            throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
-        }
-        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, null, config().pollSpinMicros(), config().pollMaxStreams());
-        owned.add(cq);
-        return cq;
+        return createCompletionQueue(entries, null, false, null);
     }
 
     @Override
     public SoftCompletionQueue createCompletionQueue(int entries, org.jwarp.verbs.CompletionChannel channel)
             throws RdmaException {
-        if (channel == null) {
-            return createCompletionQueue(entries);
-        }
+        return createCompletionQueue(entries, channel, false, null);
+    }
+
+    @Override
+    public SoftCompletionQueue createCompletionQueue(int entries, org.jwarp.verbs.CompletionChannel channel,
+                                                     boolean singleConsumer) throws RdmaException {
+        return createCompletionQueue(entries, channel, singleConsumer, null);
+    }
+
+    /** Soft keeps its thread-safe CQ whatever {@code singleConsumer} says; {@code await} null: the config's. */
+    @Override
+    public SoftCompletionQueue createCompletionQueue(int entries, org.jwarp.verbs.CompletionChannel channel,
+                                                     boolean singleConsumer, AwaitStrategy await) throws RdmaException {
         checkOpen();
-        if (!(channel instanceof SoftCompletionChannel ch)) {
-            throw new IllegalArgumentException("channel: not a soft-provider completion channel");
+        SoftCompletionChannel ch = null;
+        if (channel != null) {
+            if (!(channel instanceof SoftCompletionChannel c)) {
+                throw new IllegalArgumentException("channel: not a soft-provider completion channel");
+            }
+            ch = c;
         }
         if (entries > SoftProvider.MAX_CQE) {
             throw new IllegalArgumentException("entries: " + entries + " exceeds maxCqe " + SoftProvider.MAX_CQE);
         }
-        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, ch, config().pollSpinMicros(), config().pollMaxStreams());
+        SoftConfig cfg = config();
+        AwaitStrategy a = await != null ? await : cfg.awaitStrategy();
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, entries, ch, cfg.pollSpinMicros() > 0, a,
+                cfg.pollMaxStreams());
         owned.add(cq);
         return cq;
     }

@@ -58,7 +58,7 @@ public final class SoftProvider implements RdmaProvider {
         try {
             for (int i = 0; i < reactors.length; i++) {
                 reactors[i] = new Reactor("jwarp-soft-" + id + "-reactor-" + i,
-                        pollLeaseNanos, maxSelectMillis);
+                        pollLeaseNanos, maxSelectMillis, TimeUnit.MICROSECONDS.toNanos(config.reactorBusyPollMicros()));
             }
         } catch (IOException e) {
             for (Reactor r : reactors) {

@@ -66,6 +66,25 @@ public interface Device extends AutoCloseable {
     }
 
     /**
+     * A completion queue as {@link #createCompletionQueue(int, CompletionChannel, boolean)} whose
+     * {@link CompletionQueue#await} waits by {@code await}: spin, then yield, then block (see
+     * {@link AwaitStrategy}); null takes the provider's default. The default ignores the strategy:
+     * DiSNI and {@code ffm} block in the kernel's completion channel. Soft uses it (its provider
+     * default comes from {@code jwarp.soft.pollSpinMicros} and {@code jwarp.soft.pollYields}).
+     *
+     * @param entries        the completions the CQ must hold
+     * @param channel        the channel of this device that receives the CQ's events, or null
+     * @param singleConsumer true for a single-consumer CQ, false for the thread-safe one
+     * @param await          how an awaiting thread waits on the empty CQ, or null for the provider's default
+     * @return the new CQ
+     * @throws RdmaException when the device is closed or cannot create it
+     */
+    default CompletionQueue createCompletionQueue(int entries, CompletionChannel channel, boolean singleConsumer,
+                                                  AwaitStrategy await) throws RdmaException {
+        return createCompletionQueue(entries, channel, singleConsumer);
+    }
+
+    /**
      * A completion channel ({@code ibv_create_comp_channel}) for CQs of this device.
      *
      * @return the new channel

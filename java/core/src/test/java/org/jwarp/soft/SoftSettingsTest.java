@@ -41,7 +41,26 @@ class SoftSettingsTest {
     @Test
     @DisplayName("Every name of SoftConfig's table reads back through fromSettings")
     void everyNameIsRead() {
-        assertEquals(11, SoftConfig.NAMES.size(), "one name per record component");
+        assertEquals(SoftConfig.class.getRecordComponents().length, SoftConfig.NAMES.size(),
+                "one name per record component");
         assertEquals(SoftConfig.defaults(), SoftConfig.fromSettings(Map.of()));
+    }
+
+    @Test
+    @DisplayName("The await strategy and the reactor busy-poll window are settings too, and a CQ takes the provider's default")
+    void awaitSettings() throws Exception {
+        SoftConfig c = SoftConfig.fromSettings(Map.of("jwarp.soft.pollSpinMicros", "7", "jwarp.soft.pollYields", "50",
+                "jwarp.soft.reactorBusyPollMicros", "30"));
+        assertEquals(50, c.pollYields());
+        assertEquals(30, c.reactorBusyPollMicros());
+        assertEquals(org.jwarp.verbs.AwaitStrategy.of(7, 50), c.awaitStrategy());
+        try (SoftProvider p = new SoftProvider(c); SoftDevice d = p.open(SoftFixture.LOOPBACK)) {
+            assertEquals(c.awaitStrategy(), d.createCompletionQueue(4).awaitStrategy());
+            org.jwarp.verbs.AwaitStrategy mine = org.jwarp.verbs.AwaitStrategy.block();
+            assertEquals(mine, d.createCompletionQueue(4, null, false, mine).awaitStrategy());
+        }
+        assertThrows(IllegalArgumentException.class, () -> SoftConfig.fromSettings(Map.of("jwarp.soft.pollYields", "-1")));
+        assertThrows(IllegalArgumentException.class,
+                () -> SoftConfig.fromSettings(Map.of("jwarp.soft.reactorBusyPollMicros", "1000001")));
     }
 }

@@ -154,14 +154,7 @@ public final class CqPoller implements Reactor.Polled {
             if (sel == null) {
                 return;
             }
-            if (ss.length == 1) {
-                // TCP's busy-poll pattern: one non-blocking read per spin, no readiness call first
-                if (ss[0].pollReceive(rx, this) == PolledStream.POLL_NO) {
-                    lost = true;
-                }
-            } else {
-                sel.selectNow(reader);
-            }
+            readNow(sel); // TCP's busy-poll pattern: one non-blocking read per spin, no readiness call first
         } catch (IOException | ClosedSelectorException e) {
             LOG.debug("poll selector unusable", e);
         } finally {
@@ -171,16 +164,18 @@ public final class CqPoller implements Reactor.Polled {
     }
 
     /**
-     * The leader's loop, {@link #leader} held: blocks in this CQ's selector (spinning on it
-     * without blocking for {@code spinNanos} first) and reads the readable streams, until a
+     * The leader's loop, {@link #leader} held: blocks in this CQ's selector (for {@code spinNanos}
+     * first spinning, then for up to {@code yields} turns yielding, each turn one non-blocking
+     * read pass) and reads the readable streams, until a
      * completion is in the ring (streams kept: the thread usually comes back within
      * microseconds; should another thread drain that completion first, the caller leads again
      * rather than park holding them, {@link SoftCompletionQueue#await}), the deadline, or the
      * selector becomes unusable (streams handed back; the caller then parks on the monitor, where
      * every completion notifies it).
      */
-    void lead(long start, long deadline, long spinNanos) throws InterruptedException {
+    void lead(long start, long deadline, long spinNanos, int yields) throws InterruptedException {
         long spinEnd = start + Math.min(spinNanos, Math.max(0, deadline - start));
+        int yieldsLeft = yields;
         boolean keep = false;
         present = true;
         try {
@@ -207,7 +202,14 @@ public final class CqPoller implements Reactor.Polled {
                 }
                 try {
                     if (now - spinEnd < 0 || (!claimedAll && claimBusy)) {
-                        Thread.onSpinWait(); // a completion from another thread may land: no system call
+                        readNow(sel); // a completion from another thread may land as well
+                        Thread.onSpinWait();
+                    } else if (yieldsLeft > 0) {
+                        yieldsLeft--;
+                        readNow(sel);
+                        if (!cq.hasCompletion()) {
+                            Thread.yield();
+                        }
                     } else {
                         blocked = true; // before the last look: complete() wakes the selector after it
                         if (!cq.hasCompletion() && !cq.isClosed()) {
@@ -228,6 +230,21 @@ public final class CqPoller implements Reactor.Polled {
             }
             leftAt = System.nanoTime();
             present = false;
+        }
+    }
+
+    /**
+     * Leader, spin or yield phase: one non-blocking pass over the readable streams (a single
+     * stream: its socket directly, as a spinning TCP reader does).
+     */
+    private void readNow(Selector sel) throws IOException {
+        PolledStream[] ss = keyed;
+        if (ss.length == 1) {
+            if (ss[0].pollReceive(rx, this) == PolledStream.POLL_NO) {
+                lost = true;
+            }
+        } else {
+            sel.selectNow(reader);
         }
     }
 

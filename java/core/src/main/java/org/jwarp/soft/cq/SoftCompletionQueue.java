@@ -6,6 +6,7 @@ import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.soft.verbs.CompletionSink;
 import org.jwarp.soft.verbs.SoftQueuePair;
 import org.jwarp.verbs.AsyncEvent;
+import org.jwarp.verbs.AwaitStrategy;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.RdmaException;
@@ -37,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * reads, runs the engine and fills the CQ, then wakes the thread blocked in {@link #await}. A
  * plain TCP ping-pong thread reads its own socket instead. So a thread that awaits on an empty
  * CQ first becomes the CQ's <em>leader</em> (one at a time, by try-lock; the others park on the
- * monitor): it spins on the ring for up to {@code SoftConfig.pollSpinMicros} without a system
- * call (a completion produced by another thread may land), then blocks in the CQ's own selector,
+ * monitor): it waits by the CQ's {@link AwaitStrategy}, spinning for up to its spin time and then
+ * yielding up to its yield count, each turn reading the readable sockets without blocking (a
+ * completion produced by another thread may land as well), then blocks in the CQ's own selector,
  * where every stream of the CQ is registered, and reads only the sockets it reports readable,
  * each under that stream's I/O lock taken without waiting (a busy lock means the reactor or a
  * poster drives the stream just now, and that driver will fill the CQ). A small message costs
@@ -49,6 +51,12 @@ import org.slf4j.LoggerFactory;
  * unchanged monitor protocol, and a thread parks only while another leads or the poller holds no
  * stream (a leader that kept the streams for a completion another thread then drained leads
  * again instead), so no wake-up is lost and no stream is left unread.
+ *
+ * <p>Idle phases ({@link AwaitStrategy}, per CQ; the provider's default from
+ * {@code jwarp.soft.pollSpinMicros} and {@code jwarp.soft.pollYields}): a thread that does not
+ * lead (another leads, or receive polling is off) spins and then yields on the ring within the
+ * same bounds, trying to lead after each turn, before it parks on the monitor. Every phase is
+ * bounded, so no waiter burns a core for longer than the spin plus the yields per wait.
  *
  * <p>A stream read by a poller has no OP_READ interest at its reactor (its data must not wake
  * the reactor thread for nothing). The hand-over is sticky: a leader that found a completion
@@ -91,7 +99,10 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     private final Object streamsLock = new Object();
     /** Receive polling by waiting threads (leader, selector, leases). */
     private final CqPoller poller;
+    /** How {@link #await} waits on an empty CQ: spin this long, then yield {@link #yields} times, then block. */
+    private final AwaitStrategy strategy;
     private final long spinNanos;
+    private final int yields;
     private final boolean pollOn;
     private final int maxPollStreams;
 
@@ -105,18 +116,22 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     private boolean overrun;
 
     /**
-     * @param spinMicros  how long a waiting thread polls the sockets before it parks (0: no receive polling)
+     * @param pollOn      receive polling: a waiting thread reads the CQ's sockets itself
+     * @param await       how a waiting thread waits: spin, yield, then block
      * @param maxStreams  most streams a waiting thread polls itself
      */
-    public SoftCompletionQueue(CqDevice device, int entries, SoftCompletionChannel channel, int spinMicros, int maxStreams) {
+    public SoftCompletionQueue(CqDevice device, int entries, SoftCompletionChannel channel, boolean pollOn,
+                               AwaitStrategy await, int maxStreams) {
         this.channel = channel;
         if (entries < 1) {
             throw new IllegalArgumentException("entries: " + entries + " must be >= 1");
         }
         this.device = device;
-        spinNanos = TimeUnit.MICROSECONDS.toNanos(spinMicros);
+        strategy = await;
+        spinNanos = await.spinNanos();
+        yields = await.yields();
         maxPollStreams = maxStreams;
-        pollOn = spinMicros > 0;
+        this.pollOn = pollOn;
         poller = new CqPoller(this, device, spinNanos);
         if (channel != null) {
             channel.attach(this);
@@ -125,6 +140,11 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
         for (int i = 0; i < entries; i++) {
             ring[i] = new WorkCompletion();
         }
+    }
+
+    /** How {@link #await} waits on this CQ. */
+    public AwaitStrategy awaitStrategy() {
+        return strategy;
     }
 
     @Override
@@ -376,16 +396,34 @@ public final class SoftCompletionQueue implements CompletionSink, CompletionQueu
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
+        long spinEnd = start + spinNanos;
+        int yieldsLeft = yields;
         while (true) {
             if (tail == head && !closed && pollable(streams) && poller.leader.tryLock()) {
                 try {
-                    poller.lead(start, deadline, spinNanos);
+                    poller.lead(start, deadline, spinNanos, yields);
                 } finally {
                     poller.leader.unlock();
                 }
                 Runnable hook = afterLead;
                 if (hook != null) {
                     hook.run();
+                }
+            } else if (tail == head && !closed) {
+                // Not leading (another thread reads the sockets, or polling is off): the same
+                // bounded phases on the ring before parking, each pass trying to lead again.
+                long now = System.nanoTime();
+                if (now - deadline < 0 && (now - spinEnd < 0 || yieldsLeft > 0)) {
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                    if (now - spinEnd < 0) {
+                        Thread.onSpinWait();
+                    } else {
+                        yieldsLeft--;
+                        Thread.yield();
+                    }
+                    continue;
                 }
             }
             synchronized (lock) {

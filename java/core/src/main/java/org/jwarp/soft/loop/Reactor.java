@@ -110,6 +110,8 @@ public final class Reactor implements AutoCloseable {
     private volatile int polledCount;
     private final long pollLeaseNanos;
     private final long maxSelectMillis;
+    /** Busy-poll window after work (0: off); see the constructor. */
+    private final long busyPollNanos;
 
     public Reactor(String name, long pollLeaseNanos) throws IOException {
         this(name, pollLeaseNanos, MAX_SELECT_MILLIS);
@@ -117,8 +119,17 @@ public final class Reactor implements AutoCloseable {
 
     /** {@code maxSelectMillis}: longest sleep in select (tests lengthen it). */
     public Reactor(String name, long pollLeaseNanos, long maxSelectMillis) throws IOException {
+        this(name, pollLeaseNanos, maxSelectMillis, 0);
+    }
+
+    /**
+     * {@code busyPollNanos}: after each turn that found work (a ready key, a task, scheduled
+     * work), keep polling the selector without blocking this long before sleeping in it (0: off).
+     */
+    public Reactor(String name, long pollLeaseNanos, long maxSelectMillis, long busyPollNanos) throws IOException {
         this.pollLeaseNanos = pollLeaseNanos;
         this.maxSelectMillis = maxSelectMillis;
+        this.busyPollNanos = busyPollNanos;
         selector = Selector.open();
         thread = new Thread(this::loop, name);
         thread.setDaemon(true);
@@ -285,9 +296,29 @@ public final class Reactor implements AutoCloseable {
     }
 
     private void loop() {
+        long busyUntil = System.nanoTime();
         try {
             while (running) {
-                runQueued();
+                boolean worked = runQueued();
+                if (busyPollNanos > 0) {
+                    long now = System.nanoTime();
+                    if (worked) {
+                        busyUntil = now + busyPollNanos;
+                    }
+                    if (now - busyUntil < 0) {
+                        // Busy-poll window (SO_BUSY_POLL's idea): no epoll_wait sleep, so the next
+                        // event of a ping-pong is met without a thread wake-up. Bounded: after the
+                        // window without work the loop sleeps in select as below.
+                        if (selector.selectNow(dispatch) > 0) {
+                            busyUntil = System.nanoTime() + busyPollNanos;
+                        } else {
+                            Thread.onSpinWait();
+                        }
+                        checkDeadlines();
+                        checkPollLeases();
+                        continue;
+                    }
+                }
                 sleeping = true; // before polledCount is read: see addPolled
                 long timeout = maxSelectMillis;
                 long now = System.nanoTime();
@@ -298,12 +329,16 @@ public final class Reactor implements AutoCloseable {
                 if (polledCount > 0) {
                     timeout = Math.max(1, Math.min(timeout, TimeUnit.NANOSECONDS.toMillis(pollLeaseNanos)));
                 }
+                int ready;
                 if (hasQueued()) {
-                    selector.selectNow(dispatch);
+                    ready = selector.selectNow(dispatch);
                 } else {
-                    selector.select(dispatch, timeout);
+                    ready = selector.select(dispatch, timeout);
                 }
                 sleeping = false;
+                if (ready > 0) {
+                    busyUntil = System.nanoTime() + busyPollNanos;
+                }
                 checkDeadlines();
                 checkPollLeases();
             }
@@ -322,8 +357,11 @@ public final class Reactor implements AutoCloseable {
         }
     }
 
-    private void runQueued() {
+    /** Runs the queued tasks and scheduled work; true when there was any. */
+    private boolean runQueued() {
+        boolean any;
         synchronized (lock) {
+            any = !tasks.isEmpty() || !ready.isEmpty();
             Runnable t;
             while ((t = tasks.poll()) != null) {
                 taskBatch.add(t); // element by element: ArrayDeque.addAll allocates a method reference
@@ -350,6 +388,7 @@ public final class Reactor implements AutoCloseable {
                 LOG.error("scheduled work failed", e);
             }
         }
+        return any;
     }
 
     private void checkDeadlines() {
