@@ -46,6 +46,10 @@ final class SoftDataPath implements RdmapListener {
     private static final Logger LOG = LoggerFactory.getLogger(SoftDataPath.class);
     /** Longest run of transmit/flush rounds per pump before yielding to other streams. */
     private static final int MAX_ROUNDS = 16;
+    /** Payload bytes referenced per gathering write while the socket takes everything (TxGather). */
+    static final int TX_WRITE_BUDGET = Integer.getInteger("jwarp.soft.txWriteBudget", 0);
+    /** Payload bytes staged ahead, CRCs computed, while the socket is full (TxGather#roomAhead). */
+    static final int TX_AHEAD_BUDGET = Integer.getInteger("jwarp.soft.txAheadBudget", 0);
 
     private final SoftStream stream;
     private final SoftQueuePair qp;
@@ -83,7 +87,8 @@ final class SoftDataPath implements RdmapListener {
         int maxSge = qp.maxSge();
         ep = new RdmapEndpoint(s, qp.pd().engineDomain(), qp.pd().device().stags(), this, maxSge, qp.sendRing());
         ep.streamKey(qp); // RFC 5041 §8.2: regions bound to this QP (MemoryRegion.bindTo) accept this stream only
-        gather = new TxGather(qp.sqSize(), Math.max(4 * config.txBufferSize(), 256 * 1024));
+        int write = TX_WRITE_BUDGET > 0 ? TX_WRITE_BUDGET : Math.max(4 * config.txBufferSize(), 256 * 1024);
+        gather = new TxGather(qp.sqSize(), write, Math.max(write, TX_AHEAD_BUDGET));
         stream.sender.attachGather(gather);
         qp.useGather(gather);
         SourceRevocation.attach(stream.io, qp.pd().device().stags(), qp.pd().engineDomain(), gather);
@@ -214,11 +219,11 @@ final class SoftDataPath implements RdmapListener {
             if (staging == null) {
                 break; // none to lend: starved like a full socket, the pool's hand-over resumes
             }
-            if (!gather.room(wire)) {
+            if (!gather.room(wire) && !gather.roomAhead()) {
                 tx.flushQuietly();
                 staging = stopped ? null : tx.staging(false);
-                if (staging == null || !gather.room(wire)) {
-                    break; // socket full: OP_WRITE resumes
+                if (staging == null || !gather.room(wire) && !gather.roomAhead()) {
+                    break; // socket full and nothing more staged ahead: OP_WRITE resumes
                 }
             }
             if (stream.faults() != null) {
