@@ -221,7 +221,7 @@ final class ProviderFixture implements AutoCloseable {
         return remote(providerName, address, peer, n, size, depth, crc, mode, spin, sinkWindow, deviceReadDepth, 0);
     }
 
-    /** As above; {@code clientOrd} above 0 is the ORD the client asks for (the peer grants it up to its device's). */
+    /** As above; {@code clientOrd} above 0 is the ORD the client asks for and the IRD the peer offers. */
     static ProviderFixture remote(String providerName, String address, InetSocketAddress peer, int n, int size,
                                   int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow,
                                   boolean deviceReadDepth, int clientOrd)
@@ -235,8 +235,9 @@ final class ProviderFixture implements AutoCloseable {
             BenchPeer.Reply reply = null;
             int readDepth = deviceReadDepth ? d.info().maxQpInitRdAtom() : 0;
             for (int i = 0; i < n; i++) {
+                // a deeper Read window: the peer offers that IRD (and ORD), as for the device's depth
                 BenchPeer.Hello h = new BenchPeer.Hello(mode, spin, size, sinkWindow, n, i, depth,
-                        c.rx.address(), c.rx.rkey(), readDepth);
+                        c.rx.address(), c.rx.rkey(), clientOrd > 0 ? Math.max(readDepth, clientOrd) : readDepth);
                 ConnectionParameters.Builder b = clientParams(crc, clientOrd).toBuilder().privateData(h.encode());
                 if (deviceReadDepth) {
                     b.ird(d.info().maxQpRdAtom()).ord(readDepth);
@@ -278,7 +279,8 @@ final class ProviderFixture implements AutoCloseable {
             try {
                 for (int i = 0; i < n; i++) {
                     ConnectionRequest r = l.next(TIMEOUT);
-                    s.conns[i] = r.accept(s.qp(depth), params(crc));
+                    s.conns[i] = r.accept(s.qp(depth), clientOrd > 0
+                            ? ConnectionParameters.builder().crc(crc).ird(clientOrd).build() : params(crc));
                 }
             } catch (Exception e) {
                 throw new IllegalStateException("accept failed: " + e, e);

@@ -23,34 +23,11 @@ import org.jwarp.verbs.QueuePairConfig;
 import org.jwarp.verbs.RdmaException;
 import org.jwarp.verbs.RdmaTimeoutException;
 import org.jwarp.ground.RtrType;
-import org.jwarp.negotiation.ResponderConfig;
-import org.jwarp.soft.cm.CmParameters;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** MPA v2 setup over loopback between two soft endpoints (RFC 5044 §7.1.2, RFC 6581 §9). */
 class SoftConnectionSetupTest {
-
-    @Test
-    @DisplayName("RFC 6581 §9.1: a default responder grants an initiator ORD above 16 up to the device's 128")
-    void responderGrantsInitiatorOrdUpToTheDeviceMaximum_6581_9_1() throws Exception {
-        try (SoftFixture f = new SoftFixture()) {
-            for (int want : new int[] {64, 128}) {
-                try (SoftFixture.Pair p = f.connect(SoftFixture.p2p().ord(want).build(), SoftFixture.p2p().build())) {
-                    ConnectionInfo i = p.initiator().info();
-                    ConnectionInfo r = p.responder().info();
-                    assertEquals(want, r.ird(), "responder IRD = initiator ORD " + want + " (default ULP IRD 16)");
-                    assertEquals(want, i.peerIrd());
-                    assertEquals(want, i.ord(), "the initiator keeps its ORD: the responder's IRD allows it");
-                    assertTrue(i.ord() <= r.ird() && r.ord() <= i.ird());
-                }
-            }
-            ResponderConfig c = CmParameters.responderConfig(SoftFixture.p2p().ird(16).build());
-            assertEquals(CmParameters.MAX_IRD_ORD, c.maxIrd(), "the cap is the device's, not the ULP's 16");
-            assertEquals(0x3FFF, CmParameters.responderConfig(SoftFixture.p2p().ird(0x3FFF).build()).maxIrd(),
-                    "0x3FFF (no automatic negotiation) passes unchanged");
-        }
-    }
 
     @Test
     @DisplayName("RFC 6581 §9.1: both sides see the peer's IRD/ORD and private data; ORD <= peer IRD")
@@ -64,13 +41,13 @@ class SoftConnectionSetupTest {
                 ConnectionInfo r = p.responder().info();
                 assertEquals(4, r.peerIrd());
                 assertEquals(8, r.peerOrd());
-                assertEquals(8, i.peerIrd(), "responder IRD = initiator ORD 8, above its ULP's 2 (as siw grants)");
+                assertEquals(2, i.peerIrd());
                 assertEquals(3, i.peerOrd());
                 assertArrayEquals(rpd, i.peerPrivateData());
                 assertArrayEquals(ipd, r.peerPrivateData());
                 assertTrue(i.ord() <= r.ird(), "initiator ORD " + i.ord() + " <= responder IRD " + r.ird());
                 assertTrue(r.ord() <= i.ird(), "responder ORD " + r.ord() + " <= initiator IRD " + i.ird());
-                assertEquals(8, i.ord());
+                assertEquals(2, i.ord());
                 assertEquals(2, i.mpaRevision());
                 assertTrue(i.peerToPeer() && r.peerToPeer());
                 assertEquals(RtrType.WRITE, i.rtr());

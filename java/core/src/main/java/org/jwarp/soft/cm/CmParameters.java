@@ -45,17 +45,10 @@ public final class CmParameters {
         return b.build();
     }
 
-    /**
-     * The responder's configuration. IRD (RFC 6581 §9.1): the initiator's ORD asks for a responder
-     * IRD of at least that value, and the responder grants it up to the device's {@link #MAX_IRD_ORD},
-     * whatever IRD the accepting ULP gave, as Linux siw raises a ULP IRD below the initiator's ORD
-     * (so a Read window deeper than the parameters' default of 16 works against a default server);
-     * {@code 0x3FFF} (no automatic negotiation) passes unchanged.
-     */
     public static ResponderConfig responderConfig(ConnectionParameters p) {
         Set<RtrType> rtr = p.rtrTypes().isEmpty() ? EnumSet.allOf(RtrType.class) : p.rtrTypes();
         return ResponderConfig.builder()
-                .maxIrd(p.ird() == EnhancedConnectionData.NO_NEGOTIATION ? p.ird() : MAX_IRD_ORD)
+                .maxIrd(deviceCapped(p.ird()))
                 .ord(deviceCapped(p.ord()))
                 .rtrTypes(rtr)
                 .crc(p.crc())

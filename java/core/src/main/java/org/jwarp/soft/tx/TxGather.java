@@ -14,7 +14,10 @@ import org.jwarp.mpa.FpduSink;
  * leave in one gathering {@link SocketChannel#write(ByteBuffer[], int, int)}: [length + header] +
  * slice + [pad + CRC + next length + header] + slice + ... The stream bytes are those of the
  * copied FPDUs. A batch of posted WRs leaves in one write as far as the slice table and the byte
- * budget allow.
+ * budget allow. Two budgets: while the socket takes everything, a write follows as soon as the
+ * write budget's worth of FPDUs is staged (the peer then checks those while this side computes
+ * the next CRCs); once a write leaves bytes behind, the ahead budget lets the transmitter stage
+ * and CRC further FPDUs while the socket drains ({@link #roomAhead}).
  *
  * <p>Completions wait for the socket: a send WR whose last FPDU is staged is recorded with the
  * stream offset of its end ({@link #completeAt}), and completes only once the socket accepted
