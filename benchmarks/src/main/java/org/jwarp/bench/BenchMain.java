@@ -65,7 +65,8 @@ public final class BenchMain implements Callable<Integer> {
     int bwMaxMsgs = 200_000;
     @Option(names = "--window", description = "Outstanding Writes and Sends in bandwidth cases (default: ${DEFAULT-VALUE}).")
     int window = 32;
-    @Option(names = "--read-window", description = "Outstanding Reads in read-bw, at most ORD 16 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--read-window", description = "Outstanding Reads in read-bw; above 16 the client asks for that ORD, "
+            + "and the window is what the peer's IRD grants (default: ${DEFAULT-VALUE}).")
     int readWindow = 16;
     @Option(names = "--signal-every", description = "Write/Read bandwidth: signal every n-th operation, like perftest's "
             + "--cq-mod; 0 = window/4 for Writes, 1 for Reads (default: ${DEFAULT-VALUE}).")
@@ -329,11 +330,16 @@ public final class BenchMain implements Callable<Integer> {
         boolean separate = !sameProvider && !transport.equals("disni") && !transport.equals("ffm");
         r.put("peer", peer != null ? "own JVM" : separate ? "same JVM, own provider" : "same JVM, same provider");
         int qpDepth = q > 1 ? 4 : depth;
+        // a Read window deeper than the parameters' default ORD of 16 asks the peer for that IRD
+        int readOrd = op.equals("read-bw") && !perftest && readWindow > 16 ? readWindow : 0;
+        if (readOrd > 0) {
+            qpDepth = Math.max(qpDepth, readWindow + 16);
+        }
         boolean sp = spin;
         try (ProviderFixture f = peer != null
                 ? ProviderFixture.remote(transport, address, peerAddress(1), q, size, qpDepth, crc, peerMode, sp, sink,
-                        perftest)
-                : new ProviderFixture(transport, address, q, size, qpDepth, separate, crc);
+                        perftest, readOrd)
+                : new ProviderFixture(transport, address, q, size, qpDepth, separate, crc, readOrd);
              ProviderPingPong p = new ProviderPingPong(f, spin ? ProviderPingPong.Wait.SPIN : ProviderPingPong.Wait.AWAIT,
                      peerMode, sink)) {
             r.put("crc", f.client.conns[0].info().crc());

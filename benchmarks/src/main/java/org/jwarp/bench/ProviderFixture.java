@@ -113,6 +113,12 @@ final class ProviderFixture implements AutoCloseable {
      */
     ProviderFixture(String providerName, String address, int n, int size, int depth, boolean separate, boolean crc)
             throws Exception {
+        this(providerName, address, n, size, depth, separate, crc, 0);
+    }
+
+    /** As above; {@code clientOrd} above 0 is the ORD the client asks for (RFC 6581 §9.1), else the default 16. */
+    ProviderFixture(String providerName, String address, int n, int size, int depth, boolean separate, boolean crc,
+                    int clientOrd) throws Exception {
         this.size = size;
         this.crc = crc;
         provider = Rdma.open(providerName);
@@ -130,7 +136,7 @@ final class ProviderFixture implements AutoCloseable {
             s = new Side(sd, n, size, depth);
             c = new Side(cd, n, size, depth);
             l = sd.connectionManager().listen(new InetSocketAddress(addr, 0), Math.max(8, Math.min(n, 128)));
-            connectAll(cd, l, c, s, n, depth, crc);
+            connectAll(cd, l, c, s, n, depth, crc, clientOrd);
         } catch (Exception e) {
             if (c != null) {
                 c.close();
@@ -212,6 +218,14 @@ final class ProviderFixture implements AutoCloseable {
                                   int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow,
                                   boolean deviceReadDepth)
             throws Exception {
+        return remote(providerName, address, peer, n, size, depth, crc, mode, spin, sinkWindow, deviceReadDepth, 0);
+    }
+
+    /** As above; {@code clientOrd} above 0 is the ORD the client asks for and the IRD the peer offers. */
+    static ProviderFixture remote(String providerName, String address, InetSocketAddress peer, int n, int size,
+                                  int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow,
+                                  boolean deviceReadDepth, int clientOrd)
+            throws Exception {
         RdmaProvider p = Rdma.open(providerName);
         Device d = null;
         Side c = null;
@@ -221,9 +235,10 @@ final class ProviderFixture implements AutoCloseable {
             BenchPeer.Reply reply = null;
             int readDepth = deviceReadDepth ? d.info().maxQpInitRdAtom() : 0;
             for (int i = 0; i < n; i++) {
+                // a deeper Read window: the peer offers that IRD (and ORD), as for the device's depth
                 BenchPeer.Hello h = new BenchPeer.Hello(mode, spin, size, sinkWindow, n, i, depth,
-                        c.rx.address(), c.rx.rkey(), readDepth);
-                ConnectionParameters.Builder b = params(crc).toBuilder().privateData(h.encode());
+                        c.rx.address(), c.rx.rkey(), clientOrd > 0 ? Math.max(readDepth, clientOrd) : readDepth);
+                ConnectionParameters.Builder b = clientParams(crc, clientOrd).toBuilder().privateData(h.encode());
                 if (deviceReadDepth) {
                     b.ird(d.info().maxQpRdAtom()).ord(readDepth);
                 }
@@ -253,13 +268,19 @@ final class ProviderFixture implements AutoCloseable {
         return ConnectionParameters.builder().crc(crc).build();
     }
 
-    private static void connectAll(Device dev, Listener l, Side c, Side s, int n, int depth, boolean crc)
-            throws Exception {
+    /** The client's parameters: {@code ord} above 0 is the ORD asked for (a Read window deeper than 16). */
+    static ConnectionParameters clientParams(boolean crc, int ord) {
+        return ord > 0 ? ConnectionParameters.builder().crc(crc).ord(ord).build() : params(crc);
+    }
+
+    private static void connectAll(Device dev, Listener l, Side c, Side s, int n, int depth, boolean crc,
+                                   int clientOrd) throws Exception {
         CompletableFuture<Void> acceptor = CompletableFuture.runAsync(() -> {
             try {
                 for (int i = 0; i < n; i++) {
                     ConnectionRequest r = l.next(TIMEOUT);
-                    s.conns[i] = r.accept(s.qp(depth), params(crc));
+                    s.conns[i] = r.accept(s.qp(depth), clientOrd > 0
+                            ? ConnectionParameters.builder().crc(crc).ird(clientOrd).build() : params(crc));
                 }
             } catch (Exception e) {
                 throw new IllegalStateException("accept failed: " + e, e);
@@ -267,7 +288,8 @@ final class ProviderFixture implements AutoCloseable {
         });
         try {
             for (int i = 0; i < n; i++) {
-                c.conns[i] = dev.connectionManager().connect(l.localAddress(), c.qp(depth), params(crc), TIMEOUT);
+                c.conns[i] = dev.connectionManager().connect(l.localAddress(), c.qp(depth), clientParams(crc, clientOrd),
+                        TIMEOUT);
             }
         } finally {
             acceptor.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

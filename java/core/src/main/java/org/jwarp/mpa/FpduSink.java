@@ -30,8 +30,11 @@ public final class FpduSink {
 
     /** View pools by source buffer (at most {@link #POOLS} idle ones kept). */
     private final PayloadViewPools pools = new PayloadViewPools();
-    /** Payload bytes referenced at once beyond which no slice is added (one may exceed it alone). */
-    private final int budget;
+    /**
+     * Payload bytes referenced at once beyond which no slice is added (one may exceed it alone);
+     * the transmitter moves it between its write-through and stage-ahead budgets ({@link #budget(int)}).
+     */
+    private int budget;
     /** The bound table's arrays (null while none is bound): a ring of [head, head + count). */
     private int[] at;
     private ByteBuffer[] view;
@@ -44,6 +47,19 @@ public final class FpduSink {
 
     public FpduSink(int budget) {
         this.budget = budget;
+    }
+
+    /**
+     * Sets the payload bytes referenced at once beyond which no slice is added: slices already
+     * pending stay (a lower budget only stops new ones until writes bring the count under it).
+     */
+    public void budget(int bytes) {
+        budget = bytes;
+    }
+
+    /** The current budget ({@link #budget(int)}). */
+    public int budget() {
+        return budget;
     }
 
     /** Binds the slice table of the staging area the owner borrowed; the ring starts empty. */

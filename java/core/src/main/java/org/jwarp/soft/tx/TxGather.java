@@ -14,7 +14,10 @@ import org.jwarp.mpa.FpduSink;
  * leave in one gathering {@link SocketChannel#write(ByteBuffer[], int, int)}: [length + header] +
  * slice + [pad + CRC + next length + header] + slice + ... The stream bytes are those of the
  * copied FPDUs. A batch of posted WRs leaves in one write as far as the slice table and the byte
- * budget allow.
+ * budget allow. Two budgets: while the socket takes everything, a write follows as soon as the
+ * write budget's worth of FPDUs is staged (the peer then checks those while this side computes
+ * the next CRCs); once a write leaves bytes behind, the ahead budget lets the transmitter stage
+ * and CRC further FPDUs while the socket drains ({@link #roomAhead}).
  *
  * <p>Completions wait for the socket: a send WR whose last FPDU is staged is recorded with the
  * stream offset of its end ({@link #completeAt}), and completes only once the socket accepted
@@ -73,9 +76,34 @@ public final class TxGather {
     private int builtEnd;
     private int builtTail;
     private long rebuilds;
+    /** Payload bytes referenced before a write while the socket takes what it is given. */
+    private final int writeBudget;
+    /** Payload bytes referenced ahead while the socket is full (CRCs computed while earlier bytes wait). */
+    private final int aheadBudget;
+    /** The last write left bytes behind: the socket is full until OP_WRITE says otherwise. */
+    private boolean socketFull;
+    /** Writes that left bytes behind (tests and diagnostics). */
+    private long shortWrites;
 
+    /** One budget for both: what is referenced before a write is what waits while the socket is full. */
     public TxGather(int sqDepth, int budget) {
-        slices = new FpduSink(budget);
+        this(sqDepth, budget, budget);
+    }
+
+    /**
+     * {@code writeBudget}: payload bytes referenced before they are written while the socket takes
+     * everything; {@code aheadBudget}: payload bytes referenced ahead while it is full, so the FPDUs
+     * that follow have their CRC32c computed (RFC 5044 §4.4) while the socket drains the earlier
+     * ones, and leave at once when it has room again.
+     */
+    public TxGather(int sqDepth, int writeBudget, int aheadBudget) {
+        if (writeBudget < 1 || aheadBudget < writeBudget) {
+            throw new IllegalArgumentException("budgets: write " + writeBudget + " must be >= 1 and <= ahead "
+                    + aheadBudget);
+        }
+        this.writeBudget = writeBudget;
+        this.aheadBudget = aheadBudget;
+        slices = new FpduSink(writeBudget);
         done = new TxCompletions(sqDepth);
     }
 
@@ -154,6 +182,25 @@ public final class TxGather {
         return tx.remaining() >= maxFpduWire && slices.room();
     }
 
+    /**
+     * The socket is full and the stage-ahead budget is not used up: the transmitter may stage
+     * more FPDUs (the engine checks the staging room of each one itself) instead of waiting idle
+     * for OP_WRITE, so their CRCs are ready when the socket drains. False with one budget.
+     */
+    public boolean roomAhead() {
+        return socketFull && aheadBudget > writeBudget && tx != null && slices.room();
+    }
+
+    /** Whether the last write left bytes behind. */
+    public boolean socketFull() {
+        return socketFull;
+    }
+
+    /** Writes so far that left bytes behind. */
+    public long shortWrites() {
+        return shortWrites;
+    }
+
     /** The stream offset just past everything staged or referenced so far. */
     public long queuedEnd() {
         return accepted + (tx.position() - sent) + slices.bytes();
@@ -186,8 +233,14 @@ public final class TxGather {
         while (iovFrom < iovN && !iov[iovFrom].hasRemaining()) {
             iovFrom++;
         }
+        long offered = (end - sent) + slices.bytes();
         long w = iovFrom == iovN ? 0 : ch.write(iov, iovFrom, iovN - iovFrom);
         accepted += w;
+        socketFull = w < offered;
+        if (socketFull) {
+            shortWrites++;
+        }
+        slices.budget(socketFull ? aheadBudget : writeBudget);
         consumed(end);
         if (slices.count() == 0 && sent == end) {
             dropIov(); // everything left: hold no view

@@ -2,6 +2,7 @@ package org.jwarp.soft.tx;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -154,5 +155,90 @@ class TxGatherTest {
                 assertArrayEquals(want.toByteArray(), got.toByteArray());
             }
         }
+    }
+
+    /**
+     * Stage-ahead: while the socket takes everything, no more than the write budget is referenced
+     * before a write; once a write leaves bytes behind (the socket is full) the ahead budget lets
+     * more FPDUs be staged, their CRCs computed while the socket drains, and a write that takes
+     * everything brings the write budget back. The stream bytes stay exact (RFC 5044 §4).
+     */
+    @Test
+    void stagesAheadOnlyWhileTheSocketIsFull_5044_4() throws Exception {
+        int sliceLen = 64 * 1024;
+        int slices = 64;
+        ByteBuffer mem = ByteBuffer.allocateDirect(slices * sliceLen);
+        for (int i = 0; i < mem.capacity(); i++) {
+            mem.put(i, (byte) (i * 31 + (i >>> 10)));
+        }
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            try (SocketChannel tx = SocketChannel.open(server.getLocalAddress());
+                 SocketChannel rx = server.accept()) {
+                tx.configureBlocking(false);
+                TxGather g = new TxGather(slices, sliceLen, 8 * sliceLen);
+                ByteBuffer staging = ByteBuffer.allocateDirect(64 * 1024);
+                g.bind(new TxStaging(staging));
+                ByteArrayOutputStream want = new ByteArrayOutputStream();
+                int queued = 0;
+                // one slice fills the write budget; the socket takes it all: no stage-ahead
+                queued = queue(g, staging, mem, queued, sliceLen, want);
+                assertFalse(g.sink().canReference(sliceLen), "the write budget is one slice");
+                assertFalse(g.roomAhead());
+                g.write(tx);
+                g.compact();
+                assertFalse(g.socketFull());
+                // the peer reads nothing: queue and write until a write leaves bytes behind
+                while (!g.socketFull()) {
+                    assertFalse(g.roomAhead(), "no stage-ahead while the socket takes everything");
+                    queued = queue(g, staging, mem, queued, sliceLen, want);
+                    g.write(tx);
+                    g.compact();
+                }
+                assertTrue(g.shortWrites() > 0);
+                int ahead = 0;
+                while (g.roomAhead()) {
+                    queued = queue(g, staging, mem, queued, sliceLen, want);
+                    ahead++;
+                }
+                assertTrue(ahead >= 1, "staged ahead while the socket is full");
+                assertTrue(g.sink().bytes() >= 4L * sliceLen, "beyond the one-slice write budget: " + g.sink().bytes());
+                assertTrue(g.sink().bytes() <= 8L * sliceLen + sliceLen, "bounded by the ahead budget: "
+                        + g.sink().bytes());
+                // the peer drains: everything leaves in order and the write budget comes back
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                ByteBuffer in = ByteBuffer.allocate(1 << 20);
+                while (got.size() < want.size()) {
+                    g.write(tx);
+                    g.compact();
+                    in.clear();
+                    int r = rx.read(in);
+                    got.write(in.array(), 0, r);
+                }
+                assertArrayEquals(want.toByteArray(), got.toByteArray());
+                assertFalse(g.pending());
+                g.write(tx);
+                assertFalse(g.socketFull(), "nothing left behind");
+                assertTrue(g.sink().canReference(sliceLen));
+                queued = queue(g, staging, mem, queued, sliceLen, want);
+                assertFalse(g.sink().canReference(sliceLen), "the write budget again once the socket took everything");
+            }
+        }
+    }
+
+    /** Stages a 2-byte "header", references slice {@code i}, stages a 2-byte "trailer"; returns i + 1. */
+    private static int queue(TxGather g, ByteBuffer staging, ByteBuffer mem, int i, int len, ByteArrayOutputStream want) {
+        int slice = i % (mem.capacity() / len);
+        staging.put((byte) i).put((byte) (i >>> 8));
+        want.write(i);
+        want.write(i >>> 8);
+        ByteBuffer v = g.sink().reference(staging.position(), mem, slice * len, len);
+        byte[] p = new byte[len];
+        v.get(v.position(), p);
+        want.writeBytes(p);
+        staging.put((byte) 0x55).put((byte) 0xAA);
+        want.write(0x55);
+        want.write(0xAA);
+        return i + 1;
     }
 }
