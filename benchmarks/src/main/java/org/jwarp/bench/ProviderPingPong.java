@@ -289,7 +289,7 @@ final class ProviderPingPong implements AutoCloseable {
         // the loop jwarp client runs (WindowedPosts): same window, signaling and retirement
         boolean write = op == BwOp.WRITE;
         int signalMod = mod;
-        WindowedPosts.run(count, w, 1, base, (from, k) -> {
+        WindowedPosts.run(count, w, signalMod, 1, base, (from, k) -> {
             for (int i = from; i < from + k; i++) {
                 if (write) {
                     wr.write(base + i, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);

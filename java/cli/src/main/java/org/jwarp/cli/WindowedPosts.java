@@ -43,14 +43,18 @@ public final class WindowedPosts {
     }
 
     /**
-     * Runs the loop; WR ids are {@code base + k}. Returns when all {@code n} are retired.
+     * Runs the loop; WR ids are {@code base + k}, and {@code post} signals operation {@code k} when
+     * {@link #signaled}{@code (k, n, every)}. Returns when all {@code n} are retired.
      *
-     * @param wcs the completion array {@code reap} fills (its length bounds one reap)
+     * @param every the signaling interval, at most the window (else a full window could hold no
+     *              signaled operation and nothing would ever retire)
+     * @param wcs   the completion array {@code reap} fills (its length bounds one reap)
      */
-    public static void run(int n, int window, int postList, long base, Post post, Reap reap, WorkCompletion[] wcs)
-            throws RdmaException, InterruptedException {
-        if (n < 1 || window < 1 || postList < 1) {
-            throw new IllegalArgumentException("n, window and postList must be >= 1");
+    public static void run(int n, int window, int every, int postList, long base, Post post, Reap reap,
+                           WorkCompletion[] wcs) throws RdmaException, InterruptedException {
+        if (n < 1 || window < 1 || postList < 1 || every < 1 || every > window) {
+            throw new IllegalArgumentException("n, window and postList must be >= 1, the signaling interval 1.."
+                    + "window; got n " + n + ", window " + window + ", every " + every + ", postList " + postList);
         }
         int posted = 0;
         int retired = 0;

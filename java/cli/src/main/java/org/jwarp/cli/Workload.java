@@ -363,7 +363,7 @@ final class Workload implements AutoCloseable {
         nextId += iters;
         if (op != SendOpcode.SEND) {
             long t0 = System.nanoTime();
-            WindowedPosts.run(iters, w, chain.length, base, (from, k) -> {
+            WindowedPosts.run(iters, w, every, chain.length, base, (from, k) -> {
                 for (int i = 0; i < k; i++) {
                     SendRequest r = chain[i];
                     fill(r, op, base + from + i, 0, size);
