@@ -25,6 +25,7 @@ class WindowedPostsTest {
         final long base;
         final int n;
         final int every;
+        final int window;
         final ArrayDeque<Long> signaledIds = new ArrayDeque<>();
         final List<Integer> postSizes = new ArrayList<>();
         int posted;
@@ -32,7 +33,8 @@ class WindowedPostsTest {
         int maxOutstanding;
         boolean recvFirst = true;
 
-        Queue(long base, int n, int every) {
+        Queue(long base, int n, int every, int window) {
+            this.window = window;
             this.base = base;
             this.n = n;
             this.every = every;
@@ -40,6 +42,8 @@ class WindowedPostsTest {
 
         void post(int from, int count) {
             assertEquals(posted, from, "operations are posted in order, none twice");
+            assertTrue(count >= 1, "a post call carries at least one operation");
+            assertTrue(posted + count - retired <= window, "never more than the window outstanding");
             for (int k = from; k < from + count; k++) {
                 if (WindowedPosts.signaled(k, n, every)) {
                     signaledIds.add(base + k);
@@ -87,7 +91,7 @@ class WindowedPostsTest {
         int window = 32;
         int every = WindowedPosts.defaultSignalEvery(window);
         assertEquals(8, every, "a quarter of the window, as the benchmarks' default");
-        Queue q = new Queue(77, n, every);
+        Queue q = new Queue(77, n, every, window);
         WindowedPosts.run(n, window, every, 1, 77, q::post, q::reap, wcs());
         assertEquals(n, q.posted);
         assertEquals(n, q.retired);
@@ -98,7 +102,7 @@ class WindowedPostsTest {
     @Test
     @DisplayName("a signaling interval above the window is refused: a full window would hold no signaled operation")
     void intervalAboveWindowIsRefused() {
-        Queue q = new Queue(0, 13, 8);
+        Queue q = new Queue(0, 13, 8, 4);
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> WindowedPosts.run(13, 4, 8, 1, 0, q::post, q::reap, wcs()));
     }
@@ -107,7 +111,7 @@ class WindowedPostsTest {
     @DisplayName("a count that is no multiple of the interval still ends: its last operation is signaled")
     void lastOperationIsSignaled() throws Exception {
         int n = 13;
-        Queue q = new Queue(0, n, 4);
+        Queue q = new Queue(0, n, 4, 4);
         WindowedPosts.run(n, 4, 4, 3, 0, q::post, q::reap, wcs());
         assertEquals(n, q.retired);
         assertTrue(WindowedPosts.signaled(12, 13, 4));
