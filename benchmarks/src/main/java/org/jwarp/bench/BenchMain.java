@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
 import org.jwarp.cli.Json;
+import org.jwarp.cli.WindowedPosts;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -417,8 +418,11 @@ public final class BenchMain implements Callable<Integer> {
     private void measureBandwidth(Map<String, Object> r, int size, int n, Step warmStep, Step measure)
             throws Exception {
         int fixed = warmupIters;
-        if (fixed > 3) {
-            warmupIters = 3; // a bandwidth step is a whole pass, not one operation
+        if (fixed > 0) {
+            // a bandwidth step is a whole pass of n/8 operations: as many as make the operation count
+            // (at most 1 GiB), the warm-up jwarp client --warmup runs
+            int pass = Math.max(1, n / 8);
+            warmupIters = (WindowedPosts.warmupOps(fixed, size) + pass - 1) / pass;
         }
         quietBatch = 1; // so is each step of the JIT-quiet check
         try {

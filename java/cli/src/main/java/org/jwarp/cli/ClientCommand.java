@@ -91,7 +91,7 @@ public final class ClientCommand implements Callable<Integer> {
     int signalEvery;
     @Option(names = "--warmup", description = "Operations run before the latency is recorded, as scripts/bench's "
             + "--warmup-iters (above 4 KiB fewer: N*4096/size, at least 200); the bandwidth run first makes "
-            + "3 unrecorded passes of iters/8 (default: ${DEFAULT-VALUE}).")
+            + "unrecorded passes of iters/8 until N operations (at most 1 GiB) have run (default: ${DEFAULT-VALUE}).")
     int warmup = DEFAULT_WARMUP;
     @Mixin
     ConnectionOptions setup = new ConnectionOptions();
@@ -142,8 +142,8 @@ public final class ClientCommand implements Callable<Integer> {
             }
             Progress progress = new Progress(System.err);
             Histogram h = w.latency(opcode, size, warmupOps(warmup, size), iters, progress);
-            double bw = w.bandwidth(opcode, size, iters, window, signalEvery,
-                    warmup > 0 ? Workload.BANDWIDTH_WARM_PASSES : 0, progress);
+            double bw = w.bandwidth(opcode, size, iters, window, signalEvery, WindowedPosts.warmupOps(warmup, size),
+                    progress);
             progress.done();
             Map<String, Object> out = Json.object();
             Map<String, Object> settings = Json.object();

@@ -37,6 +37,18 @@ public final class WindowedPosts {
         return Math.max(1, window / 4);
     }
 
+    /** Bytes a bandwidth warm-up moves at most, whatever its operation count. */
+    public static final long WARMUP_BYTES_CAP = 1L << 30;
+
+    /**
+     * Operations of a bandwidth warm-up by count: {@code warmup}, but no more than
+     * {@link #WARMUP_BYTES_CAP} bytes of {@code size}; run as passes of an eighth of the measured
+     * count ({@code jwarp client --warmup} and {@code BenchMain --warmup-iters} alike).
+     */
+    public static int warmupOps(int warmup, int size) {
+        return (int) Math.min(warmup, Math.max(1, WARMUP_BYTES_CAP / Math.max(1, size)));
+    }
+
     /** Whether operation {@code k} of {@code n} is signaled at interval {@code every}. */
     public static boolean signaled(int k, int n, int every) {
         return k % every == every - 1 || k == n - 1;

@@ -314,17 +314,14 @@ final class Workload implements AutoCloseable {
         return bandwidth(op, size, iters, win, 0, 0, progress);
     }
 
-    /** Warm-up passes of the bandwidth phase, each of a eighth of its operations (as {@code BenchMain --warmup-iters}). */
-    static final int BANDWIDTH_WARM_PASSES = 3;
-
     /**
      * Bytes per second of {@code iters} operations of {@code size} bytes with up to {@code win}
      * outstanding, every {@code signalEvery}-th signaled (0: a quarter of the window for Sends and
-     * Writes, every Read), over first post to last retirement (ib_*_bw), after {@code warmPasses}
-     * unrecorded passes of {@code iters / 8} operations. Writes and Reads run {@link WindowedPosts},
+     * Writes, every Read), over first post to last retirement (ib_*_bw), after unrecorded passes of
+     * {@code iters / 8} operations until {@code warmOps} have run. Writes and Reads run {@link WindowedPosts},
      * the benchmarks' loop; Sends wait for the server's credit (one per Send) besides.
      */
-    double bandwidth(SendOpcode op, int size, int iters, int win, int signalEvery, int warmPasses, Progress progress)
+    double bandwidth(SendOpcode op, int size, int iters, int win, int signalEvery, int warmOps, Progress progress)
             throws RdmaException, InterruptedException {
         checkSize(size);
         int w = Math.min(win, window);
@@ -336,7 +333,7 @@ final class Workload implements AutoCloseable {
         }
         int every = signalEvery > 0 ? Math.min(signalEvery, w)
                 : op == SendOpcode.RDMA_READ ? 1 : WindowedPosts.defaultSignalEvery(w);
-        for (int p = 0; p < warmPasses; p++) {
+        for (int done = 0; done < warmOps; done += Math.max(1, iters / 8)) {
             bandwidthPass(op, size, Math.max(1, iters / 8), w, every, null);
         }
         long nanos = bandwidthPass(op, size, iters, w, every, progress);
