@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
 import org.jwarp.cli.Json;
+import org.jwarp.cli.WindowedPosts;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -482,13 +483,18 @@ public final class BenchMain implements Callable<Integer> {
     private void measureBandwidth(Map<String, Object> r, int size, int n, Step warmStep, Step measure)
             throws Exception {
         int fixed = warmupIters;
-        if (fixed > 3) {
-            warmupIters = 3; // a bandwidth step is a whole pass, not one operation
+        if (fixed > 0) {
+            // a bandwidth step is a whole pass of n/8 operations: as many as make the operation count
+            // (at most 1 GiB), the warm-up jwarp client --warmup runs
+            int pass = Math.max(1, n / 8);
+            warmupIters = (WindowedPosts.warmupOps(fixed, size) + pass - 1) / pass;
         }
+        quietBatch = 1; // so is each step of the JIT-quiet check
         try {
             warm(r, warmStep, 1);
         } finally {
             warmupIters = fixed;
+            quietBatch = 1000;
         }
         long jit0 = jitMillis();
         long gc0 = gcCount();
@@ -611,6 +617,9 @@ public final class BenchMain implements Callable<Integer> {
         passes(r, size, mbps, secs, jit0, gc0);
     }
 
+    /** Steps per batch of the JIT-quiet check after a warm-up by count (1,000 operations; 1 bandwidth pass). */
+    private int quietBatch = 1000;
+
     /**
      * Runs {@code step} in batches until at least {@code --warmup-min} seconds have passed and the
      * JIT compiled nothing for {@code --warmup-quiet} seconds (or {@code --warmup-max} is reached);
@@ -625,17 +634,18 @@ public final class BenchMain implements Callable<Integer> {
                 step.run();
             }
             ops = warmupIters;
-            // then the JIT-quiet check by count: more batches of 1,000 until one passes without a
-            // compilation on either JVM (at most 10); the peer's log is read when given
+            // then the JIT-quiet check by count: more batches of 1,000 operations (1 bandwidth pass)
+            // until one passes without a compilation on either JVM (at most 10); the peer's log is
+            // read when given
             int extra = 0;
             quiet = false;
             while (warmupIters > 0 && extra < 10) {
                 long j0 = jitMillis();
                 long p0 = peerCompiles();
-                for (int i = 0; i < 1000; i++) {
+                for (int i = 0; i < quietBatch; i++) {
                     step.run();
                 }
-                ops += 1000;
+                ops += quietBatch;
                 extra++;
                 if (jitMillis() == j0 && peerCompiles() == p0) {
                     quiet = true;

@@ -53,6 +53,9 @@ public final class BenchPeer implements Callable<Integer> {
     int rdmaPort;
     @Option(names = "--tcp-port", description = "TCP listener port, 0 = any (default: ${DEFAULT-VALUE}).")
     int tcpPort;
+    @Option(names = "--tcp-only", description = "Serve the TCP floors only, opening no RDMA provider (no reactor, "
+            + "no listener thread in this JVM); prints rdma=0.")
+    boolean tcpOnly;
 
     /**
      * Private data of at least {@code length} bytes that begins with {@code magic}: a big-endian
@@ -152,6 +155,15 @@ public final class BenchPeer implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         InetAddress addr = InetAddress.getByName(address);
+        if (tcpOnly) {
+            try (ServerSocketChannel tcp = ServerSocketChannel.open()) {
+                tcp.bind(new InetSocketAddress(addr, tcpPort));
+                System.out.println("jwarp-bench-peer rdma=0 tcp=" + ((InetSocketAddress) tcp.getLocalAddress()).getPort());
+                System.out.flush();
+                acceptTcp(tcp);
+            }
+            return 0;
+        }
         try (RdmaProvider prov = Rdma.open(transport);
              Device dev = prov.open(addr);
              Listener l = dev.connectionManager().listen(new InetSocketAddress(addr, rdmaPort), 128);

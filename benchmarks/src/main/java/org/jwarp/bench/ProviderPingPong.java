@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
+import org.jwarp.cli.WindowedPosts;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.QueuePair;
 import org.jwarp.verbs.RdmaException;
@@ -244,7 +245,7 @@ final class ProviderPingPong implements AutoCloseable {
         int w = op == BwOp.SEND ? sinkWindow : op == BwOp.READ ? Math.min(window, f.ord) : window;
         // Reads are all signaled by default: unsignaled 1 MiB Reads 12-16 deep stalled the soft provider
         int mod = op == BwOp.SEND ? Math.max(1, w / 4) : signalEvery > 0 ? Math.min(signalEvery, w)
-                : op == BwOp.READ ? 1 : Math.max(1, w / 4);
+                : op == BwOp.READ ? 1 : WindowedPosts.defaultSignalEvery(w);
         int count = (n + mod - 1) / mod * mod;
         lastCount = count;
         QueuePair qp = qps[0];
@@ -285,24 +286,44 @@ final class ProviderPingPong implements AutoCloseable {
             drainPending();
             return t;
         }
-        WcOpcode want = op == BwOp.WRITE ? WcOpcode.RDMA_WRITE : WcOpcode.RDMA_READ;
-        int posted = 0;
-        int retired = 0;
-        while (retired < count) {
-            while (posted < count && posted - retired < w) {
-                if (op == BwOp.WRITE) {
-                    wr.write(base + posted, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);
+        // the loop jwarp client runs (WindowedPosts): same window, signaling and retirement
+        boolean write = op == BwOp.WRITE;
+        int signalMod = mod;
+        WindowedPosts.run(count, w, signalMod, 1, base, (from, k) -> {
+            for (int i = from; i < from + k; i++) {
+                if (write) {
+                    wr.write(base + i, f.client.tx, 0, size, f.peerRxAddr, f.peerRxKey);
                 } else {
-                    wr.read(base + posted, f.client.rx, 0, size, f.peerTxAddr, f.peerTxKey);
+                    wr.read(base + i, f.client.rx, 0, size, f.peerTxAddr, f.peerTxKey);
                 }
-                wr.signaled = posted % mod == mod - 1;
+                wr.signaled = WindowedPosts.signaled(i, count, signalMod);
                 qp.postSend(wr);
-                posted++;
             }
-            WorkCompletion wc = drainUntil(want);
-            retired = (int) (wc.wrId - base) + 1;
-        }
+        }, this::reapChecked, wcs);
         return System.nanoTime() - t0;
+    }
+
+    private long reapDeadline;
+
+    /** One {@link #waitFor} round for {@link WindowedPosts}: failed completions throw, as does a silence of {@link ProviderFixture#TIMEOUT}. */
+    private int reapChecked(WorkCompletion[] out) throws RdmaException, InterruptedException {
+        int got = waitFor(f.client.cq, out);
+        for (int k = 0; k < got; k++) {
+            check(out[k]);
+        }
+        if (got > 0) {
+            reapDeadline = 0;
+            return got;
+        }
+        checkPeer();
+        long now = System.nanoTime();
+        if (reapDeadline == 0) {
+            reapDeadline = now + TIMEOUT_NANOS;
+        } else if (now > reapDeadline) {
+            reapDeadline = 0;
+            throw new RdmaTimeoutException("bandwidth: no completion within " + ProviderFixture.TIMEOUT);
+        }
+        return 0;
     }
 
     /** Sends {@link #bandwidthPerftest} posted over this connection's life (against the peer's receive count). */

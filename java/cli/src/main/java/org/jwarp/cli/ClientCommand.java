@@ -68,6 +68,11 @@ public final class ClientCommand implements Callable<Integer> {
     static final String SEMANTICS = "send: Send ping-pong RTT; write: Write ping-pong RTT, each side polls the last "
             + "byte (ib_write_lat); read: one Read, post to completion; bw: a window outstanding";
 
+    /** The benchmarks' bandwidth window (BenchMain --window). */
+    static final int DEFAULT_WINDOW = 32;
+    /** Warm-up operations before the latency is recorded. */
+    static final int DEFAULT_WARMUP = 10_000;
+
     @Parameters(index = "0", description = "Server host name or address.")
     String host;
     @Option(names = "--port", description = "TCP port (default: ${DEFAULT-VALUE}).")
@@ -78,8 +83,16 @@ public final class ClientCommand implements Callable<Integer> {
     int iters = 10000;
     @Option(names = "--op", description = "send, write or read (default: ${DEFAULT-VALUE}).")
     String op = "send";
-    @Option(names = "--window", description = "Outstanding operations in the bandwidth run (default: ${DEFAULT-VALUE}).")
-    int window = 16;
+    @Option(names = "--window", description = "Outstanding operations in the bandwidth run, as scripts/bench's "
+            + "(default: ${DEFAULT-VALUE}).")
+    int window = DEFAULT_WINDOW;
+    @Option(names = "--signal-every", description = "Bandwidth run: signal every n-th operation (perftest's --cq-mod); "
+            + "0 = a quarter of the window for send and write, every read, as scripts/bench (default: ${DEFAULT-VALUE}).")
+    int signalEvery;
+    @Option(names = "--warmup", description = "Operations run before the latency is recorded, as scripts/bench's "
+            + "--warmup-iters (above 4 KiB fewer: N*4096/size, at least 200); the bandwidth run first makes "
+            + "unrecorded passes of iters/8 until N operations (at most 1 GiB) have run (default: ${DEFAULT-VALUE}).")
+    int warmup = DEFAULT_WARMUP;
     @Mixin
     ConnectionOptions setup = new ConnectionOptions();
     @Option(names = "--timeout", description = "Connect timeout in ms (default: ${DEFAULT-VALUE}).")
@@ -108,8 +121,9 @@ public final class ClientCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         SendOpcode opcode = parseOp(op);
-        if (size < 0 || iters < 1 || window < 1) {
-            throw new IllegalArgumentException("--size >= 0, --iters >= 1 and --window >= 1 required");
+        if (size < 0 || iters < 1 || window < 1 || warmup < 0 || signalEvery < 0) {
+            throw new IllegalArgumentException("--size >= 0, --iters >= 1, --window >= 1, --warmup >= 0 and "
+                    + "--signal-every >= 0 required");
         }
         WorkSettings ws = new WorkSettings(sge, postList, inlineSize, verify, srq, events);
         if (opcode == SendOpcode.RDMA_READ && inlineSize > 0) {
@@ -127,12 +141,15 @@ public final class ClientCommand implements Callable<Integer> {
                         + w.connection().queuePair().caps().maxSgeRd() + " SGEs on " + dev.info().name() + " (maxSgeRd)");
             }
             Progress progress = new Progress(System.err);
-            Histogram h = w.latency(opcode, size, iters, progress);
-            double bw = w.bandwidth(opcode, size, iters, window, progress);
+            Histogram h = w.latency(opcode, size, warmupOps(warmup, size), iters, progress);
+            double bw = w.bandwidth(opcode, size, iters, window, signalEvery, WindowedPosts.warmupOps(warmup, size),
+                    progress);
             progress.done();
             Map<String, Object> out = Json.object();
             Map<String, Object> settings = Json.object();
             settings.put("window", window); // op, size and iters are in "result"
+            settings.put("signalEvery", signalEvery);
+            settings.put("warmup", warmupOps(warmup, size));
             ws.putJson(settings);
             settings.put("provider", setup.provider);
             settings.put("device", dev.info().name());
@@ -145,13 +162,19 @@ public final class ClientCommand implements Callable<Integer> {
                 System.out.println(Json.write(out));
             } else {
                 System.out.println("connected: " + describe(w.connection()) + " via " + dev.info().name()
-                        + " (sge " + sge + ", post-list " + postList + ", inline " + inlineSize
+                        + " (window " + window + ", warm-up " + warmupOps(warmup, size) + " ops, sge " + sge
+                        + ", post-list " + postList + ", inline " + inlineSize
                         + (verify ? ", payload verified" : "") + ")");
                 System.out.println(header() + "   (" + SEMANTICS + ")");
                 System.out.println(row(op, size, iters, h, bw));
             }
         }
         return 0;
+    }
+
+    /** Latency warm-up operations for {@code size} bytes: {@code n} up to 4 KiB, else n*4096/size but at least 200 (and at most n). */
+    static int warmupOps(int n, int size) {
+        return size <= 4096 ? n : Math.min(n, Math.max(200, (int) ((long) n * 4096 / size)));
     }
 
     /**

@@ -401,7 +401,8 @@ final class Responder implements AutoCloseable {
      * The server half of ib_write_lat: clears the last byte of the target buffer, says ready
      * with a zero-length Send, then {@code iters} times waits (spinning) until the client's
      * Write puts the iteration number there and writes {@code size} bytes ending in the same
-     * number into the client's receive area. Every 8th Write and the last are signaled. A
+     * number into the client's receive area. Every Write is signaled and its completion reaped (perftest's
+     * loop, and the benchmarks' peer), and the spin drives the provider's progress. A
      * receive completion reaped meanwhile (the client's next Send may overtake the last Write's
      * completion) is kept for {@link #serve}, not counted as one of the Writes.
      */
@@ -420,7 +421,6 @@ final class Responder implements AutoCloseable {
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
-        int every = Math.max(1, Math.min(8, slots));
         long unreaped = 1;
         for (int i = 1; i <= iters && !stop; i++) {
             byte v = (byte) i;
@@ -436,6 +436,7 @@ final class Responder implements AutoCloseable {
                 }
                 if (spins < SPIN_LIMIT) {
                     spins++;
+                    cq.progress(); // the soft provider's manual progress, as the benchmarks' peer spins
                     Thread.onSpinWait();
                     continue;
                 }
@@ -458,29 +459,27 @@ final class Responder implements AutoCloseable {
             src.put(last, v);
             wr.write(KIND_ECHO, echoMr, 0, size, hello.address(), hello.rkey());
             wr.inline = size <= settings.inlineSize(); // --inline-size, as perftest inlines small Writes
-            wr.signaled = i % every == 0 || i == iters;
+            wr.signaled = true; // every Write signaled and reaped before the next poll: perftest's loop
             qp.postSend(wr);
-            if (wr.signaled) {
-                unreaped++;
-                while (unreaped > 0) {
-                    int n = CompletionWait.await(cq, channel, wcs, wcs.length, 200);
-                    for (int k = 0; k < n; k++) {
-                        if (wcs[k].opcode == WcOpcode.RECV) {
-                            if (deferredCount == deferred.length) {
-                                throw new RdmaException("write latency: more receive completions than posted"
-                                        + " slots (" + deferred.length + ")");
-                            }
-                            deferred[deferredCount++].copyFrom(wcs[k]);
-                            continue;
+            unreaped++;
+            while (unreaped > 0) {
+                int n = CompletionWait.await(cq, channel, wcs, wcs.length, 200);
+                for (int k = 0; k < n; k++) {
+                    if (wcs[k].opcode == WcOpcode.RECV) {
+                        if (deferredCount == deferred.length) {
+                            throw new RdmaException("write latency: more receive completions than posted"
+                                    + " slots (" + deferred.length + ")");
                         }
-                        if (!wcs[k].isSuccess()) {
-                            throw new RdmaException("write latency: completion failed: " + wcs[k]);
-                        }
-                        unreaped--;
+                        deferred[deferredCount++].copyFrom(wcs[k]);
+                        continue;
                     }
-                    if (n == 0 && !conn.isOpen()) {
-                        return;
+                    if (!wcs[k].isSuccess()) {
+                        throw new RdmaException("write latency: completion failed: " + wcs[k]);
                     }
+                    unreaped--;
+                }
+                if (n == 0 && !conn.isOpen()) {
+                    return;
                 }
             }
         }

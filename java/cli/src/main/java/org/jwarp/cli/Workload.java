@@ -176,9 +176,21 @@ final class Workload implements AutoCloseable {
      */
     Histogram latency(SendOpcode op, int size, int iters, Progress progress) throws RdmaException,
             InterruptedException {
+        return latency(op, size, 0, iters, progress);
+    }
+
+    /**
+     * As above after {@code warm} operations of the same kind that are not recorded (the JIT's
+     * warm-up on both ends, counted in operations as {@code BenchMain --warmup-iters} counts them).
+     */
+    Histogram latency(SendOpcode op, int size, int warm, int iters, Progress progress) throws RdmaException,
+            InterruptedException {
         checkSize(size);
+        if (warm < 0) {
+            throw new IllegalArgumentException("--warmup must be >= 0");
+        }
         if (op == SendOpcode.RDMA_WRITE) {
-            return writeLatency(size, iters, progress);
+            return writeLatency(size, warm, iters, progress);
         }
         Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
         QueuePair qp = conn.queuePair();
@@ -190,7 +202,7 @@ final class Workload implements AutoCloseable {
                 mr.buffer().put(0, ECHO_TAG);
             }
         }
-        for (int i = 0; i < iters; i++) {
+        for (int i = -warm; i < iters; i++) {
             long t0 = System.nanoTime();
             post(op, size);
             int pending = op == SendOpcode.SEND ? 2 : 1;
@@ -211,12 +223,15 @@ final class Workload implements AutoCloseable {
                     }
                 }
             }
-            h.recordValue(Math.min(System.nanoTime() - t0, h.getHighestTrackableValue()));
+            long t = System.nanoTime() - t0;
+            if (i >= 0) {
+                h.recordValue(Math.min(t, h.getHighestTrackableValue()));
+            }
             if (settings.verify() && op == SendOpcode.RDMA_READ) {
                 verify("RDMA Read", 0, 0, size, true);
             }
             if (progress != null) {
-                progress.update(phase, i + 1, iters);
+                progress.update(i < 0 ? phase + " warm-up" : phase, i < 0 ? i + warm + 1 : i + 1, i < 0 ? warm : iters);
             }
         }
         return h;
@@ -227,10 +242,13 @@ final class Workload implements AutoCloseable {
      * zero-length Send once it is ready), then for each iteration writes {@code size} bytes
      * whose last byte is the iteration number into the server's buffer and spins until the
      * server's Write puts the same number into the last byte of our receive area. No Send and
-     * no receive completion is involved in an iteration; every 8th Write (and the last) is
-     * signaled and its completion reaped, which bounds the send queue.
+     * no receive completion is involved in an iteration. As perftest's loop and the benchmarks'
+     * ({@code ProviderPingPong.writeRtt}): every Write is signaled and its completion reaped before
+     * the spin, and the spin drives the provider's progress ({@link CompletionQueue#progress}: the
+     * soft provider's manual progress, a no-op elsewhere). The first {@code warm} iterations are
+     * not recorded.
      */
-    private Histogram writeLatency(int size, int iters, Progress progress) throws RdmaException,
+    private Histogram writeLatency(int size, int warm, int iters, Progress progress) throws RdmaException,
             InterruptedException {
         if (size < 1) {
             throw new IllegalArgumentException("--size: write latency needs at least 1 byte (the polled byte)");
@@ -242,22 +260,23 @@ final class Workload implements AutoCloseable {
         int mine = recvOff + size - 1;
         b.put(mine, (byte) 0);
         postRecv(qp, RECV, mr, recvOff, slotSize());
+        int total = warm + iters;
         ByteBuffer start = mr.buffer().order(ByteOrder.BIG_ENDIAN);
-        start.put(0, WRITE_TAG).put(1, (byte) 0).put(2, (byte) 0).put(3, (byte) 0).putInt(4, size).putInt(8, iters);
+        start.put(0, WRITE_TAG).put(1, (byte) 0).put(2, (byte) 0).put(3, (byte) 0).putInt(4, size).putInt(8, total);
         wr.send(++nextId, mr, 0, WRITE_START_LENGTH);
         qp.postSend(wr);
         // the start Send's completion and the server's ready Send: nothing else is outstanding
         for (int pending = 2; pending > 0; ) {
             pending -= reap();
         }
-        int every = Math.max(1, Math.min(8, window));
-        for (int i = 1; i <= iters; i++) {
+        for (int i = 1; i <= total; i++) {
             byte v = (byte) i;
             b.put(size - 1, v);
             long t0 = System.nanoTime();
             fill(wr, SendOpcode.RDMA_WRITE, ++nextId, 0, size); // --sge and --inline-size apply
-            wr.signaled = i % every == 0 || i == iters;
+            wr.signaled = true;
             postOrExplain(wr);
+            reap();
             long deadline = 0;
             int spins = 0;
             while (true) {
@@ -265,6 +284,7 @@ final class Workload implements AutoCloseable {
                 if (b.get(mine) == v) {
                     break;
                 }
+                cq.progress();
                 Thread.onSpinWait();
                 if ((++spins & 0xFFFF) == 0) {
                     long now = System.nanoTime();
@@ -276,69 +296,126 @@ final class Workload implements AutoCloseable {
                     }
                 }
             }
-            h.recordValue(Math.min(System.nanoTime() - t0, h.getHighestTrackableValue()));
-            if (wr.signaled) {
-                reap();
+            long t = System.nanoTime() - t0;
+            if (i > warm) {
+                h.recordValue(Math.min(t, h.getHighestTrackableValue()));
             }
             if (progress != null) {
-                progress.update("write latency", i, iters);
+                progress.update(i <= warm ? "write latency warm-up" : "write latency", i <= warm ? i : i - warm,
+                        i <= warm ? warm : iters);
             }
         }
         return h;
     }
 
-    /** Bytes per second of {@code iters} operations with up to {@code win} outstanding. */
+    /** Bytes per second of {@code iters} operations with up to {@code win} outstanding, no warm-up. */
     double bandwidth(SendOpcode op, int size, int iters, int win, Progress progress) throws RdmaException,
             InterruptedException {
+        return bandwidth(op, size, iters, win, 0, 0, progress);
+    }
+
+    /**
+     * Bytes per second of {@code iters} operations of {@code size} bytes with up to {@code win}
+     * outstanding, every {@code signalEvery}-th signaled (0: a quarter of the window for Sends and
+     * Writes, every Read), over first post to last retirement (ib_*_bw), after unrecorded passes of
+     * {@code iters / 8} operations until {@code warmOps} have run. Writes and Reads run {@link WindowedPosts},
+     * the benchmarks' loop; Sends wait for the server's credit (one per Send) besides.
+     */
+    double bandwidth(SendOpcode op, int size, int iters, int win, int signalEvery, int warmOps, Progress progress)
+            throws RdmaException, InterruptedException {
         checkSize(size);
         int w = Math.min(win, window);
         if (op == SendOpcode.RDMA_READ) {
             w = Math.max(1, Math.min(w, conn.info().ord()));
         }
-        QueuePair qp = conn.queuePair();
-        String phase = name(op) + " bandwidth";
-        int credits = w;
-        int recvOff = slotSize();
-        if (op == SendOpcode.SEND) {
-            if (size < 1) {
-                throw new IllegalArgumentException("--size: send bandwidth needs at least 1 byte for the credit tag");
-            }
-            mr.buffer().put(0, CREDIT_TAG);
-            for (int i = 0; i < w; i++) {
-                postRecv(qp, RECV, mr, recvOff, 16);
-            }
+        if (op == SendOpcode.SEND && size < 1) {
+            throw new IllegalArgumentException("--size: send bandwidth needs at least 1 byte for the credit tag");
         }
+        int every = signalEvery > 0 ? Math.min(signalEvery, w)
+                : op == SendOpcode.RDMA_READ ? 1 : WindowedPosts.defaultSignalEvery(w);
+        for (int done = 0; done < warmOps; done += Math.max(1, iters / 8)) {
+            bandwidthPass(op, size, Math.max(1, iters / 8), w, every, null);
+        }
+        long nanos = bandwidthPass(op, size, iters, w, every, progress);
+        if (settings.verify() && op == SendOpcode.RDMA_WRITE && size > 0) {
+            // read the written bytes back (RFC 5040 §5.2) and compare with what was written
+            QueuePair qp = conn.queuePair();
+            mr.buffer().put(slotSize(), new byte[size]);
+            fill(wr, SendOpcode.RDMA_READ, ++nextId, slotSize(), Math.min(size, slotSize()));
+            qp.postSend(wr);
+            reap();
+            verify("RDMA Write, read back", slotSize(), 0, Math.min(size, slotSize()), false);
+        }
+        return (double) size * iters / (nanos / 1e9);
+    }
+
+    /** Receives posted for the server's credits and not yet taken (bounded by the window across passes). */
+    private int creditRecvs;
+
+    /** One pass of the bandwidth phase; returns nanoseconds from the first post to the last retirement. */
+    private long bandwidthPass(SendOpcode op, int size, int iters, int w, int every, Progress progress)
+            throws RdmaException, InterruptedException {
+        String phase = name(op) + " bandwidth";
+        long base = nextId + 1;
+        nextId += iters;
+        if (op != SendOpcode.SEND) {
+            long t0 = System.nanoTime();
+            WindowedPosts.run(iters, w, every, chain.length, base, (from, k) -> {
+                for (int i = 0; i < k; i++) {
+                    SendRequest r = chain[i];
+                    fill(r, op, base + from + i, 0, size);
+                    r.signaled = WindowedPosts.signaled(from + i, iters, every);
+                    r.next = i + 1 < k ? chain[i + 1] : null;
+                }
+                postOrExplain(chain[0]);
+                if (progress != null) {
+                    progress.update(phase, from + k, iters);
+                }
+            }, this::reapInto, wcs);
+            return System.nanoTime() - t0;
+        }
+        QueuePair qp = conn.queuePair();
+        int recvOff = slotSize();
+        mr.buffer().put(0, CREDIT_TAG);
+        while (creditRecvs < w) {
+            postRecv(qp, RECV, mr, recvOff, 16);
+            creditRecvs++;
+        }
+        int credits = w;
         int posted = 0;
+        int retired = 0;
         int done = 0;
-        int outstanding = 0;
         long t0 = System.nanoTime();
-        while (done < iters) {
-            int room = Math.min(iters - posted, w - outstanding);
-            if (op == SendOpcode.SEND) {
-                room = Math.min(room, credits);
-            }
+        while (done < iters || retired < posted) {
+            int room = Math.min(Math.min(iters - posted, w - (posted - retired)), credits);
             while (room > 0) {
                 int k = Math.min(room, chain.length);
-                postChain(op, size, k);
-                posted += k;
-                outstanding += k;
-                room -= k;
-                if (op == SendOpcode.SEND) {
-                    credits -= k;
+                for (int i = 0; i < k; i++) {
+                    SendRequest r = chain[i];
+                    fill(r, op, base + posted + i, 0, size);
+                    r.signaled = WindowedPosts.signaled(posted + i, iters, every);
+                    r.next = i + 1 < k ? chain[i + 1] : null;
                 }
+                postOrExplain(chain[0]);
+                posted += k;
+                room -= k;
+                credits -= k;
             }
             int n = reap();
             for (int k = 0; k < n; k++) {
-                if (wcs[k].opcode == WcOpcode.RECV) {
+                WorkCompletion wc = wcs[k];
+                if (wc.opcode == WcOpcode.RECV) {
                     credits++;
                     done++;
+                    creditRecvs--;
                     if (posted < iters) {
                         postRecv(qp, RECV, mr, recvOff, 16);
+                        creditRecvs++;
                     }
                 } else {
-                    outstanding--;
-                    if (op != SendOpcode.SEND) {
-                        done++;
+                    long r = wc.wrId - base + 1;
+                    if (r > retired && r <= posted) {
+                        retired = (int) r;
                     }
                 }
             }
@@ -346,25 +423,12 @@ final class Workload implements AutoCloseable {
                 progress.update(phase, done, iters);
             }
         }
-        // a Send's local completion can trail its credit; drain those
-        while (outstanding > 0) {
-            int n = reap();
-            for (int k = 0; k < n; k++) {
-                if (wcs[k].opcode != WcOpcode.RECV) {
-                    outstanding--;
-                }
-            }
-        }
-        double secs = (System.nanoTime() - t0) / 1e9;
-        if (settings.verify() && op == SendOpcode.RDMA_WRITE && size > 0) {
-            // read the written bytes back (RFC 5040 §5.2) and compare with what was written
-            mr.buffer().put(slotSize(), new byte[size]);
-            fill(wr, SendOpcode.RDMA_READ, ++nextId, slotSize(), Math.min(size, slotSize()));
-            qp.postSend(wr);
-            reap();
-            verify("RDMA Write, read back", slotSize(), 0, Math.min(size, slotSize()), false);
-        }
-        return (double) size * iters / secs;
+        return System.nanoTime() - t0;
+    }
+
+    /** {@link #reap} for {@link WindowedPosts} (the array is this workload's own). */
+    private int reapInto(WorkCompletion[] out) throws RdmaException, InterruptedException {
+        return reap();
     }
 
     private void checkSize(int size) {
@@ -391,15 +455,6 @@ final class Workload implements AutoCloseable {
             throw new RdmaException("the server closed or reset the connection ("
                     + (cause != null ? cause.getMessage() : "the connection is closed") + ")", e);
         }
-    }
-
-    /** Posts {@code k} operations as one chain (one post call). */
-    private void postChain(SendOpcode op, int size, int k) throws RdmaException {
-        for (int i = 0; i < k; i++) {
-            fill(chain[i], op, ++nextId, 0, size);
-            chain[i].next = i + 1 < k ? chain[i + 1] : null;
-        }
-        postOrExplain(chain[0]);
     }
 
     /**
