@@ -156,7 +156,9 @@ final class DisniListener implements Listener {
                 LOG.debug("accept from {}: {} (event rr={} id={})", remote, o, ev.responderResources(),
                         ev.initiatorDepth());
                 qp.established(ord);
-                ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(),
+                // the address rdma_cm bound for this connection: on a wildcard listener not the listener's
+                InetSocketAddress bound = dev.dispatcher.locked(() -> (InetSocketAddress) dev.cm.getSrcAddr(child));
+                ConnectionInfo ci = CmNegotiation.info(bound != null ? bound : local, remote, o, neg.peerIrd(), neg.peerOrd(),
                         neg.peerPrivateData(), dev.roce);
                 DisniConnection c = new DisniConnection(dev, child, qp, ci);
                 dev.track(c);
