@@ -120,10 +120,11 @@ public interface CompletionQueue extends AutoCloseable {
      * calling thread burns its CPU for the whole wait and does not see an interrupt before the
      * bound: keep the bounds short and call again.
      *
-     * <p>Provider difference: DiSNI spins in one native call ({@code ibv_poll_cq} in a loop), holding
-     * the CQ's lock, so a concurrent {@link #poll}, {@link #await} or {@link #close} on the same CQ
-     * waits until the spin ends (at most the bound). The default (the soft and {@code ffm} providers) loops over
-     * {@link #poll}, which other threads may enter between two polls.
+     * <p>Provider difference: DiSNI spins in one native call ({@code ibv_poll_cq} in a loop), and
+     * {@code ffm} in one Java loop of downcalls, each holding the CQ's lock for the whole spin, so
+     * a concurrent {@link #poll}, {@link #await} or {@link #close} on the same CQ waits until the
+     * spin ends (at most the bound). The default (the soft provider) loops over {@link #poll},
+     * which other threads may enter between two polls.
      *
      * <p>A failure of a QP's data path met during the spin surfaces as through {@link #poll} and
      * {@link #await} (error and flushed completions, QP in ERR, the QP event; see Failures above),

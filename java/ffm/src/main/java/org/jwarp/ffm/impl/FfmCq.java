@@ -198,33 +198,42 @@ public final class FfmCq implements CompletionQueue {
     }
 
     /**
-     * A single-consumer CQ spins on its owner thread without the monitor, its ownership checked
-     * (under {@code -ea}) once per spin; a thread-safe CQ spins as the default, a monitor per poll,
-     * so other threads get in between polls.
+     * The spin in one hold of the monitor, as DiSNI's native spin holds its CQ's lock: polls back
+     * to back without a lock operation between them (each one costs more than an empty poll), so
+     * a concurrent poll, await step or close waits for the spin's end, which the caller's bound
+     * limits. A single-consumer CQ spins on its owner thread without the monitor, its ownership
+     * checked (under {@code -ea}) once per spin.
      */
     @Override
     public int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
-        if (!single) {
-            return CompletionQueue.super.spin(out, max, maxPolls, maxNanos);
-        }
         if (maxPolls < 1 || maxNanos < 0) {
             throw new IllegalArgumentException("spin: maxPolls must be >= 1 and maxNanos >= 0, got " + maxPolls
                     + ", " + maxNanos);
         }
-        boolean entered = owner.enter();
-        try {
-            long start = maxNanos > 0 ? System.nanoTime() : 0;
-            for (long polls = 1; ; polls++) {
-                int n = pollNow(out, max);
-                if (n > 0 || polls >= maxPolls) {
-                    return n;
-                }
-                if (maxNanos > 0 && (polls & 63) == 0 && System.nanoTime() - start >= maxNanos) {
-                    return 0;
-                }
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                return spinNow(out, max, maxPolls, maxNanos);
+            } finally {
+                owner.leave(entered);
             }
-        } finally {
-            owner.leave(entered);
+        }
+        synchronized (this) {
+            return spinNow(out, max, maxPolls, maxNanos);
+        }
+    }
+
+    /** Polls until a completion or a bound (the caller holds the monitor or owns the CQ). */
+    private int spinNow(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
+        long start = maxNanos > 0 ? System.nanoTime() : 0;
+        for (long polls = 1; ; polls++) {
+            int n = pollNow(out, max);
+            if (n > 0 || polls >= maxPolls) {
+                return n;
+            }
+            if (maxNanos > 0 && (polls & 63) == 0 && System.nanoTime() - start >= maxNanos) {
+                return 0;
+            }
         }
     }
 
