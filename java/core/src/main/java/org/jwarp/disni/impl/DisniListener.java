@@ -156,9 +156,7 @@ final class DisniListener implements Listener {
                 LOG.debug("accept from {}: {} (event rr={} id={})", remote, o, ev.responderResources(),
                         ev.initiatorDepth());
                 qp.established(ord);
-                // the address rdma_cm bound for this connection: on a wildcard listener not the listener's
-                InetSocketAddress bound = dev.dispatcher.locked(() -> (InetSocketAddress) dev.cm.getSrcAddr(child));
-                ConnectionInfo ci = CmNegotiation.info(bound != null ? bound : local, remote, o, neg.peerIrd(), neg.peerOrd(),
+                ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(),
                         neg.peerPrivateData(), dev.roce);
                 DisniConnection c = new DisniConnection(dev, child, qp, ci);
                 dev.track(c);
