@@ -26,6 +26,14 @@
 /* Private data a CM event can carry (rdma_conn_param.private_data_len is a u8). */
 #define JW_MAX_PRIVATE_DATA 255
 
+/* A plain C function other callers than the JVM's JNI may bind by name (the library is built with
+ * -fvisibility=hidden). */
+#define JW_API __attribute__((visibility("default")))
+
+/* The blocking wait of a CQ on its own completion channel in one call (jw_events.c). */
+JW_API int jw_cq_await(struct ibv_cq *cq, struct ibv_comp_channel *channel, int wakeFd, int n, struct ibv_wc *wcs,
+		       int64_t timeoutNanos, uint32_t *unacked);
+
 #define JW_PTR(type, j) ((type *)(uintptr_t)(j))
 #define JW_JLONG(p) ((jlong)(uintptr_t)(p))
 

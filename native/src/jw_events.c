@@ -8,7 +8,8 @@
  *    raised the event (version 10: left unacknowledged, the caller acknowledges in batches);
  *  - ibv_get_async_event + ibv_ack_async_event with a timeout, copying out what the event names;
  *  - (version 9) the blocking wait of a CQ on its own channel in one call (poll, arm, poll, wait,
- *    take the event, poll), its events acknowledged in batches, and an eventfd that ends the wait.
+ *    take the event, poll), its events acknowledged in batches, and an eventfd that ends the wait;
+ *    the wait itself is the exported C function jw_cq_await, which the ffm provider binds without JNI.
  *
  * Every verbs return code is checked; nothing here allocates memory that outlives a call.
  */
@@ -323,29 +324,26 @@ static int neg_errno(int rc)
  *   wake fd (ppoll, up to timeoutNanos) -> ibv_get_cq_event -> poll.
  * The arm comes after a first empty poll and is followed by a second poll, so a completion that
  * arrives between the two is found by the poll, one that arrives after the arm raises the event:
- * none is slept through. Events taken are counted in the uint32 at ackState and acknowledged
+ * none is slept through. Events taken are counted in the uint32 at unacked and acknowledged
  * JW_CQ_ACK_BATCH at a time. A readable wake fd (the CQ is being closed) ends the wait at once
  * and is left readable. The caller serializes every call on one CQ (and with its destruction).
+ *
+ * Plain C, no JNIEnv: the JNI entry point cqAwait (DiSNI provider) wraps it, and the ffm provider
+ * binds it by name through java.lang.foreign, so the sequence is one native call for both.
  *
  * Returns the completions polled into wcs (n at most), 0 when the time passed, the wake fd fired,
  * a signal interrupted the wait or the event found the CQ empty (then call again), -EINVAL for bad
  * arguments, or the failing call's negative errno.
  */
-JNIEXPORT jint JNICALL JN(cqAwait)(JNIEnv *env, jclass cls, jlong cq, jlong channel, jint wakeFd, jint n,
-				   jlong wcs, jlong timeoutNanos, jlong ackState)
+JW_API int jw_cq_await(struct ibv_cq *c, struct ibv_comp_channel *ch, int wakeFd, int n, struct ibv_wc *w,
+		       int64_t timeoutNanos, uint32_t *unacked)
 {
-	struct ibv_cq *c = JW_PTR(struct ibv_cq, cq);
-	struct ibv_comp_channel *ch = JW_PTR(struct ibv_comp_channel, channel);
-	struct ibv_wc *w = JW_PTR(struct ibv_wc, wcs);
-	uint32_t *unacked = JW_PTR(uint32_t, ackState);
 	struct ibv_cq *ev_cq = NULL;
 	void *ev_ctx = NULL;
 	struct pollfd pfd[2];
 	struct timespec ts;
 	int rc;
 
-	(void)env;
-	(void)cls;
 	if (c == NULL || ch == NULL || w == NULL || unacked == NULL || wakeFd < 0 || n <= 0 || timeoutNanos < 0)
 		return -EINVAL;
 	rc = ibv_poll_cq(c, n, w);
@@ -385,6 +383,16 @@ JNIEXPORT jint JNICALL JN(cqAwait)(JNIEnv *env, jclass cls, jlong cq, jlong chan
 		*unacked = 0;
 	}
 	return ibv_poll_cq(c, n, w);
+}
+
+/* jw_cq_await for the DiSNI provider (org.jwarp.disni.natives.JwarpNative.cqAwait). */
+JNIEXPORT jint JNICALL JN(cqAwait)(JNIEnv *env, jclass cls, jlong cq, jlong channel, jint wakeFd, jint n,
+				   jlong wcs, jlong timeoutNanos, jlong ackState)
+{
+	(void)env;
+	(void)cls;
+	return jw_cq_await(JW_PTR(struct ibv_cq, cq), JW_PTR(struct ibv_comp_channel, channel), wakeFd, n,
+			   JW_PTR(struct ibv_wc, wcs), timeoutNanos, JW_PTR(uint32_t, ackState));
 }
 
 /*

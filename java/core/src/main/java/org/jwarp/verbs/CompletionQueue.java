@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  * that serialization, then sleeps outside it on the CQ's own completion channel in slices of at
  * most 100 ms (one sleeper at a time, the other awaiting threads queue behind it and arm again
  * when an event disarmed the CQ meanwhile), so a concurrent poll or spin is not held up by a
- * sleeper; an interrupt is seen within 100 ms. Every provider's CQ may be closed under a waiter,
+ * sleeper; an interrupt is seen within 100 ms. With {@code -Djwarp.ffm.nativeLib} naming jwarp's
+ * native library, {@code ffm} waits as DiSNI does instead: the whole sequence in one downcall
+ * ({@code jw_cq_await}) under the serialization, at most 100 ms at a time. Every provider's CQ may be closed under a waiter,
  * which then returns at once: 0, or (soft) the completions still queued.
  * {@link #requestNotify} may be called from any thread. On a CQ created on a
  * {@link CompletionChannel}, DiSNI's and {@code ffm}'s {@link #await} poll with short sleeps (the
@@ -49,15 +51,16 @@ import java.util.concurrent.TimeUnit;
  *       the contract forbids all the same.</li>
  *   <li>Broken contract (two threads inside the calls of one CQ or QP at once, or a close during a
  *       poll): undefined. Completions may map to the wrong requests, queue slots may leak, and on
- *       DiSNI a CQ destroyed under a running poll may crash the JVM. With Java assertions enabled
- *       for the provider ({@code -ea}, as the test suites run), the DiSNI provider checks it: the
- *       second of two overlapping calls on one CQ or QP, and a close from another thread during a
- *       poll or spin, throw {@link java.util.ConcurrentModificationException} (best effort: it sees
+ *       DiSNI and {@code ffm} a CQ destroyed under a running poll may crash the JVM. With Java
+ *       assertions enabled for the provider ({@code -ea}, as the test suites run), the DiSNI and
+ *       {@code ffm} providers check it: the second of two overlapping calls on one CQ or QP, and a
+ *       close from another thread during a poll or spin, throw
+ *       {@link java.util.ConcurrentModificationException} (best effort: it sees
  *       calls that overlap, not every unordered change of thread). Without {@code -ea} the check is
  *       compiled out and costs nothing.</li>
- *   <li>Provider difference: DiSNI polls, spins and posts without taking a monitor and still
- *       allocates nothing ({@link #await} keeps its per-step lock, so a close can end the wait);
- *       soft and ffm accept the option and keep their thread-safe CQs and QPs, on which the
+ *   <li>Provider difference: DiSNI and {@code ffm} poll, spin and post without taking a monitor
+ *       and still allocate nothing ({@link #await} keeps its per-step lock, so a close can end the
+ *       wait); soft accepts the option and keeps its thread-safe CQs and QPs, on which the
  *       contract is simply not needed. Code that follows it runs on every provider.</li>
  * </ul>
  *
@@ -117,10 +120,11 @@ public interface CompletionQueue extends AutoCloseable {
      * calling thread burns its CPU for the whole wait and does not see an interrupt before the
      * bound: keep the bounds short and call again.
      *
-     * <p>Provider difference: DiSNI spins in one native call ({@code ibv_poll_cq} in a loop), holding
-     * the CQ's lock, so a concurrent {@link #poll}, {@link #await} or {@link #close} on the same CQ
-     * waits until the spin ends (at most the bound). The default (the soft and {@code ffm} providers) loops over
-     * {@link #poll}, which other threads may enter between two polls.
+     * <p>Provider difference: DiSNI spins in one native call ({@code ibv_poll_cq} in a loop), and
+     * {@code ffm} in one Java loop of downcalls, each holding the CQ's lock for the whole spin, so
+     * a concurrent {@link #poll}, {@link #await} or {@link #close} on the same CQ waits until the
+     * spin ends (at most the bound). The default (the soft provider) loops over {@link #poll},
+     * which other threads may enter between two polls.
      *
      * <p>A failure of a QP's data path met during the spin surfaces as through {@link #poll} and
      * {@link #await} (error and flushed completions, QP in ERR, the QP event; see Failures above),
@@ -201,8 +205,8 @@ public interface CompletionQueue extends AutoCloseable {
 
     /**
      * {@return whether this CQ runs in single-consumer mode} True only where the provider exploits
-     * the option ({@link Device#createCompletionQueue(int, CompletionChannel, boolean)}): DiSNI. Soft
-     * and ffm report false, also for a CQ asked for single-consumer (it stays thread-safe there).
+     * the option ({@link Device#createCompletionQueue(int, CompletionChannel, boolean)}): DiSNI and
+     * ffm. Soft reports false, also for a CQ asked for single-consumer (it stays thread-safe there).
      */
     default boolean singleConsumer() {
         return false;

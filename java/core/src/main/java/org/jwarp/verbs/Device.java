@@ -51,8 +51,8 @@ public interface Device extends AutoCloseable {
      * {@link CompletionQueue#spin} and {@link CompletionQueue#await} then come from one thread at a
      * time (the contract, and what breaking it does, is in {@link CompletionQueue}, "Single-consumer
      * mode"), and a provider may poll without a lock. The default ignores the option and makes a CQ
-     * that any thread may use: soft and ffm keep their thread-safe CQ
-     * ({@link CompletionQueue#singleConsumer()} is false there); DiSNI polls without a lock.
+     * that any thread may use: soft keeps its thread-safe CQ
+     * ({@link CompletionQueue#singleConsumer()} is false there); DiSNI and ffm poll without a lock.
      *
      * @param entries        the completions the CQ must hold
      * @param channel        the channel of this device that receives the CQ's events, or null

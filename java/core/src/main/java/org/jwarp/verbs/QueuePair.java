@@ -79,7 +79,7 @@ public interface QueuePair {
 
     /**
      * {@return whether this QP runs in single-consumer mode} True only where the provider exploits
-     * {@link QueuePairConfig#withSingleConsumer}: DiSNI. Soft and ffm report false (their QPs stay
+     * {@link QueuePairConfig#withSingleConsumer}: DiSNI and ffm. Soft reports false (its QPs stay
      * thread-safe).
      */
     default boolean singleConsumer() {

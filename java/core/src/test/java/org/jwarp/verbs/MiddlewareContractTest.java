@@ -1374,7 +1374,7 @@ public abstract class MiddlewareContractTest extends DeviceSuite {
     void singleConsumerOwnersPerConnectionShareRegionUnderCpuHogs_5040_5() throws Exception {
         final int n = OWNED_CONNECTIONS;
         final int rounds = ownedRounds();
-        final boolean exploited = providerName().equals("disni");
+        final boolean exploited = providerName().equals("disni") || providerName().equals("ffm");
         try (End server = new End(n * OWNED_SLICE); End client = new End(n * OWNED_SLICE)) {
             CompletionQueue[] scq = new CompletionQueue[n];
             CompletionQueue[] ccq = new CompletionQueue[n];

@@ -39,4 +39,10 @@ class ProviderContractTestOnRxeTest extends ProviderContractTest {
     protected QueuePair.QpState shortReceiveQpState() {
         return QueuePair.QpState.RTS;
     }
+
+    /** DiSNI's wildcard listener never answers a request (see {@link ProviderContractTest#wildcardListenerAnswers}). */
+    @Override
+    protected boolean wildcardListenerAnswers() {
+        return false;
+    }
 }

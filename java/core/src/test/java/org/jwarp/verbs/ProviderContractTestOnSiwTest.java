@@ -27,4 +27,10 @@ class ProviderContractTestOnSiwTest extends ProviderContractTest {
     protected boolean shortReadAcrossPageIntact() {
         return false;
     }
+
+    /** DiSNI's wildcard listener never answers a request (see {@link ProviderContractTest#wildcardListenerAnswers}). */
+    @Override
+    protected boolean wildcardListenerAnswers() {
+        return false;
+    }
 }

@@ -118,7 +118,7 @@ public abstract class ZeroAllocationTest extends DeviceSuite {
         cqp = cc.queuePair();
         sqp = sc.queuePair();
         System.out.println(getClass().getSimpleName() + ": " + cc.info());
-        if (singleConsumer) { // the DiSNI provider exploits the mode (soft would keep its thread-safe queues)
+        if (singleConsumer) { // the DiSNI and ffm providers exploit the mode (soft would keep its thread-safe queues)
             assertTrue(ccq.singleConsumer() && scq.singleConsumer() && cqp.singleConsumer() && sqp.singleConsumer(),
                     "single-consumer CQs and QPs");
         }

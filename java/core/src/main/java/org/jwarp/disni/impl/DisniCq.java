@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.OwnerCheck;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.WcOpcode;
 import org.jwarp.verbs.WcStatus;

@@ -5,6 +5,7 @@ import com.ibm.disni.verbs.IbvQP;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.jwarp.disni.natives.JwarpNative;
+import org.jwarp.provider.OwnerCheck;
 import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.provider.WrRing;
 import org.jwarp.verbs.Access;

@@ -204,12 +204,17 @@ public final class FfmContext implements AutoCloseable {
     }
 
     /** Creates a completion queue of at least {@code entries} entries ({@code ibv_create_cq}). */
-    public synchronized FfmCq createCq(int entries) throws RdmaException {
+    public FfmCq createCq(int entries) throws RdmaException {
+        return createCq(entries, false);
+    }
+
+    /** A completion queue as {@link #createCq(int)}, single-consumer when {@code single} (see {@link FfmCq}). */
+    public synchronized FfmCq createCq(int entries, boolean single) throws RdmaException {
         checkOpen();
         if (entries < 1 || entries > maxCqe) {
             throw new IllegalArgumentException("entries: " + entries + " outside 1.." + maxCqe + " (max_cqe of " + name + ")");
         }
-        FfmCq cq = FfmCq.create(this, entries);
+        FfmCq cq = FfmCq.create(this, entries, null, single);
         children.add(cq);
         return cq;
     }
@@ -223,7 +228,12 @@ public final class FfmContext implements AutoCloseable {
     }
 
     /** Creates a completion queue whose events go to {@code channel}, a channel of this device. */
-    public synchronized FfmCq createCq(int entries, FfmChannel channel) throws RdmaException {
+    public FfmCq createCq(int entries, FfmChannel channel) throws RdmaException {
+        return createCq(entries, channel, false);
+    }
+
+    /** A completion queue as {@link #createCq(int, FfmChannel)}, single-consumer when {@code single}. */
+    public synchronized FfmCq createCq(int entries, FfmChannel channel, boolean single) throws RdmaException {
         checkOpen();
         if (!channel.of(this)) {
             throw new IllegalArgumentException("completion channel " + channel + " belongs to another device than " + name);
@@ -234,7 +244,7 @@ public final class FfmContext implements AutoCloseable {
         if (entries < 1 || entries > maxCqe) {
             throw new IllegalArgumentException("entries: " + entries + " outside 1.." + maxCqe + " (max_cqe of " + name + ")");
         }
-        FfmCq cq = FfmCq.create(this, entries, channel);
+        FfmCq cq = FfmCq.create(this, entries, channel, single);
         children.add(cq);
         return cq;
     }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.jwarp.ground.SnapshotArrays;
+import org.jwarp.provider.OwnerCheck;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.RdmaException;
@@ -25,6 +26,12 @@ import org.slf4j.LoggerFactory;
  * A completion queue ({@code ibv_create_cq}). {@link #poll} is one downcall to the context's
  * {@code ops.poll_cq} into a preallocated array of {@code struct ibv_wc}, decoded into the
  * caller's {@link WorkCompletion}s: nothing is allocated per poll.
+ *
+ * <p>Thread-safe: polls and the steps of {@link #await} are serialized on this object. A
+ * single-consumer CQ ({@link #single}) polls and spins without the monitor, and its QPs map
+ * completions without theirs (one owner thread is the application's promise, see
+ * {@link CompletionQueue}, checked under {@code -ea} by {@link OwnerCheck}); await keeps its
+ * per-step monitor, so a close from another thread still ends a wait.
  */
 public final class FfmCq implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(FfmCq.class);
@@ -35,6 +42,8 @@ public final class FfmCq implements CompletionQueue {
     private static final long WC_SIZE = IbvLayouts.WC.byteSize();
     /** The longest nap of {@link #await} between polls on a CQ of a consumer's channel. */
     private static final long AWAIT_MAX_NAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+    /** The longest one-downcall wait step of {@link #await}: interrupts and other pollers get in this often. */
+    private static final long AWAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final FfmContext device;
     final MemorySegment cq;
@@ -80,9 +89,15 @@ public final class FfmCq implements CompletionQueue {
      * caller's wrId (else the buffer's place in the SRQ would be lost for good).
      */
     private volatile FfmSrq[] srqs = NO_SRQS;
+    /** Single-consumer mode: poll and spin take no monitor (one thread at a time, the contract). */
+    private final boolean single;
+    private final OwnerCheck owner = new OwnerCheck("completion queue");
+    /** The owner waits in await (checked mode only): a close from another thread is then allowed. */
+    private volatile boolean ownerAwaits;
 
-    private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel, FfmCqWait own) {
+    private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel, FfmCqWait own, boolean single) {
         this.device = device;
+        this.single = single;
         this.channel = channel;
         this.own = own;
         this.solicitedUnreported = device.name.startsWith("siw");
@@ -92,17 +107,17 @@ public final class FfmCq implements CompletionQueue {
     }
 
     static FfmCq create(FfmContext device, int entries) throws RdmaException {
-        return create(device, entries, null);
+        return create(device, entries, null, false);
     }
 
     /**
      * A CQ whose events go to {@code channel}; without one, to a channel of its own that only
      * {@link #await} sleeps on ({@link #channel()} is null then, and {@link #requestNotify} refused).
      */
-    static FfmCq create(FfmContext device, int entries, FfmChannel channel) throws RdmaException {
+    static FfmCq create(FfmContext device, int entries, FfmChannel channel, boolean single) throws RdmaException {
         FfmCqWait own = channel == null ? FfmCqWait.create(device) : null;
         try {
-            return create(device, entries, channel, own);
+            return create(device, entries, channel, own, single);
         } catch (RdmaException | RuntimeException | Error e) {
             if (own != null) {
                 own.destroy();
@@ -111,7 +126,8 @@ public final class FfmCq implements CompletionQueue {
         }
     }
 
-    private static FfmCq create(FfmContext device, int entries, FfmChannel channel, FfmCqWait own) throws RdmaException {
+    private static FfmCq create(FfmContext device, int entries, FfmChannel channel, FfmCqWait own, boolean single)
+            throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Ibv.CALL_STATE);
             // a local: a conditional as invokeExact's argument would be typed Object
@@ -139,7 +155,10 @@ public final class FfmCq implements CompletionQueue {
                 }
                 FfmContext.layoutCheck("ibv_cq", wrong);
             }
-            FfmCq made = new FfmCq(device, cq, cqe, channel, own);
+            FfmCq made = new FfmCq(device, cq, cqe, channel, own, single);
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("{}: await waits by {}", made, made.waitSequence());
+            }
             if (channel != null) {
                 channel.add(made);
             } else {
@@ -159,7 +178,67 @@ public final class FfmCq implements CompletionQueue {
     }
 
     @Override
-    public synchronized int poll(WorkCompletion[] out, int max) {
+    public boolean singleConsumer() {
+        return single;
+    }
+
+    @Override
+    public int poll(WorkCompletion[] out, int max) {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                return pollNow(out, max);
+            } finally {
+                owner.leave(entered);
+            }
+        }
+        synchronized (this) {
+            return pollNow(out, max);
+        }
+    }
+
+    /**
+     * The spin in one hold of the monitor, as DiSNI's native spin holds its CQ's lock: polls back
+     * to back without a lock operation between them (each one costs more than an empty poll), so
+     * a concurrent poll, await step or close waits for the spin's end, which the caller's bound
+     * limits. A single-consumer CQ spins on its owner thread without the monitor, its ownership
+     * checked (under {@code -ea}) once per spin.
+     */
+    @Override
+    public int spin(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
+        if (maxPolls < 1 || maxNanos < 0) {
+            throw new IllegalArgumentException("spin: maxPolls must be >= 1 and maxNanos >= 0, got " + maxPolls
+                    + ", " + maxNanos);
+        }
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                return spinNow(out, max, maxPolls, maxNanos);
+            } finally {
+                owner.leave(entered);
+            }
+        }
+        synchronized (this) {
+            return spinNow(out, max, maxPolls, maxNanos);
+        }
+    }
+
+    /** Polls until a completion or a bound (the caller holds the monitor or owns the CQ). */
+    private int spinNow(WorkCompletion[] out, int max, long maxPolls, long maxNanos) {
+        long start = maxNanos > 0 ? System.nanoTime() : 0;
+        for (long polls = 1; ; polls++) {
+            int n = pollNow(out, max);
+            if (n > 0 || polls >= maxPolls) {
+                return n;
+            }
+            if (maxNanos > 0 && (polls & 63) == 0 && System.nanoTime() - start >= maxNanos) {
+                return 0;
+            }
+        }
+    }
+
+    /** One {@code ops.poll_cq}, the completions decoded (the caller holds the monitor or owns the CQ). */
+    private int pollNow(WorkCompletion[] out, int max) {
         if (!open) {
             throw new IllegalStateException("completion queue is closed");
         }
@@ -298,14 +377,34 @@ public final class FfmCq implements CompletionQueue {
      * poll, arm for every completion ({@code ops.req_notify_cq}), poll, then sleep on the CQ's own
      * channel ({@link FfmCqWait}: {@code poll(2)} of at most 100 ms, {@code ibv_get_cq_event},
      * acknowledged in batches) and poll again; each step one downcall, nothing allocated. The CQ's
-     * monitor is held for the polls and the arming only, never for the sleep. On a CQ of a
+     * monitor is held for the polls and the arming only, never for the sleep. With jwarp's native
+     * library named by {@code -Djwarp.ffm.nativeLib} ({@link FfmNativeWait}) the whole sequence is
+     * one downcall ({@code jw_cq_await}) made under the monitor in steps of at most 100 ms, as the
+     * DiSNI provider's: a concurrent poll then waits for the step's end. On a CQ of a
      * consumer's channel the channel's events belong to its consumer: polls with naps (at most
      * 200 µs), as the DiSNI provider's does. A CQ closed while the caller waits ends the wait with
      * 0 (the close wakes a sleeper at once); one closed before the call is an error.
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
+        if (single && OwnerCheck.CHECKED) {
+            boolean entered = owner.enter();
+            ownerAwaits = true;
+            try {
+                return awaitNow(out, max, timeout, unit);
+            } finally {
+                ownerAwaits = false;
+                owner.leave(entered);
+            }
+        }
+        return awaitNow(out, max, timeout, unit);
+    }
+
+    private int awaitNow(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
+        if (own != null && own.oneCall() != null) {
+            return awaitInOneCall(out, max, deadline);
+        }
         long nap = 1_000;
         boolean first = true;
         while (true) {
@@ -315,7 +414,7 @@ public final class FfmCq implements CompletionQueue {
                 if (!open && !first) {
                     return 0; // closed while this thread waited
                 }
-                n = poll(out, max);
+                n = pollNow(out, max);
                 if (n == 0 && own != null) {
                     taken = own.taken(); // an event taken after this read may have disarmed the arming below
                     int rc = arm(false);
@@ -323,7 +422,7 @@ public final class FfmCq implements CompletionQueue {
                         throw new IllegalStateException("ibv_req_notify_cq on " + device.name + " failed with "
                                 + Ibv.describe(Math.abs(rc)));
                     }
-                    n = poll(out, max); // a completion that raced the arming raises no event
+                    n = pollNow(out, max); // a completion that raced the arming raises no event
                 }
             }
             first = false;
@@ -346,6 +445,59 @@ public final class FfmCq implements CompletionQueue {
                 nap = Math.min(nap * 2, AWAIT_MAX_NAP_NANOS);
             }
         }
+    }
+
+    /**
+     * The wait as {@code jw_cq_await} ({@link FfmNativeWait}): each step one downcall under the
+     * monitor, of at most {@link #AWAIT_SLICE_NANOS}, the completions decoded before the monitor
+     * is let go; an interrupt is seen between steps, close() ends a step through the wake-up fd.
+     */
+    private int awaitInOneCall(WorkCompletion[] out, int max, long deadline) throws InterruptedException {
+        boolean first = true;
+        while (true) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            long slice = Math.max(0, Math.min(deadline - System.nanoTime(), AWAIT_SLICE_NANOS));
+            int n;
+            synchronized (this) {
+                if (!open || own.closing()) {
+                    if (first && !open) {
+                        throw new IllegalStateException("completion queue is closed");
+                    }
+                    return 0; // closed while this thread waited
+                }
+                int want = Math.min(Math.min(max, out.length), BATCH);
+                if (want <= 0) {
+                    return 0;
+                }
+                n = own.step(want, wcs, slice);
+                if (n < 0) {
+                    throw new IllegalStateException(FfmNativeWait.SYMBOL + " (ibv_poll_cq, ibv_req_notify_cq, "
+                            + "ibv_get_cq_event) on " + device.name + " failed with " + Ibv.describe(-n));
+                }
+                for (int i = 0; i < n; i++) {
+                    decode(i * WC_SIZE, out[i]);
+                }
+            }
+            if (n > 0 || deadline - System.nanoTime() <= 0) {
+                return n;
+            }
+            first = false;
+        }
+    }
+
+    /**
+     * Which wait {@link #await} uses (tests, logs): "one downcall (jw_cq_await of PATH)", "Java
+     * steps (poll, arm, poll, poll(2), ibv_get_cq_event)", or "polls with naps" on a CQ of a
+     * consumer's channel.
+     */
+    String waitSequence() {
+        if (own == null) {
+            return "polls with naps (a consumer's channel)";
+        }
+        return own.oneCall() != null ? "one downcall (" + own.oneCall() + ")"
+                : "Java steps (poll, arm, poll, poll(2), ibv_get_cq_event)";
     }
 
     /** {@code ops.req_notify_cq} under the monitor, the CQ open; the device's return code. */
@@ -422,8 +574,23 @@ public final class FfmCq implements CompletionQueue {
         }
     }
 
+    /**
+     * Destroys the CQ after waking a sleeping {@link #await}. On a single-consumer CQ, close comes
+     * from the owner or after it stopped polling (checked under {@code -ea}), or while the owner
+     * awaits.
+     */
     @Override
-    public synchronized void close() {
+    public void close() {
+        if (single && !ownerAwaits) {
+            owner.idleOrMine();
+        }
+        if (own != null) {
+            own.wake(); // ends a one-downcall wait, which holds the monitor closeNow takes
+        }
+        closeNow();
+    }
+
+    private synchronized void closeNow() {
         if (!open) {
             return;
         }

@@ -19,7 +19,11 @@ import org.jwarp.verbs.RdmaException;
  * and polls it again before it sleeps here (poll, arm, poll, sleep, poll): a completion that
  * arrived before the arming is found by the second poll, one after it raises the event.
  *
- * <p>Each step is its own downcall (FFM chains no native calls); the segments they use are
+ * <p>With {@link FfmNativeWait} bound ({@code -Djwarp.ffm.nativeLib}), {@link #step} makes the
+ * whole sequence one downcall instead, under the CQ's monitor, and close() ends it through the
+ * same eventfd before it takes that monitor.
+ *
+ * <p>Otherwise each step is its own downcall (FFM chains no native calls); the segments they use are
  * allocated once, so a wait allocates nothing. One thread sleeps at a time (the monitor of this
  * object); others wait for it, at most one slice, or until a completion or close ends its sleep.
  * The event that ends one sleep also disarms the CQ, so a thread that armed before that event
@@ -41,6 +45,12 @@ final class FfmCqWait {
     private final MemorySegment taken = arena.allocate(ADDRESS, 2);
     private final MemorySegment takenContext = taken.asSlice(ADDRESS.byteSize());
     private MemorySegment cq = MemorySegment.NULL;
+    /** The one-downcall wait, or null for the Java steps. */
+    private final FfmNativeWait oneCall;
+    /** The uint32 count of events {@link #step} took and not yet acknowledged (the native side's). */
+    private final MemorySegment nativeUnacked = arena.allocate(JAVA_INT);
+    /** Set by the first {@link #wake}: the eventfd is signalled once, never after it was closed. */
+    private final java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
     /** Events taken and not yet acknowledged (guarded by this). */
     private int unacked;
     /** Events taken so far (written under this object's monitor, read without it before an arming). */
@@ -48,8 +58,9 @@ final class FfmCqWait {
     /** Set by close() before it wakes the sleeper (guarded by this once set). */
     private volatile boolean closed;
 
-    private FfmCqWait(String device, MemorySegment channel, int wakeFd) {
+    private FfmCqWait(String device, MemorySegment channel, int wakeFd, FfmNativeWait oneCall) {
         this.device = device;
+        this.oneCall = oneCall;
         this.channel = channel;
         this.wakeFd = wakeFd;
         pollfds.set(JAVA_INT, 0, FfmChannel.fd(channel));
@@ -62,7 +73,7 @@ final class FfmCqWait {
     static FfmCqWait create(FfmContext ctx) throws RdmaException {
         MemorySegment ch = FfmChannel.createNative(ctx);
         try {
-            return new FfmCqWait(ctx.name, ch, FfmChannel.eventFd(ctx.name));
+            return new FfmCqWait(ctx.name, ch, FfmChannel.eventFd(ctx.name), FfmNativeWait.configured());
         } catch (RdmaException | RuntimeException | Error e) {
             FfmChannel.destroyNative(ch, ctx.name);
             throw e;
@@ -111,10 +122,48 @@ final class FfmCqWait {
         }
     }
 
+    /** The one-downcall wait in use, or null (the Java steps). */
+    FfmNativeWait oneCall() {
+        return oneCall;
+    }
+
+    /**
+     * The whole wait in one downcall ({@link FfmNativeWait}): poll, arm, poll, sleep of at most
+     * {@code nanos}, take the event, poll, into {@code wcs}. The caller holds the CQ's monitor.
+     *
+     * @return the completions polled, 0 (none: time up, woken by close, or a spurious event), or a
+     *         negative errno
+     */
+    int step(int want, MemorySegment wcs, long nanos) {
+        try {
+            return (int) oneCall.await.invokeExact(cq, channel, wakeFd, want, wcs, nanos, nativeUnacked);
+        } catch (Throwable t) {
+            throw Ibv.downcallFailed(FfmNativeWait.SYMBOL, t);
+        }
+    }
+
+    /** Whether close() has begun (a waiter returns 0). */
+    boolean closing() {
+        return closed;
+    }
+
     private void ack() throws Throwable {
         if (unacked > 0) {
             FfmChannel.ACK_CQ_EVENTS.invokeExact(cq, unacked);
             unacked = 0;
+        }
+        int k = nativeUnacked.get(JAVA_INT, 0);
+        if (k != 0) {
+            FfmChannel.ACK_CQ_EVENTS.invokeExact(cq, k);
+            nativeUnacked.set(JAVA_INT, 0, 0);
+        }
+    }
+
+    /** Ends a sleep or a {@link #step} in progress and any later one (the eventfd stays readable); once. */
+    void wake() {
+        closed = true;
+        if (woken.compareAndSet(false, true)) {
+            FfmChannel.signal(wakeFd);
         }
     }
 
@@ -128,8 +177,7 @@ final class FfmCqWait {
      * acknowledges the events not yet acknowledged: then the CQ may be destroyed.
      */
     void release() {
-        closed = true;
-        FfmChannel.signal(wakeFd);
+        wake();
         synchronized (this) {
             try {
                 ack();

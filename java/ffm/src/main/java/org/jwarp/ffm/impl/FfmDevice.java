@@ -185,6 +185,22 @@ final class FfmDevice implements Device, ConnectionManager {
         return ctx.createCq(entries, ch);
     }
 
+    /**
+     * A single-consumer CQ polls, spins and maps its QPs' completions without a monitor (see
+     * {@link CompletionQueue}, "Single-consumer mode").
+     */
+    @Override
+    public CompletionQueue createCompletionQueue(int entries, CompletionChannel channel, boolean singleConsumer)
+            throws RdmaException {
+        if (channel == null) {
+            return ctx.createCq(entries, singleConsumer);
+        }
+        if (!(channel instanceof FfmChannel ch)) {
+            throw new IllegalArgumentException("completion channel " + channel + " is not the ffm provider's");
+        }
+        return ctx.createCq(entries, ch, singleConsumer);
+    }
+
     @Override
     public CompletionChannel createCompletionChannel() throws RdmaException {
         return ctx.createChannel();
@@ -349,7 +365,7 @@ final class FfmDevice implements Device, ConnectionManager {
                     + "'s protection domain");
         }
         return FfmQp.create(id, pd, scq, rcq, srq, qpc.maxSendWr(), qpc.maxRecvWr(), qpc.maxSendSge(), qpc.maxRecvSge(),
-                qpc.maxInlineData());
+                qpc.maxInlineData(), qpc.singleConsumer());
     }
 
     /** The shared receive queue {@code qpc} asks for, of {@code pd}, or null. */

@@ -138,8 +138,10 @@ final class FfmListener implements Listener {
                 }
                 qp.established(ord);
                 qp.context(qpc.context());
-                ConnectionInfo ci = CmNegotiation.info(local, remote, o, neg.peerIrd(), neg.peerOrd(), neg.peerPrivateData(),
-                        dev.roce);
+                // rdma_get_local_addr of the new id: on a wildcard listener the device's address, not 0.0.0.0
+                InetSocketAddress bound = FfmAddresses.local(child.id);
+                ConnectionInfo ci = CmNegotiation.info(bound != null ? bound : local, remote, o, neg.peerIrd(), neg.peerOrd(),
+                        neg.peerPrivateData(), dev.roce);
                 FfmConnection c = new FfmConnection(dev, child, own, qp, ci);
                 ok = true;
                 return c;

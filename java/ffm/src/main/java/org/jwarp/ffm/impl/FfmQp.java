@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jwarp.provider.OwnerCheck;
 import org.jwarp.provider.WorkRequestChecks;
 import org.jwarp.provider.WrRing;
 import org.jwarp.verbs.Access;
@@ -32,6 +33,17 @@ import org.jwarp.verbs.WorkRequestException;
  * nothing is allocated unless one is refused. The device sees a token per WR (a {@link WrRing}
  * token: queue tag, QP generation, sequence number); the completion maps it back to the caller's
  * wrId, and a signalled Read that siw completes after a later Send keeps its slot until then.
+ *
+ * <p>Re-posting a shape: a send WR written into a slot that already holds the same shape (the same
+ * opcode, one SGE at the same address with the same lkey, the same remote address, rkey and
+ * immediate), as every single-WR post of a reused request into slot 0 does, rewrites only wr_id,
+ * the SGE's length and the flags: the rest is compared, not written again. The device only reads
+ * the WR memory, so what was written stays there.
+ *
+ * <p>Thread-safe: posts and completion mapping are serialized on this object. A single-consumer QP
+ * ({@link #single}) takes no monitor for them: its one owner thread is the application's promise
+ * (the contract of {@link org.jwarp.verbs.CompletionQueue}), checked under {@code -ea} by
+ * {@link OwnerCheck}.
  */
 public final class FfmQp implements QueuePair {
     /** Tells apart the tokens of a closed QP whose qp_num the device reuses. */
@@ -74,10 +86,16 @@ public final class FfmQp implements QueuePair {
     /** Set by {@link #abandoned}: posts are refused before the QP is destroyed. */
     private volatile boolean abandoned;
     private final Checks checks = new Checks();
+    /** Bytes between two send WRs' SGE arrays. */
+    private final long sendSgeStride;
+    /** Single-consumer mode: posts and completion mapping take no monitor. */
+    private final boolean single;
+    private final OwnerCheck owner = new OwnerCheck("queue pair");
 
     private FfmQp(FfmPd pd, MemorySegment cmId, FfmCq sendCq, FfmCq recvCq, FfmSrq srq, MemorySegment qp,
-            QueuePairCaps caps) {
+            QueuePairCaps caps, boolean single) {
         this.pd = pd;
+        this.single = single;
         this.srq = srq;
         this.cmId = cmId;
         this.sendCq = sendCq;
@@ -91,6 +109,7 @@ public final class FfmQp implements QueuePair {
         int rw = Math.max(1, caps.maxRecvWr()); // on an SRQ the device may grant none
         this.sendWrs = arena.allocate(IbvLayouts.SEND_WR, sw);
         this.sendSges = arena.allocate(IbvLayouts.SGE, (long) sw * Math.max(caps.maxSendSge(), 1));
+        this.sendSgeStride = Math.max(caps.maxSendSge(), 1) * SGE_SIZE;
         this.recvWrs = arena.allocate(IbvLayouts.RECV_WR, rw);
         this.recvSges = arena.allocate(IbvLayouts.SGE, (long) rw * Math.max(caps.maxRecvSge(), 1));
         this.badWr = arena.allocate(ADDRESS);
@@ -113,6 +132,12 @@ public final class FfmQp implements QueuePair {
      */
     static FfmQp create(FfmCmId id, FfmPd pd, FfmCq sendCq, FfmCq recvCq, FfmSrq srq, int maxSendWr, int maxRecvWr,
             int maxSendSge, int maxRecvSge, int maxInlineData) throws RdmaException {
+        return create(id, pd, sendCq, recvCq, srq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, false);
+    }
+
+    /** As the thread-safe {@code create}, single-consumer when {@code single} (posts and completions take no monitor). */
+    static FfmQp create(FfmCmId id, FfmPd pd, FfmCq sendCq, FfmCq recvCq, FfmSrq srq, int maxSendWr, int maxRecvWr,
+            int maxSendSge, int maxRecvSge, int maxInlineData, boolean single) throws RdmaException {
         if (maxSendWr < 1 || maxRecvWr < 1 || maxSendSge < 1 || maxRecvSge < 1 || maxInlineData < 0) {
             throw new IllegalArgumentException("QP capacities: maxSendWr " + maxSendWr + ", maxRecvWr " + maxRecvWr
                     + ", maxSendSge " + maxSendSge + ", maxRecvSge " + maxRecvSge + " must be >= 1, maxInlineData >= 0");
@@ -172,7 +197,7 @@ public final class FfmQp implements QueuePair {
                     attr.get(JAVA_INT, IbvLayouts.INIT_MAX_RECV_SGE),
                     Math.min(attr.get(JAVA_INT, IbvLayouts.INIT_MAX_SEND_SGE), pd.device.maxSgeRd),
                     attr.get(JAVA_INT, IbvLayouts.INIT_MAX_INLINE));
-            FfmQp q = new FfmQp(pd, id.id, sendCq, recvCq, srq, qp, caps);
+            FfmQp q = new FfmQp(pd, id.id, sendCq, recvCq, srq, qp, caps, single);
             pd.attach(q);
             id.attach(q);
             sendCq.attach(q);
@@ -237,12 +262,37 @@ public final class FfmQp implements QueuePair {
     }
 
     @Override
-    public synchronized long postCalls() {
-        return postCalls;
+    public boolean singleConsumer() {
+        return single;
     }
 
     @Override
-    public synchronized void postSend(SendRequest first) throws WorkRequestException {
+    public long postCalls() {
+        if (single) {
+            return postCalls;
+        }
+        synchronized (this) {
+            return postCalls;
+        }
+    }
+
+    @Override
+    public void postSend(SendRequest first) throws WorkRequestException {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                postSendNow(first);
+            } finally {
+                owner.leave(entered);
+            }
+            return;
+        }
+        synchronized (this) {
+            postSendNow(first);
+        }
+    }
+
+    private void postSendNow(SendRequest first) throws WorkRequestException {
         checkOpen();
         WorkRequestException refused = null;
         int k = 0;
@@ -274,22 +324,75 @@ public final class FfmQp implements QueuePair {
             return refused;
         }
         long w = k * SEND_WR_SIZE;
-        int n = writeSges(wr.sgl, sendSges, (long) k * Math.max(caps.maxSendSge(), 1) * SGE_SIZE);
+        long sges = k * sendSgeStride;
         SendOpcode op = wr.opcode;
+        int imm = op == SendOpcode.SEND_WITH_INVALIDATE ? wr.invalidateRkey : 0;
+        int one = shapeHeld(wr, w, sges, imm);
+        if (one >= 0) {
+            sendSges.set(JAVA_INT, sges + IbvLayouts.SGE_LENGTH, wr.sgl.length(one));
+        } else {
+            sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_NUM_SGE, writeSges(wr.sgl, sendSges, sges));
+            sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_OPCODE, op.ibvCode);
+            sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_IMM_DATA, imm);
+            sendWrs.set(JAVA_LONG, w + IbvLayouts.SWR_REMOTE_ADDR, wr.remoteAddress);
+            sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_RKEY, wr.rkey);
+        }
         sendWrs.set(JAVA_LONG, w + IbvLayouts.SWR_WR_ID, sq.tokenAhead(k));
-        sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_NUM_SGE, n);
-        sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_OPCODE, op.ibvCode);
         sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_SEND_FLAGS, (wr.signaled ? IbvLayouts.SEND_SIGNALED : 0)
                 | (wr.solicited ? IbvLayouts.SEND_SOLICITED : 0) | (wr.fence ? IbvLayouts.SEND_FENCE : 0)
                 | (wr.inline ? IbvLayouts.SEND_INLINE : 0));
-        sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_IMM_DATA, op == SendOpcode.SEND_WITH_INVALIDATE ? wr.invalidateRkey : 0);
-        sendWrs.set(JAVA_LONG, w + IbvLayouts.SWR_REMOTE_ADDR, wr.remoteAddress);
-        sendWrs.set(JAVA_INT, w + IbvLayouts.SWR_RKEY, wr.rkey);
         return null;
     }
 
+    /**
+     * When send slot {@code w} (its SGEs at {@code sges}) already holds {@code wr}'s shape (one SGE
+     * naming the same address and lkey; the same opcode, immediate, remote address and rkey), the
+     * index of {@code wr}'s one non-empty entry; else -1, and the whole WR is written.
+     */
+    private int shapeHeld(SendRequest wr, long w, long sges, int imm) {
+        if (sendWrs.get(JAVA_INT, w + IbvLayouts.SWR_NUM_SGE) != 1
+                || sendWrs.get(JAVA_INT, w + IbvLayouts.SWR_OPCODE) != wr.opcode.ibvCode
+                || sendWrs.get(JAVA_INT, w + IbvLayouts.SWR_IMM_DATA) != imm
+                || sendWrs.get(JAVA_LONG, w + IbvLayouts.SWR_REMOTE_ADDR) != wr.remoteAddress
+                || sendWrs.get(JAVA_INT, w + IbvLayouts.SWR_RKEY) != wr.rkey) {
+            return -1;
+        }
+        ScatterGatherList sgl = wr.sgl;
+        int found = -1;
+        for (int j = 0; j < sgl.count(); j++) {
+            if (sgl.length(j) == 0) {
+                continue;
+            }
+            if (found >= 0) {
+                return -1; // two entries: not the held shape
+            }
+            found = j;
+        }
+        if (found < 0) {
+            return -1;
+        }
+        MemoryRegion mr = sgl.region(found);
+        return sendSges.get(JAVA_LONG, sges + IbvLayouts.SGE_ADDR) == mr.address() + sgl.offset(found)
+                && sendSges.get(JAVA_INT, sges + IbvLayouts.SGE_LKEY) == mr.lkey() ? found : -1;
+    }
+
     @Override
-    public synchronized void postRecv(RecvRequest first) throws WorkRequestException {
+    public void postRecv(RecvRequest first) throws WorkRequestException {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                postRecvNow(first);
+            } finally {
+                owner.leave(entered);
+            }
+            return;
+        }
+        synchronized (this) {
+            postRecvNow(first);
+        }
+    }
+
+    private void postRecvNow(RecvRequest first) throws WorkRequestException {
         checkOpen();
         WorkRequestException refused = null;
         int k = 0;
@@ -310,7 +413,22 @@ public final class FfmQp implements QueuePair {
     }
 
     @Override
-    public synchronized void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
+    public void postRecv(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
+        if (single) {
+            boolean entered = owner.enter();
+            try {
+                postRecvNow(wrId, mr, offset, length);
+            } finally {
+                owner.leave(entered);
+            }
+            return;
+        }
+        synchronized (this) {
+            postRecvNow(wrId, mr, offset, length);
+        }
+    }
+
+    private void postRecvNow(long wrId, MemoryRegion mr, long offset, int length) throws WorkRequestException {
         checkOpen();
         WorkRequestException refused = WorkRequestChecks.recv(checks, null, mr, offset, length, 0);
         if (refused != null) {
@@ -405,9 +523,19 @@ public final class FfmQp implements QueuePair {
     /**
      * Maps a completion's token back to the caller's wrId and retires its WR with the older ones
      * its ring lets go (RFC 5040 §5.5; see {@link WrRing}); an error completion gets the posted
-     * opcode. False when the token is none of this QP's outstanding WRs.
+     * opcode. False when the token is none of this QP's outstanding WRs. Under the QP's monitor
+     * unless the QP is single-consumer (then the poll runs on its owner thread).
      */
-    synchronized boolean completed(WorkCompletion wc, boolean success) {
+    boolean completed(WorkCompletion wc, boolean success) {
+        if (single) {
+            return completedNow(wc, success);
+        }
+        synchronized (this) {
+            return completedNow(wc, success);
+        }
+    }
+
+    private boolean completedNow(WorkCompletion wc, boolean success) {
         if (srq != null && srq.owns(wc.wrId)) {
             if (!srq.completed(wc)) {
                 return false;

@@ -23,7 +23,10 @@ import org.jwarp.verbs.RdmaException;
  * ({@code ibv_poll_cq}, {@code ibv_req_notify_cq}, {@code ibv_post_send}, {@code ibv_post_recv},
  * {@code ibv_post_srq_recv})
  * as address-less handles: the caller passes the function pointer it read once from the
- * context's {@code ops} as the first argument, the indirect call a C program makes.
+ * context's {@code ops} as the first argument, the indirect call a C program makes. Those five are
+ * critical downcalls ({@link Linker.Option#critical}, no heap segments): they are short and never
+ * block (a user-space ring, at most a doorbell system call), so the call skips the JVM's
+ * thread-state transition, and with it a safepoint poll, on the way in and out.
  * {@code ibv_reg_mr} is a macro in the header; the exported {@code ibv_reg_mr} (IBVERBS_1.1) is
  * the function it ends in for a plain registration.
  */
@@ -31,6 +34,8 @@ final class Ibv {
     private static final Linker LINKER = Linker.nativeLinker();
     static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    /** The hot verbs' option: short, non-blocking, never calls back into Java, native segments only. */
+    private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
     /** Why libibverbs could not be bound, or null. */
     static final String UNBOUND;
@@ -55,16 +60,16 @@ final class Ibv {
     static final MethodHandle DESTROY_SRQ;
 
     /** {@code int (*poll_cq)(struct ibv_cq *, int num_entries, struct ibv_wc *)}, target first. */
-    static final MethodHandle POLL_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    static final MethodHandle POLL_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS), CRITICAL);
     /** {@code int (*req_notify_cq)(struct ibv_cq *, int solicited_only)}, target first. */
-    static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), CRITICAL);
 
     /** {@code int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **bad_wr)}, target first. */
-    static final MethodHandle POST_SEND = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    static final MethodHandle POST_SEND = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CRITICAL);
     /** {@code int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **bad_wr)}, target first. */
-    static final MethodHandle POST_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    static final MethodHandle POST_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CRITICAL);
     /** {@code int (*post_srq_recv)(struct ibv_srq *, struct ibv_recv_wr *, struct ibv_recv_wr **bad_wr)}, target first. */
-    static final MethodHandle POST_SRQ_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    static final MethodHandle POST_SRQ_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CRITICAL);
 
     static {
         MethodHandle[] h = new MethodHandle[18];

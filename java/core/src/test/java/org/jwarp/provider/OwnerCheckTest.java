@@ -1,4 +1,4 @@
-package org.jwarp.disni.impl;
+package org.jwarp.provider;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,22 +1,25 @@
-package org.jwarp.disni.impl;
+package org.jwarp.provider;
 
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The check of a single-consumer CQ's or QP's contract (one thread at a time), made only when Java
- * assertions are enabled for this package: {@link #enter} records the calling thread for the
- * length of a call, and the second of two overlapping calls from different threads throws
- * {@link ConcurrentModificationException}. Without assertions {@link #CHECKED} is a false constant,
+ * The check of a single-consumer CQ's or QP's contract (one thread at a time; see
+ * {@code CompletionQueue}, "Single-consumer mode"), shared by the providers that drop their locks
+ * in that mode, made only when Java assertions are enabled for this package: {@link #enter}
+ * records the calling thread for the length of a call, and the second of two overlapping calls
+ * from different threads throws {@link ConcurrentModificationException}. Without assertions {@link #CHECKED} is a false constant,
  * the JIT drops every call, and the object holds nothing.
  */
-final class OwnerCheck {
-    static final boolean CHECKED = OwnerCheck.class.desiredAssertionStatus();
+public final class OwnerCheck {
+    /** Whether Java assertions are enabled for this package (then the check runs). */
+    public static final boolean CHECKED = OwnerCheck.class.desiredAssertionStatus();
 
     private final AtomicReference<Thread> user = CHECKED ? new AtomicReference<>() : null;
     private final String what;
 
-    OwnerCheck(String what) {
+    /** @param what the object checked, named in the exception ("completion queue") */
+    public OwnerCheck(String what) {
         this.what = what;
     }
 
@@ -26,7 +29,7 @@ final class OwnerCheck {
      *
      * @throws ConcurrentModificationException when another thread is inside
      */
-    boolean enter() {
+    public boolean enter() {
         if (!CHECKED) {
             return false;
         }
@@ -43,7 +46,7 @@ final class OwnerCheck {
     }
 
     /** Ends a call that {@link #enter} entered. */
-    void leave(boolean entered) {
+    public void leave(boolean entered) {
         if (entered) {
             user.set(null);
         }
@@ -55,7 +58,7 @@ final class OwnerCheck {
      *
      * @throws ConcurrentModificationException when another thread is inside
      */
-    void idleOrMine() {
+    public void idleOrMine() {
         if (CHECKED) {
             Thread u = user.get();
             if (u != null && u != Thread.currentThread()) {

@@ -1,0 +1,32 @@
+package org.jwarp.ffm.contract;
+
+import org.jwarp.ffm.impl.NativeWaitLibrary;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * {@link FfmContractOnRxeTest} with {@code CompletionQueue.await} in one downcall: the CQs are
+ * created while {@code -Djwarp.ffm.nativeLib} names jwarp's native library, so every await of the
+ * suite runs {@code jw_cq_await} (poll, arm, poll, sleep, take the event, poll) instead of the Java
+ * steps (guest only, JDK 25).
+ */
+@Tag("device")
+class FfmContractOneCallWaitOnRxeTest extends FfmContractOnRxeTest {
+    private static String was;
+
+    @BeforeAll
+    static void waitInOneDowncall() {
+        was = System.getProperty(NativeWaitLibrary.PROPERTY);
+        System.setProperty(NativeWaitLibrary.PROPERTY, NativeWaitLibrary.path().toString());
+    }
+
+    @AfterAll
+    static void waitInJavaSteps() {
+        if (was == null) {
+            System.clearProperty(NativeWaitLibrary.PROPERTY);
+        } else {
+            System.setProperty(NativeWaitLibrary.PROPERTY, was);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+package org.jwarp.ffm.contract;
+
+import org.jwarp.verbs.DeviceUnderTest;
+import org.jwarp.verbs.ZeroAllocationTest;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * Core's {@link ZeroAllocationTest} with single-consumer CQs and QPs on the ffm provider over the
+ * kernel's rxe0 (guest only, JDK 25; fails when the device is missing): posts and polls without a
+ * monitor, every post a re-post of the slot's shape, and nothing allocated.
+ */
+@Tag("device")
+class FfmZeroAllocationSingleConsumerOnRxeTest extends ZeroAllocationTest {
+    FfmZeroAllocationSingleConsumerOnRxeTest() {
+        super(DeviceUnderTest.rxe("ffm"), true);
+    }
+}
