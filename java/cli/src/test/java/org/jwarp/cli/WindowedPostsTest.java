@@ -20,13 +20,17 @@ import org.junit.jupiter.api.Test;
  */
 class WindowedPostsTest {
 
-    /** A send queue that completes the signaled operations it holds, one per reap, in order. */
+    /**
+     * A send queue that completes the signaled operations it holds, one per reap, in order, and
+     * records the WR ids posted signaled.
+     */
     private static final class Queue {
         final long base;
         final int n;
         final int every;
         final int window;
         final ArrayDeque<Long> signaledIds = new ArrayDeque<>();
+        final List<Long> signaledLog = new ArrayList<>();
         final List<Integer> postSizes = new ArrayList<>();
         int posted;
         int retired;
@@ -47,6 +51,7 @@ class WindowedPostsTest {
             for (int k = from; k < from + count; k++) {
                 if (WindowedPosts.signaled(k, n, every)) {
                     signaledIds.add(base + k);
+                    signaledLog.add(base + k);
                 }
             }
             posted += count;
@@ -71,9 +76,25 @@ class WindowedPostsTest {
                 wcs[i].status = WcStatus.SUCCESS;
                 retired = (int) (id - base + 1);
                 i++;
+            } else if (i == 0) {
+                // the loop reaps only with nothing more to post: no signaled operation outstanding
+                // means no completion will ever come (a real queue would leave the loop waiting)
+                throw new AssertionError("no signaled operation outstanding: " + (posted - retired)
+                        + " posted, none will complete; signaled so far " + signaledLog);
             }
             return i;
         }
+    }
+
+    /** Perftest's CQ moderation stated on its own: WR ids of every {@code every}-th operation and of the last. */
+    private static List<Long> expectedSignaled(long base, int n, int every) {
+        List<Long> ids = new ArrayList<>();
+        for (int k = 1; k <= n; k++) {
+            if (k % every == 0 || k == n) {
+                ids.add(base + k - 1);
+            }
+        }
+        return ids;
     }
 
     private static WorkCompletion[] wcs() {
@@ -96,7 +117,8 @@ class WindowedPostsTest {
         assertEquals(n, q.posted);
         assertEquals(n, q.retired);
         assertEquals(window, q.maxOutstanding, "the window fills and is never exceeded");
-        assertTrue(WindowedPosts.signaled(n - 1, n, every), "the last operation is signaled (1,000 % 8 == 0 anyway)");
+        assertEquals(expectedSignaled(77, n, every), q.signaledLog, "every 8th posted signaled, no other");
+        assertEquals(77L + n - 1, (long) q.signaledLog.get(q.signaledLog.size() - 1), "the last posted is signaled");
     }
 
     @Test
@@ -114,7 +136,7 @@ class WindowedPostsTest {
         Queue q = new Queue(0, n, 4, 4);
         WindowedPosts.run(n, 4, 4, 3, 0, q::post, q::reap, wcs());
         assertEquals(n, q.retired);
-        assertTrue(WindowedPosts.signaled(12, 13, 4));
+        assertEquals(List.of(3L, 7L, 11L, 12L), q.signaledLog, "every 4th posted signaled, and the last");
         for (int size : q.postSizes) {
             assertTrue(size <= 3, "a post call carries at most the post list");
         }

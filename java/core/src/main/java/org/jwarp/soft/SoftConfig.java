@@ -33,7 +33,9 @@ import org.jwarp.verbs.AwaitStrategy;
  *                          CQ's streams itself; it spins this long (reading the readable sockets
  *                          without blocking), then yields up to {@code pollYields} times, before it
  *                          blocks in the CQ's selector; 0 turns receive polling off (the
- *                          reactor delivers every completion). See {@link org.jwarp.soft.cq.SoftCompletionQueue}.
+ *                          reactor delivers every completion) and, with {@code pollYields} unset,
+ *                          the yields too: a thread in {@code await} blocks at once.
+ *                          See {@link org.jwarp.soft.cq.SoftCompletionQueue}.
  * @param pollMaxStreams    receive polling is used only on CQs serving at most this many streams
  *                          ({@code jwarp.soft.pollMaxStreams}; default: no practical limit, as the
  *                          poller reads only the sockets its selector reports readable)
@@ -53,7 +55,9 @@ import org.jwarp.verbs.AwaitStrategy;
  * @param pollYields        after the spin, a thread in {@code await} on an empty CQ yields its core
  *                          up to this many times, checking the CQ (and reading its sockets) after
  *                          each, before it blocks ({@code jwarp.soft.pollYields}); the default of
- *                          every CQ, which {@link org.jwarp.verbs.AwaitStrategy} overrides per CQ
+ *                          every CQ, which {@link org.jwarp.verbs.AwaitStrategy} overrides per CQ.
+ *                          Unset (in the settings, or a constructor without it), it is
+ *                          20, or 0 when {@code pollSpinMicros} is 0
  * @param reactorBusyPollMicros after each event, a reactor thread keeps polling its sockets without
  *                          blocking for this long before it sleeps in {@code epoll_wait}
  *                          ({@code jwarp.soft.reactorBusyPollMicros}; 0 = off, the default): the
@@ -80,6 +84,15 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
      * lose by 4-8x under the hog: the spinner takes the core its peer needs.
      */
     static final int DEFAULT_POLL_YIELDS = 20;
+
+    /**
+     * {@code pollYields} when it is not set: {@link #DEFAULT_POLL_YIELDS}, or 0 when {@code
+     * spinMicros} is 0, so {@code pollSpinMicros=0} alone still means "block at once".
+     */
+    static int defaultPollYields(int spinMicros) {
+        return spinMicros == 0 ? 0 : DEFAULT_POLL_YIELDS;
+    }
+
     /** Default reactor busy-poll window: off. */
     static final int DEFAULT_REACTOR_BUSY_POLL_MICROS = 0;
 
@@ -117,12 +130,12 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
         }
     }
 
-    /** Without the await yields and the reactor busy-poll window: their defaults. */
+    /** Without the await yields and the reactor busy-poll window: their defaults (no yields with spin 0). */
     public SoftConfig(Duration initiatorTimeout, Duration responderTimeout, Duration decisionTimeout, int maxFpdu,
                       int txBufferSize, int reactors, int pollSpinMicros, int pollMaxStreams, int pollLeaseMicros,
                       Duration fpduStallTimeout, int txStagingAreas) {
         this(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors, pollSpinMicros,
-                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, DEFAULT_POLL_YIELDS,
+                pollMaxStreams, pollLeaseMicros, fpduStallTimeout, txStagingAreas, defaultPollYields(pollSpinMicros),
                 DEFAULT_REACTOR_BUSY_POLL_MICROS);
     }
 
@@ -193,6 +206,7 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
             }
         }
         SoftConfig d = defaults();
+        int spinMicros = integer(settings, "pollSpinMicros", d.pollSpinMicros);
         return new SoftConfig(
                 millis(settings, "initiatorTimeoutMs", d.initiatorTimeout),
                 millis(settings, "responderTimeoutMs", d.responderTimeout),
@@ -200,12 +214,12 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 integer(settings, "maxFpdu", d.maxFpdu),
                 integer(settings, "txBufferSize", d.txBufferSize),
                 integer(settings, "reactors", d.reactors),
-                integer(settings, "pollSpinMicros", d.pollSpinMicros),
+                spinMicros,
                 integer(settings, "pollMaxStreams", d.pollMaxStreams),
                 integer(settings, "pollLeaseMicros", d.pollLeaseMicros),
                 millis(settings, "fpduStallTimeoutMs", d.fpduStallTimeout),
                 integer(settings, "txStagingAreas", d.txStagingAreas),
-                integer(settings, "pollYields", d.pollYields),
+                integer(settings, "pollYields", defaultPollYields(spinMicros)),
                 integer(settings, "reactorBusyPollMicros", d.reactorBusyPollMicros));
     }
 
@@ -250,7 +264,10 @@ public record SoftConfig(Duration initiatorTimeout, Duration responderTimeout, D
                 reactorBusyPollMicros);
     }
 
-    /** Receive polling: spin time (0 = off), largest CQ fan-out polled, lease; see the record's parameters. */
+    /**
+     * Receive polling: spin time (0 = off), largest CQ fan-out polled, lease; see the record's
+     * parameters. Keeps {@code pollYields}: with spin 0, {@code withPollYields(0)} blocks at once.
+     */
     public SoftConfig withPolling(int spinMicros, int maxStreams, int leaseMicros) {
         return new SoftConfig(initiatorTimeout, responderTimeout, decisionTimeout, maxFpdu, txBufferSize, reactors,
                 spinMicros, maxStreams, leaseMicros, fpduStallTimeout, txStagingAreas, pollYields,

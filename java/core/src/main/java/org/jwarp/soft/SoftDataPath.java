@@ -54,9 +54,13 @@ final class SoftDataPath implements RdmapListener {
      * 1 MiB, CRC on, host loopback, 3 alternating runs (a loaded host) against a TCP stream:
      * write-bw 1.50 (1.24..1.56) and read-bw 1.50 (1.35..1.76) of it, against 0.66 (0.59..1.17) and
      * 0.65 (0.58..0.69) with 256 KiB and no stage-ahead.
+     *
+     * <p>Both budgets are fixed and ignore {@link SoftConfig#txBufferSize} ({@code jwarp.soft.txBufferSize}):
+     * they count payload referenced in registered memory, while that setting sizes the staging area of
+     * headers, pads and CRCs, which ends a batch early only when it has no room for another FPDU.
      */
     static final int TX_WRITE_BUDGET = 64 * 1024;
-    /** Payload bytes staged ahead, CRCs computed, while the socket is full ({@link TxGather#roomAhead}). */
+    /** Payload bytes staged ahead, CRCs computed, while the socket is full ({@link TxGather#roomAhead}); fixed too. */
     static final int TX_AHEAD_BUDGET = 1024 * 1024;
 
     private final SoftStream stream;

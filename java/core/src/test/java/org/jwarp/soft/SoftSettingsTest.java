@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 
 import org.jwarp.verbs.Rdma;
 import org.jwarp.verbs.RdmaProvider;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Settings handed to {@code Rdma.open("soft", settings)}: the jwarp.soft.* names of README's table. */
 class SoftSettingsTest {
@@ -62,5 +65,31 @@ class SoftSettingsTest {
         assertThrows(IllegalArgumentException.class, () -> SoftConfig.fromSettings(Map.of("jwarp.soft.pollYields", "-1")));
         assertThrows(IllegalArgumentException.class,
                 () -> SoftConfig.fromSettings(Map.of("jwarp.soft.reactorBusyPollMicros", "1000001")));
+    }
+
+    @ParameterizedTest(name = "pollSpinMicros {0}, pollYields {1} -> spin {2} µs, {3} yields")
+    @CsvSource({",, 2, 20", "0,, 0, 0", "0, 5, 0, 5", "0, 20, 0, 20", "7,, 7, 20", ", 0, 2, 0", "7, 50, 7, 50"})
+    @DisplayName("The CQs' default await strategy per setting: pollSpinMicros=0 without pollYields blocks at once, a pollYields given always applies")
+    void awaitStrategyPerSetting(String spin, String yields, long spinMicros, int expectedYields) {
+        Map<String, String> settings = new HashMap<>();
+        if (spin != null) {
+            settings.put("jwarp.soft.pollSpinMicros", spin);
+        }
+        if (yields != null) {
+            settings.put("jwarp.soft.pollYields", yields);
+        }
+        assertEquals(org.jwarp.verbs.AwaitStrategy.of(spinMicros, expectedYields),
+                SoftConfig.fromSettings(settings).awaitStrategy(), settings::toString);
+    }
+
+    @Test
+    @DisplayName("A constructor without pollYields applies the same rule: spin 0 blocks at once, another spin yields 20 times")
+    void constructorWithoutYieldsBlocksAtSpinZero() {
+        SoftConfig d = SoftConfig.defaults();
+        SoftConfig off = new SoftConfig(d.initiatorTimeout(), d.responderTimeout(), d.decisionTimeout(), d.maxFpdu(),
+                d.txBufferSize(), d.reactors(), 0, d.pollMaxStreams(), d.pollLeaseMicros(), d.fpduStallTimeout(),
+                d.txStagingAreas());
+        assertEquals(org.jwarp.verbs.AwaitStrategy.block(), off.awaitStrategy());
+        assertEquals(org.jwarp.verbs.AwaitStrategy.of(2, 20), d.awaitStrategy());
     }
 }
