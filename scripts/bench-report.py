@@ -536,7 +536,7 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks=None):
         p("")
     soft = [r for r in guest if r.get("soft")]
     if soft:
-        p("Guest, the soft provider (pure Java iWARP over the guest's TCP, two JVMs on one address) against kernel "
+        p("Guest, the soft provider (pure Java iWARP over the guest's TCP, two JVMs on one address, MPA CRC off as between two siw ends) against kernel "
           "siw (perftest on the siw device) in the same guest run, alternating case by case: the peer a user would "
           "pick instead. send/write: half round trip as perftest prints it. Reported, no target.")
         p("")

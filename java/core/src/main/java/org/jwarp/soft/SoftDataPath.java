@@ -93,7 +93,9 @@ final class SoftDataPath implements RdmapListener {
         int ird = Math.min(outcome.ird(), CmParameters.MAX_IRD_ORD);
         this.ord = Math.min(outcome.ord(), CmParameters.MAX_IRD_ORD);
         InetSocketAddress local = stream.localAddress();
-        int fpdu = FpduSizing.forLocalAddress(local == null ? null : local.getAddress(), config.maxFpdu());
+        InetSocketAddress remote = stream.remoteAddress();
+        int fpdu = FpduSizing.forPath(local == null ? null : local.getAddress(),
+                remote == null ? null : remote.getAddress(), config.maxFpdu());
         int mulpdu = Math.min(fpdu - Fpdu.OVERHEAD, Fpdu.MAX_ULPDU_LENGTH);
         RdmapSettings s = new RdmapSettings(mulpdu, outcome.crc(), false, ird, ord, qp.sqSize() + 1, qp.rqSize() + 1);
         int maxSge = qp.maxSge();

@@ -105,7 +105,7 @@
  * <p>Wire behaviour follows the Linux siw interop rules of the project notes: Rev 2 with S, A and
  * both Write and Read RTR offered, CRC offered, ORD ≥ 1 for a Read RTR, FPDUs ≤ the path's MSS
  * rounded down to 8 (the
- * MSS derived from the local interface's MTU, capped at 65528 bytes by default (65480 on loopback, as siw); 1448 bytes when the MTU is
+ * MSS derived from the local interface's MTU, or loopback's when the peer is one of this host's own addresses, capped at 65528 bytes by default (65480 on loopback, as siw); 1448 bytes when the MTU is
  * unknown), setup TERMs with CRC 0
  * sent and accepted, and nothing sent directly after an MPA frame.
  *

@@ -65,10 +65,34 @@ class FpduSizingTest {
         }
     }
 
+    /** The FPDU of the loopback device's path (65,480 bytes with Linux's MTU of 65536). */
+    private static int loopbackFpdu() throws Exception {
+        return FpduSizing.forMtu(NetworkInterface.getByInetAddress(InetAddress.getByName("127.0.0.1")).getMTU(), false);
+    }
+
+    /**
+     * A peer at one of this host's own addresses is reached over the loopback device whatever
+     * interface holds the address, so the FPDU is loopback's (as siw's are there), while a peer
+     * elsewhere gets the local interface's MSS.
+     */
+    @Test
+    void peerAtAnOwnAddressTakesLoopbacksMss_5044_8_1() throws Exception {
+        InetAddress elsewhere = InetAddress.getByName("198.51.100.77"); // TEST-NET-2, on no interface here
+        int lo = loopbackFpdu();
+        for (InetAddress a : localIpv4()) {
+            assertEquals(Math.min(65536, lo), FpduSizing.forPath(a, a, 65536), "to " + a + " from itself");
+            assertEquals(FpduSizing.forLocalAddress(a, 65536), FpduSizing.forPath(a, elsewhere, 65536),
+                    "from " + a + " to a peer elsewhere");
+        }
+        assertEquals(1024, FpduSizing.forPath(elsewhere, InetAddress.getByName("127.0.0.1"), 1024),
+                "the configured cap still applies");
+        assertEquals(FpduSizing.ETHERNET_FPDU, FpduSizing.forPath(null, null, 65536));
+    }
+
     /**
      * An established stream segments to the MULPDU of its own path: for each local interface
-     * address, a connection over it carries FPDUs no larger than that interface's MSS rounded to 8
-     * (on a 1400-MTU interface 1344 bytes, not a fixed Ethernet 1448).
+     * address, a connection from it to a listener on it runs over the loopback device, so it carries
+     * loopback's FPDUs (not the 1,344 bytes of the 1400-MTU interface that holds the address).
      */
     @Test
     void establishedStreamUsesThePathMss_5044_8_1() throws Exception {
@@ -76,7 +100,7 @@ class FpduSizingTest {
                 java.time.Duration.ofSeconds(5), java.time.Duration.ofSeconds(5));
         for (InetAddress a : localIpv4()) {
             int mtu = NetworkInterface.getByInetAddress(a).getMTU();
-            int expectFpdu = Math.min(cfg.maxFpdu(), FpduSizing.forMtu(mtu, false));
+            int expectFpdu = Math.min(cfg.maxFpdu(), loopbackFpdu());
             try (SoftProvider provider = new SoftProvider(cfg)) {
                 SoftDevice dev = provider.open(a);
                 SoftProtectionDomain pd = dev.allocateProtectionDomain();
