@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.provider.OwnerCheck;
@@ -31,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * single-consumer CQ ({@link #single}) polls and spins without the monitor, and its QPs map
  * completions without theirs (one owner thread is the application's promise, see
  * {@link CompletionQueue}, checked under {@code -ea} by {@link OwnerCheck}); await keeps its
- * per-step monitor, so a close from another thread still ends a wait.
+ * per-step monitor, so a close from another thread still ends a wait. QPs come and go under a
+ * lock of their own ({@link #qpLock}), never behind an await step.
  */
 public final class FfmCq implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(FfmCq.class);
@@ -44,6 +46,8 @@ public final class FfmCq implements CompletionQueue {
     private static final long AWAIT_MAX_NAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     /** The longest one-downcall wait step of {@link #await}: interrupts and other pollers get in this often. */
     private static final long AWAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The nap of a one-downcall {@link #await} between steps while other threads take the monitor. */
+    private static final long HANDOFF_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
     private final FfmContext device;
     final MemorySegment cq;
@@ -64,6 +68,21 @@ public final class FfmCq implements CompletionQueue {
      * Send with SE, so the arm covers every completion (a spurious wake-up is harmless).
      */
     private final boolean solicitedUnreported;
+    /**
+     * Serializes {@link #attach} and {@link #closed}. Not the monitor: a one-downcall await holds
+     * that for whole steps of up to {@link #AWAIT_SLICE_NANOS}, and QP setup and teardown must not
+     * wait for it. Dispatch reads {@link #qps} without it.
+     */
+    private final Object qpLock = new Object();
+    /**
+     * With the one-downcall await: the threads about to take the monitor for a poll, a spin or an
+     * await step, counted before they block and uncounted once in. That await holds the monitor
+     * for whole steps and would take it again at once after an empty one (a monitor is not fair),
+     * so between steps it lets them in first.
+     */
+    private final AtomicInteger entering = new AtomicInteger();
+    /** Whether {@link #await} is the one downcall (then polls count themselves in {@link #entering}). */
+    private final boolean oneCall;
     /**
      * Guards {@link #unacked} and {@link #acksFlushed}. Not the monitor: close() holds that while
      * {@code ibv_destroy_cq} waits for a channel thread's acknowledgement, which must not block.
@@ -100,6 +119,7 @@ public final class FfmCq implements CompletionQueue {
         this.single = single;
         this.channel = channel;
         this.own = own;
+        this.oneCall = own != null && own.oneCall() != null;
         this.solicitedUnreported = device.name.startsWith("siw");
         this.cq = cq;
         this.pollCq = device.pollCq;
@@ -192,7 +212,13 @@ public final class FfmCq implements CompletionQueue {
                 owner.leave(entered);
             }
         }
+        if (oneCall) {
+            entering.getAndIncrement();
+        }
         synchronized (this) {
+            if (oneCall) {
+                entering.getAndDecrement();
+            }
             return pollNow(out, max);
         }
     }
@@ -218,7 +244,13 @@ public final class FfmCq implements CompletionQueue {
                 owner.leave(entered);
             }
         }
+        if (oneCall) {
+            entering.getAndIncrement();
+        }
         synchronized (this) {
+            if (oneCall) {
+                entering.getAndDecrement();
+            }
             return spinNow(out, max, maxPolls, maxNanos);
         }
     }
@@ -290,7 +322,7 @@ public final class FfmCq implements CompletionQueue {
         for (FfmQp q : qps) {
             if (q.qpNum() == wc.qpNum && q.completed(wc, success)) {
                 if (q.isClosed() && q.drainedOn(this)) {
-                    detach(q); // a closed QP's last flushed WR (runs under the poll's monitor)
+                    detach(q); // a closed QP's last flushed WR
                 }
                 return;
             }
@@ -314,17 +346,19 @@ public final class FfmCq implements CompletionQueue {
         return null;
     }
 
-    synchronized void attach(FfmQp qp) {
-        qps = SnapshotArrays.with(qps, qp);
-        FfmSrq s = qp.sharedReceiveQueue();
-        if (s != null && !Arrays.asList(srqs).contains(s)) {
-            FfmSrq[] now = srqs;
-            for (FfmSrq o : srqs) {
-                if (!o.isOpen()) {
-                    now = SnapshotArrays.without(now, o, NO_SRQS); // a closed SRQ owns no slot any more
+    void attach(FfmQp qp) {
+        synchronized (qpLock) {
+            qps = SnapshotArrays.with(qps, qp);
+            FfmSrq s = qp.sharedReceiveQueue();
+            if (s != null && !Arrays.asList(srqs).contains(s)) {
+                FfmSrq[] now = srqs;
+                for (FfmSrq o : srqs) {
+                    if (!o.isOpen()) {
+                        now = SnapshotArrays.without(now, o, NO_SRQS); // a closed SRQ owns no slot any more
+                    }
                 }
+                srqs = SnapshotArrays.with(now, s);
             }
-            srqs = SnapshotArrays.with(now, s);
         }
     }
 
@@ -332,28 +366,34 @@ public final class FfmCq implements CompletionQueue {
      * A QP of this CQ was destroyed: it leaves now when none of its WRs is outstanding, else once
      * the last of them completed (flushed); of the closed QPs still waiting, the oldest leave
      * beyond {@link #DRAINING_MAX} (a WR the device never completes must not keep them for ever).
-     * Under the poll's monitor, so that no completion of it is being dispatched meanwhile.
+     * Under {@link #qpLock}, not the poll's monitor: a poll may dispatch the QP's last completion
+     * meanwhile; it retires the WR under the QP's monitor, so whichever of the two finds the QP
+     * closed and drained after that lets it go (both may: leaving twice is harmless).
      */
-    synchronized void closed(FfmQp qp) {
-        if (qp.drainedOn(this)) {
-            detach(qp);
-            return;
-        }
-        int draining = 0;
-        for (FfmQp q : qps) {
-            draining += q.isClosed() ? 1 : 0;
-        }
-        for (int i = 0; draining > DRAINING_MAX && i < qps.length; i++) {
-            if (qps[i].isClosed()) {
-                LOG.debug("QP {} closed with WRs outstanding left {} without their completions", qps[i].qpNum(), this);
-                detach(qps[i--]);
-                draining--;
+    void closed(FfmQp qp) {
+        synchronized (qpLock) {
+            if (qp.drainedOn(this)) {
+                detach(qp);
+                return;
+            }
+            int draining = 0;
+            for (FfmQp q : qps) {
+                draining += q.isClosed() ? 1 : 0;
+            }
+            for (int i = 0; draining > DRAINING_MAX && i < qps.length; i++) {
+                if (qps[i].isClosed()) {
+                    LOG.debug("QP {} closed with WRs outstanding left {} without their completions", qps[i].qpNum(), this);
+                    detach(qps[i--]);
+                    draining--;
+                }
             }
         }
     }
 
-    private synchronized void detach(FfmQp qp) {
-        qps = SnapshotArrays.without(qps, qp, NO_QPS);
+    private void detach(FfmQp qp) {
+        synchronized (qpLock) {
+            qps = SnapshotArrays.without(qps, qp, NO_QPS);
+        }
     }
 
     /** {@code enum ibv_wc_opcode} without {@link WcOpcode#of}'s scan over a fresh {@code values()} array. */
@@ -380,7 +420,7 @@ public final class FfmCq implements CompletionQueue {
      * monitor is held for the polls and the arming only, never for the sleep. With jwarp's native
      * library named by {@code -Djwarp.ffm.nativeLib} ({@link FfmNativeWait}) the whole sequence is
      * one downcall ({@code jw_cq_await}) made under the monitor in steps of at most 100 ms, as the
-     * DiSNI provider's: a concurrent poll then waits for the step's end. On a CQ of a
+     * DiSNI provider's: a concurrent poll then waits for the step's end, and goes before the next. On a CQ of a
      * consumer's channel the channel's events belong to its consumer: polls with naps (at most
      * 200 µs), as the DiSNI provider's does. A CQ closed while the caller waits ends the wait with
      * 0 (the close wakes a sleeper at once); one closed before the call is an error.
@@ -388,9 +428,10 @@ public final class FfmCq implements CompletionQueue {
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         if (single && OwnerCheck.CHECKED) {
-            boolean entered = owner.enter();
-            ownerAwaits = true;
+            ownerAwaits = true; // first: a close from another thread while the owner enters is no violation
+            boolean entered = false;
             try {
+                entered = owner.enter();
                 return awaitNow(out, max, timeout, unit);
             } finally {
                 ownerAwaits = false;
@@ -450,7 +491,9 @@ public final class FfmCq implements CompletionQueue {
     /**
      * The wait as {@code jw_cq_await} ({@link FfmNativeWait}): each step one downcall under the
      * monitor, of at most {@link #AWAIT_SLICE_NANOS}, the completions decoded before the monitor
-     * is let go; an interrupt is seen between steps, close() ends a step through the wake-up fd.
+     * is let go; after an empty step the threads that waited for the monitor go first
+     * ({@link #entering}). An interrupt is seen between steps, close() ends a step through the
+     * wake-up fd.
      */
     private int awaitInOneCall(WorkCompletion[] out, int max, long deadline) throws InterruptedException {
         boolean first = true;
@@ -460,7 +503,9 @@ public final class FfmCq implements CompletionQueue {
             }
             long slice = Math.max(0, Math.min(deadline - System.nanoTime(), AWAIT_SLICE_NANOS));
             int n;
+            entering.getAndIncrement();
             synchronized (this) {
+                entering.getAndDecrement();
                 if (!open || own.closing()) {
                     if (first && !open) {
                         throw new IllegalStateException("completion queue is closed");
@@ -484,6 +529,9 @@ public final class FfmCq implements CompletionQueue {
                 return n;
             }
             first = false;
+            while (entering.get() > 0 && deadline - System.nanoTime() > 0) {
+                LockSupport.parkNanos(HANDOFF_NANOS); // they take the monitor before the next step
+            }
         }
     }
 
@@ -507,6 +555,14 @@ public final class FfmCq implements CompletionQueue {
         } catch (Throwable t) {
             throw Ibv.downcallFailed("ops.req_notify_cq", t);
         }
+    }
+
+    /**
+     * Events {@link #await} took from the CQ's own channel and has not acknowledged yet, in either
+     * wait (tests, from the awaiting thread; 0 on a CQ of a consumer's channel).
+     */
+    int awaitUnacknowledged() {
+        return own == null ? 0 : own.unacknowledged();
     }
 
     /** Events {@link #await} took from the CQ's own channel (tests; 0 on a CQ of a consumer's channel). */

@@ -167,6 +167,11 @@ final class FfmCqWait {
         }
     }
 
+    /** Events taken and not yet acknowledged, by sleeps and by {@link #step}s (tests; the awaiting thread). */
+    synchronized int unacknowledged() {
+        return unacked + nativeUnacked.get(JAVA_INT, 0);
+    }
+
     /** Events taken by sleeps so far; read before arming the CQ for {@link #sleep}, and by tests. */
     long taken() {
         return events;

@@ -23,10 +23,13 @@ import org.jwarp.verbs.RdmaException;
  * ({@code ibv_poll_cq}, {@code ibv_req_notify_cq}, {@code ibv_post_send}, {@code ibv_post_recv},
  * {@code ibv_post_srq_recv})
  * as address-less handles: the caller passes the function pointer it read once from the
- * context's {@code ops} as the first argument, the indirect call a C program makes. Those five are
- * critical downcalls ({@link Linker.Option#critical}, no heap segments): they are short and never
- * block (a user-space ring, at most a doorbell system call), so the call skips the JVM's
- * thread-state transition, and with it a safepoint poll, on the way in and out.
+ * context's {@code ops} as the first argument, the indirect call a C program makes. Four of them
+ * are critical downcalls ({@link Linker.Option#critical}, no heap segments): they are short and
+ * never block (a user-space ring, at most a doorbell system call), so the call skips the JVM's
+ * thread-state transition, and with it a safepoint poll, on the way in and out. Not
+ * {@code ibv_post_send}: on siw the doorbell's system call transmits the send queue itself (TCP
+ * sends that may sleep on the socket) and rxe runs its requester in the caller's context, and a
+ * thread in a critical downcall stays in Java state, holding up every safepoint (GC) that long.
  * {@code ibv_reg_mr} is a macro in the header; the exported {@code ibv_reg_mr} (IBVERBS_1.1) is
  * the function it ends in for a plain registration.
  */
@@ -64,8 +67,11 @@ final class Ibv {
     /** {@code int (*req_notify_cq)(struct ibv_cq *, int solicited_only)}, target first. */
     static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), CRITICAL);
 
-    /** {@code int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **bad_wr)}, target first. */
-    static final MethodHandle POST_SEND = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CRITICAL);
+    /**
+     * {@code int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **bad_wr)}, target first.
+     * Not critical: the post may transmit in the kernel (see above).
+     */
+    static final MethodHandle POST_SEND = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     /** {@code int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **bad_wr)}, target first. */
     static final MethodHandle POST_RECV = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CRITICAL);
     /** {@code int (*post_srq_recv)(struct ibv_srq *, struct ibv_recv_wr *, struct ibv_recv_wr **bad_wr)}, target first. */

@@ -1,5 +1,7 @@
 package org.jwarp.ffm.contract;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import org.jwarp.ffm.impl.NativeWaitLibrary;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,7 +20,10 @@ class FfmContractOneCallWaitOnRxeTest extends FfmContractOnRxeTest {
     @BeforeAll
     static void waitInOneDowncall() {
         was = System.getProperty(NativeWaitLibrary.PROPERTY);
-        System.setProperty(NativeWaitLibrary.PROPERTY, NativeWaitLibrary.path().toString());
+        String lib = NativeWaitLibrary.path().toString();
+        System.setProperty(NativeWaitLibrary.PROPERTY, lib);
+        // a library without the symbol only warns: the suite would pass on the Java steps
+        assertEquals("jw_cq_await of " + lib, NativeWaitLibrary.configuredWait());
     }
 
     @AfterAll

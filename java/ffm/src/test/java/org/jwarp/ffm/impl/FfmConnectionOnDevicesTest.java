@@ -361,12 +361,14 @@ class FfmConnectionOnDevicesTest {
             sender.start();
             com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
             WorkCompletion[] sw = wcs(4);
+            int mostUnacked = 0;
             for (int r = 0; r < warm + rounds.length; r++) {
                 long before = threads.getCurrentThreadAllocatedBytes();
                 for (int i = 0; i < perRound && senderFailed.get() == null; i++) {
                     c.serverQp.postRecv(6, c.serverMr, 0, 64);
                     posted.incrementAndGet();
                     succeeded(awaited(c.serverCq, sw));
+                    mostUnacked = Math.max(mostUnacked, c.serverCq.awaitUnacknowledged());
                 }
                 if (r >= warm) {
                     rounds[r - warm] = threads.getCurrentThreadAllocatedBytes() - before;
@@ -376,7 +378,10 @@ class FfmConnectionOnDevicesTest {
             assertNull(senderFailed.get(), "the sending thread failed");
             assertEquals(0, Arrays.stream(rounds).min().getAsLong(), "bytes allocated by " + perRound
                     + " receives awaited (poll, arm, poll, poll(2), ibv_get_cq_event), per round: " + Arrays.toString(rounds));
-            if (!oneCall) {
+            if (oneCall) {
+                // jw_cq_await counts the events it takes in the CQ's unacknowledged count (acknowledged 64 at a time)
+                assertTrue(mostUnacked > 0, "jw_cq_await never took an event of the CQ's channel");
+            } else {
                 assertTrue(c.serverCq.awaitEvents() > 0, "await never slept on the CQ's channel");
             }
         }
@@ -450,14 +455,70 @@ class FfmConnectionOnDevicesTest {
                 + Arrays.toString(waits) + " (a sleep on a disarmed CQ lasts its 100 ms slice)");
     }
 
-    /** Whether {@code t} is inside the CQ's sleep (blocked on its monitor or in its poll(2)). */
-    private static boolean inCqSleep(Thread t) {
+    /**
+     * A QP made and closed on a CQ that another thread awaits in one downcall ({@code jw_cq_await},
+     * which holds the CQ's lock for each step of up to 100 ms and takes it again after an empty
+     * one), then a poll of that CQ from a third thread, are not held up by the await: QPs come and
+     * go under a lock of their own, and the poll comes before the awaiter's next step. Ordering,
+     * not timing: the awaiter (30 s, nothing arrives) has not returned when they are done.
+     */
+    @ParameterizedTest
+    @CsvSource({"10.77.0.1, 7505", "10.78.0.1, 7506"})
+    void queuePairsComeAndGoAndPollsGetInWhileAnotherThreadAwaitsTheCq(String address, int port) throws Exception {
+        String lib = NativeWaitLibrary.path().toString();
+        try (FfmCmChannel ch = FfmCmChannel.create()) {
+            FfmCmId id = FfmCmId.create(ch);
+            FfmContext device = null;
+            try {
+                id.resolve(new InetSocketAddress(InetAddress.ofLiteral(address), port), 5_000);
+                device = FfmContext.adopt(id.verbs());
+                FfmContext dev = device;
+                FfmPd pd = device.allocatePd();
+                FfmCq cq = NativeWaitLibrary.with(lib, () -> dev.createCq(16));
+                assertEquals("one downcall (jw_cq_await of " + lib + ")", cq.waitSequence());
+                java.util.concurrent.BlockingQueue<Object> returned = new java.util.concurrent.LinkedBlockingQueue<>();
+                Thread awaiter = Thread.ofPlatform().daemon().name("awaiter").start(() -> {
+                    try {
+                        returned.add(cq.await(wcs(1), 1, 30, java.util.concurrent.TimeUnit.SECONDS));
+                    } catch (Throwable t) {
+                        returned.add(t);
+                    }
+                });
+                long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+                while (!inFrame(awaiter, FfmCqWait.class, "step")) {
+                    assertTrue(System.nanoTime() - deadline < 0, "the awaiter never reached jw_cq_await");
+                    LockSupport.parkNanos(1_000_000L);
+                }
+                FfmQp qp = FfmQp.create(id, pd, cq, cq, null, 4, 4, 1, 1, 0);
+                qp.close();
+                assertNull(returned.peek(), "the QP's creation and close waited for the await to end");
+                assertEquals(0, cq.poll(wcs(1), 1));
+                assertNull(returned.peek(), "the poll waited for the await to end");
+                cq.close(); // ends the await at once
+                assertEquals(0, returned.poll(TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS));
+                awaiter.join(TIMEOUT_MS);
+            } finally {
+                id.close();
+                if (device != null) {
+                    device.close();
+                }
+            }
+        }
+    }
+
+    /** Whether {@code t} is inside {@code type}'s {@code method} now. */
+    private static boolean inFrame(Thread t, Class<?> type, String method) {
         for (StackTraceElement e : t.getStackTrace()) {
-            if (e.getClassName().equals(FfmCqWait.class.getName()) && e.getMethodName().equals("sleep")) {
+            if (e.getClassName().equals(type.getName()) && e.getMethodName().equals(method)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** Whether {@code t} is inside the CQ's sleep (blocked on its monitor or in its poll(2)). */
+    private static boolean inCqSleep(Thread t) {
+        return inFrame(t, FfmCqWait.class, "sleep");
     }
 
     /**

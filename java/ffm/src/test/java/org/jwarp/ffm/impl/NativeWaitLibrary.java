@@ -34,6 +34,16 @@ public final class NativeWaitLibrary {
         return NativeLibrary.extractBundled(cl).orElseThrow();
     }
 
+    /**
+     * The one-downcall wait the property names now ("jw_cq_await of PATH"), or null when a CQ
+     * created now would await in Java steps (property unset, or the library or symbol missing,
+     * which {@link FfmNativeWait} only warns about).
+     */
+    public static String configuredWait() {
+        FfmNativeWait w = FfmNativeWait.configured();
+        return w == null ? null : w.toString();
+    }
+
     /** Runs {@code body} with the property naming {@code path} (null: unset), restoring it after. */
     static <T, E extends Exception> T with(String path, ThrowingSupplier<T, E> body) throws E {
         String was = System.getProperty(FfmNativeWait.PROPERTY);
