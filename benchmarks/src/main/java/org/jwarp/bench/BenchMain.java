@@ -16,6 +16,7 @@ import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
 import org.jwarp.cli.Json;
 import org.jwarp.cli.WindowedPosts;
+import org.jwarp.verbs.ConnectionParameters;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -66,9 +67,10 @@ public final class BenchMain implements Callable<Integer> {
     int bwMaxMsgs = 200_000;
     @Option(names = "--window", description = "Outstanding Writes and Sends in bandwidth cases (default: ${DEFAULT-VALUE}).")
     int window = 32;
-    @Option(names = "--read-window", description = "Outstanding Reads in read-bw; above 16 the client asks for that ORD, "
-            + "and the window is what the peer's IRD grants (default: ${DEFAULT-VALUE}).")
-    int readWindow = 16;
+    @Option(names = "--read-window", description = "Outstanding Reads in read-bw; 0 = the --window, as jwarp client; above "
+            + "the parameters' default ORD (" + ConnectionParameters.DEFAULT_IRD_ORD + ") the client asks for that ORD; "
+            + "the window is what the settled ORD allows (default: ${DEFAULT-VALUE}).")
+    int readWindow;
     @Option(names = "--signal-every", description = "Write/Read bandwidth: signal every n-th operation, like perftest's "
             + "--cq-mod; 0 = window/4 for Writes, 1 for Reads (default: ${DEFAULT-VALUE}).")
     int signalEvery;
@@ -331,10 +333,12 @@ public final class BenchMain implements Callable<Integer> {
         boolean separate = !sameProvider && !transport.equals("disni") && !transport.equals("ffm");
         r.put("peer", peer != null ? "own JVM" : separate ? "same JVM, own provider" : "same JVM, same provider");
         int qpDepth = q > 1 ? 4 : depth;
-        // a Read window deeper than the parameters' default ORD of 16 asks the peer for that IRD
-        int readOrd = op.equals("read-bw") && !perftest && readWindow > 16 ? readWindow : 0;
-        if (readOrd > 0) {
-            qpDepth = Math.max(qpDepth, readWindow + 16);
+        // a Read window deeper than the parameters' default ORD asks the peer for that IRD
+        boolean readBw = op.equals("read-bw") && !perftest;
+        int readDepth = readWindow > 0 ? readWindow : window;
+        int readOrd = readBw && readDepth > ConnectionParameters.DEFAULT_IRD_ORD ? readDepth : 0;
+        if (readBw) {
+            qpDepth = Math.max(qpDepth, readDepth + 16);
         }
         boolean sp = spin;
         try (ProviderFixture f = peer != null
@@ -361,7 +365,7 @@ public final class BenchMain implements Callable<Integer> {
             } else if (bw) {
                 ProviderPingPong.BwOp b = ProviderPingPong.BwOp.valueOf(op.substring(0, op.length() - 3).toUpperCase(Locale.ROOT));
                 int n = bwMsgs(size);
-                int w = b == ProviderPingPong.BwOp.READ ? Math.min(readWindow, f.ord) : window;
+                int w = b == ProviderPingPong.BwOp.READ ? Math.max(1, Math.min(readDepth, f.ord)) : window;
                 r.put("window", w);
                 measureBandwidth(r, size, n, () -> p.bandwidth(b, Math.max(1, n / 8), w, signalEvery), () -> {
                     long t = p.bandwidth(b, n, w, signalEvery);

@@ -116,7 +116,10 @@ final class ProviderFixture implements AutoCloseable {
         this(providerName, address, n, size, depth, separate, crc, 0);
     }
 
-    /** As above; {@code clientOrd} above 0 is the ORD the client asks for (RFC 6581 §9.1), else the default 16. */
+    /**
+     * As above; {@code clientOrd} above 0 is the ORD the client asks for (RFC 6581 §9.1), else the
+     * default {@link ConnectionParameters#DEFAULT_IRD_ORD}.
+     */
     ProviderFixture(String providerName, String address, int n, int size, int depth, boolean separate, boolean crc,
                     int clientOrd) throws Exception {
         this.size = size;
@@ -191,16 +194,16 @@ final class ProviderFixture implements AutoCloseable {
         ord = settledOrd(client);
     }
 
-    /** The ORD the first connection settled on (16, the parameters' default, without connections). */
+    /** The ORD the first connection settled on (the parameters' default without connections). */
     private static int settledOrd(Side s) {
-        return s.conns.length > 0 && s.conns[0] != null ? s.conns[0].info().ord() : 16;
+        return s.conns.length > 0 && s.conns[0] != null ? s.conns[0].info().ord() : ConnectionParameters.DEFAULT_IRD_ORD;
     }
 
     /**
      * Connects {@code n} queue pairs to a {@link BenchPeer} at {@code peer}; the connect private
      * data tells it what to run ({@code mode}, wait, size, window) and where the client's receive
      * region is, its accept private data where its regions are. Read depths: the parameters'
-     * defaults (IRD = ORD = 16).
+     * defaults (IRD = ORD = {@link ConnectionParameters#DEFAULT_IRD_ORD}).
      */
     static ProviderFixture remote(String providerName, String address, InetSocketAddress peer, int n, int size,
                                   int depth, boolean crc, ProviderPingPong.Peer mode, boolean spin, int sinkWindow)
@@ -268,7 +271,7 @@ final class ProviderFixture implements AutoCloseable {
         return ConnectionParameters.builder().crc(crc).build();
     }
 
-    /** The client's parameters: {@code ord} above 0 is the ORD asked for (a Read window deeper than 16). */
+    /** The client's parameters: {@code ord} above 0 is the ORD asked for (a Read window deeper than the default ORD). */
     static ConnectionParameters clientParams(boolean crc, int ord) {
         return ord > 0 ? ConnectionParameters.builder().crc(crc).ord(ord).build() : params(crc);
     }

@@ -33,12 +33,15 @@ import org.jwarp.verbs.WorkCompletion;
  * Memory per queue pair of the embedded provider: opens {@code N} loopback connections (2N QPs,
  * both ends here; RFC 6581 §9.2 P2P setup each), all on one reactor thread, and prints the heap
  * and direct-buffer growth per QP and the setup rate. Run:
- * {@code java -cp benchmarks/target/benchmarks.jar org.jwarp.bench.SoftQpMemory [N] [txBuffer] [maxFpdu] [traffic]}.
+ * {@code java -cp benchmarks/target/benchmarks.jar org.jwarp.bench.SoftQpMemory [N] [txBuffer] [maxFpdu] [traffic] [irdOrd] [sge]}.
  * {@code txBuffer} 0 keeps the provider defaults; with {@code traffic} = 1 every QP, at both ends
  * of every connection, then does one 64 KiB Send and one 64 KiB RDMA Write (RFC 5040 §4) to its
  * peer before the second measurement. Per QP means the growth of the whole process (both ends,
  * the provider's pooled free buffers included) divided by the 2N QPs, each of which sent: issue
- * 13's target (at most 64 KiB per QP at 1,000 QPs) is {@code SoftQpMemory 500 0 0 1}.
+ * 13's target (at most 64 KiB per QP at 1,000 QPs) is {@code SoftQpMemory 500 0 0 1}. {@code irdOrd} is the
+ * IRD and ORD both ends ask for (RFC 6581 §9.1; default 2); {@code default} keeps
+ * {@link ConnectionParameters}' defaults; {@code sge} the scatter/gather entries per WR of every QP
+ * (default 1).
  * Application buffers are two shared 64 KiB regions, so what grows is the provider's own state.
  * With {@code -Djwarp.bench.holdSeconds=S} the probe waits S seconds after the measurement, the
  * connections still open (for {@code jcmd <pid> GC.class_histogram}).
@@ -112,6 +115,8 @@ public final class SoftQpMemory {
         int tx = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         int fpdu = args.length > 2 ? Integer.parseInt(args[2]) : Math.min(tx, 8192);
         boolean traffic = args.length > 3 && Integer.parseInt(args[3]) != 0;
+        String depth = args.length > 4 ? args[4] : "2";
+        int sge = args.length > 5 ? Integer.parseInt(args[5]) : 1;
         SoftConfig cfg = tx == 0 ? SoftConfig.defaults() : SoftConfig.defaults().withBuffers(fpdu, tx);
         tx = cfg.txBufferSize();
         fpdu = cfg.maxFpdu();
@@ -123,7 +128,8 @@ public final class SoftQpMemory {
                     EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
             CompletionQueue cq = d.createCompletionQueue(16 * n + 16);
             Listener l = d.connectionManager().listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
-            ConnectionParameters params = ConnectionParameters.builder().ird(2).ord(2).build();
+            ConnectionParameters params = depth.equals("default") ? ConnectionParameters.builder().build()
+                    : ConnectionParameters.builder().ird(Integer.parseInt(depth)).ord(Integer.parseInt(depth)).build();
             long h0 = heap();
             long d0 = direct();
             List<Connection> all = new ArrayList<>();
@@ -132,7 +138,7 @@ public final class SoftQpMemory {
                 List<Connection> r = new ArrayList<>();
                 try {
                     for (int i = 0; i < n; i++) {
-                        r.add(l.next(Duration.ofSeconds(10)).accept(QueuePairConfig.of(pd, cq, 4), params));
+                        r.add(l.next(Duration.ofSeconds(10)).accept(QueuePairConfig.of(pd, cq, 4).withSge(sge, sge), params));
                     }
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
@@ -140,7 +146,7 @@ public final class SoftQpMemory {
                 return r;
             });
             for (int i = 0; i < n; i++) {
-                all.add(d.connectionManager().connect(l.localAddress(), QueuePairConfig.of(pd, cq, 4), params,
+                all.add(d.connectionManager().connect(l.localAddress(), QueuePairConfig.of(pd, cq, 4).withSge(sge, sge), params,
                         Duration.ofSeconds(10)));
             }
             List<Connection> accepted = acc.get(60, TimeUnit.SECONDS);
@@ -152,9 +158,10 @@ public final class SoftQpMemory {
             long h1 = heap();
             long d1 = direct();
             int qps = 2 * n;
+            int ird = all.get(0).info().ird();
             System.out.printf(Locale.ROOT, "{\"connections\":%d,\"traffic\":%b,\"qps\":%d,\"perQp\":\"both ends counted\",\"setupPerSecond\":%.0f,"
-                            + "\"heapKiBPerQp\":%.1f,\"directKiBPerQp\":%.1f,\"txBuffer\":%d,\"maxFpdu\":%d,\"reactors\":%d}%n",
-                    n, traffic, qps, n / secs, (h1 - h0) / 1024.0 / qps, (d1 - d0) / 1024.0 / qps, tx, fpdu, cfg.reactors());
+                            + "\"heapKiBPerQp\":%.1f,\"directKiBPerQp\":%.1f,\"txBuffer\":%d,\"maxFpdu\":%d,\"reactors\":%d,\"ird\":%d,\"sge\":%d}%n",
+                    n, traffic, qps, n / secs, (h1 - h0) / 1024.0 / qps, (d1 - d0) / 1024.0 / qps, tx, fpdu, cfg.reactors(), ird, sge);
             long hold = Long.getLong("jwarp.bench.holdSeconds", 0L);
             if (hold > 0) {
                 System.out.println("holding " + hold + " s, pid " + ProcessHandle.current().pid());

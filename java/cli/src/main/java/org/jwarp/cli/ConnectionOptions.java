@@ -22,9 +22,9 @@ final class ConnectionOptions {
             description = "RTR types to offer: write, read, send (default: write,read).")
     Set<String> rtr = Set.of("write", "read");
     @Option(names = "--ird", description = "Inbound RDMA Read depth offered (default: ${DEFAULT-VALUE}).")
-    int ird = 16;
+    int ird = ConnectionParameters.DEFAULT_IRD_ORD;
     @Option(names = "--ord", description = "Outbound RDMA Read depth wanted (default: ${DEFAULT-VALUE}).")
-    int ord = 16;
+    int ord = ConnectionParameters.DEFAULT_IRD_ORD;
     @Option(names = "--provider", description = "Provider name (default: ${DEFAULT-VALUE}).")
     String provider = Rdma.DEFAULT_PROVIDER;
 

@@ -58,9 +58,9 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--rtr", split = ",", description = "RTR types the initiator offers: write, read, send (default: write,read).")
     Set<String> rtr = Set.of("write", "read");
     @Option(names = "--ird", description = "IRD of both sides (default: ${DEFAULT-VALUE}).")
-    int ird = 16;
+    int ird = ConnectionParameters.DEFAULT_IRD_ORD;
     @Option(names = "--ord", description = "ORD of both sides (default: ${DEFAULT-VALUE}).")
-    int ord = 16;
+    int ord = ConnectionParameters.DEFAULT_IRD_ORD;
     @Option(names = "--ops", split = ",", description = "Operations to run (default: send,write,read).")
     List<String> ops = List.of("send", "write", "read");
     @Option(names = "--json", description = "Print one JSON object instead of text.")

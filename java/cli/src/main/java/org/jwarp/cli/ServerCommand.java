@@ -456,7 +456,8 @@ public final class ServerCommand implements Callable<Integer> {
          * traffic), the connection's thread (~100 KiB of stack) and the stream's objects (~24 KiB).
          * Measured on the soft provider (2026-12-06, 20 idle connections at window 16, heap after GC
          * plus NMT's direct and thread memory): 367 KiB per connection, 495 KiB with the two
-         * traffic-only buffers.
+         * traffic-only buffers. That was at IRD/ORD 16; the default of 128 adds about 20 KiB
+         * (SoftQpMemory, 1,000 QPs: 31.7 against 11.8 KiB per QP), inside this estimate.
          */
         static final long STREAM_BYTES = 512 << 10;
         /** Per send or receive ring entry: the WR's fields and SGEs (measured: ~60 B send, ~24 B receive, +12 B per SGE). */

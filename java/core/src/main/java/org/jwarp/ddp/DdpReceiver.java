@@ -99,13 +99,34 @@ public final class DdpReceiver {
      */
     public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
             int outOfOrderRanges, int maxSge) {
+        this(pd, stags, queueDepths, handler, outOfOrderRanges, sameForEach(queueDepths.length, maxSge));
+    }
+
+    /**
+     * As above, the buffers of queue {@code i} made of up to {@code maxSge[i]} pieces: only a queue
+     * the ULP posts scatter lists on needs more than one (RDMAP's Send queue; its Read Request and
+     * Terminate queues take one piece per buffer, RFC 5040 §4.4 and §4.8), and each piece costs
+     * every buffer of the queue its bookkeeping.
+     */
+    public DdpReceiver(StagDomain pd, StagTable stags, int[] queueDepths, DdpReceiveHandler handler,
+            int outOfOrderRanges, int[] maxSge) {
+        if (maxSge.length != queueDepths.length) {
+            throw new IllegalArgumentException("maxSge has " + maxSge.length + " entries for " + queueDepths.length
+                    + " queues");
+        }
         this.pd = pd;
         this.taggedCheck = new TaggedBufferCheck(pd, stags, handler);
         this.handler = handler;
         this.queues = new UntaggedQueue[queueDepths.length];
         for (int i = 0; i < queueDepths.length; i++) {
-            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), 1, outOfOrderRanges, maxSge);
+            queues[i] = new UntaggedQueue(Math.max(1, queueDepths[i]), 1, outOfOrderRanges, maxSge[i]);
         }
+    }
+
+    private static int[] sameForEach(int n, int v) {
+        int[] a = new int[n];
+        java.util.Arrays.fill(a, v);
+        return a;
     }
 
     /**

@@ -27,7 +27,11 @@ import org.jwarp.ground.RtrType;
 public record SetupValues(int ird, int ord, boolean peerToPeer, Set<RtrType> rtrTypes, boolean crc,
         boolean markers, byte[] ulpPrivateData, MpaFrameLimits limits) {
 
-    /** IRD 16, ORD 16, peer-to-peer with Write and Read RTR, CRC, no markers, no private data, RFC limits. */
+    /**
+     * IRD 16, ORD 16, peer-to-peer with Write and Read RTR, CRC, no markers, no private data, RFC
+     * limits: the negotiation engine's configuration defaults. A connection asks for more
+     * ({@code verbs.ConnectionParameters.DEFAULT_IRD_ORD}, Linux siw's 128).
+     */
     public static final SetupValues DEFAULTS = new SetupValues(16, 16, true, EnumSet.of(RtrType.WRITE, RtrType.READ),
             true, false, new byte[0], MpaFrameLimits.RFC);
 

@@ -123,8 +123,9 @@ public final class RdmapEndpoint {
         this.irq = new ReadResponder(this, encoder, maxTagged, settings.ird());
         this.term = new StreamTerminator(this, encoder);
         int readSlots = Math.max(1, settings.ird());
+        // scatter lists only on the Send queue: a Read Request slot (one per IRD) or the TERM slot is one piece
         this.ddp = new DdpReceiver(pd, stags, new int[] {settings.rqDepth(), readSlots, 1}, inbound,
-                DdpReceiver.DEFAULT_OUT_OF_ORDER_RANGES, maxSge);
+                DdpReceiver.DEFAULT_OUT_OF_ORDER_RANGES, new int[] {maxSge, 1, 1});
         irq.postRequestSlots();
         ByteBuffer termRx = ByteBuffer.allocateDirect(TerminateCodec.MAX_PAYLOAD_LENGTH);
         ddp.postUntagged(RdmapOpcode.QN_TERMINATE, termRx, 0, termRx.capacity(), 0); // the peer's Terminate, QN 2

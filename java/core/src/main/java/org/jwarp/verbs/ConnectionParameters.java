@@ -32,6 +32,16 @@ public final class ConnectionParameters {
     public static final int RDMA_CM_MAX_DEPTH = 0xFF;
     /** The 3-bit retry count fields of rdma_conn_param. */
     public static final int MAX_RETRY_COUNT = 7;
+    /**
+     * RFC 6581 §9.1: the IRD offered and the ORD wanted unless set: 128, what Linux siw offers
+     * (SIW_MAX_IRD_QP / SIW_MAX_ORD_QP) and the soft provider's ceiling; device providers lower it
+     * to the device's {@code max_qp_rd_atom} / {@code max_qp_init_rd_atom}. Negotiation then settles
+     * each side's values as always (an ORD at most the peer's IRD).
+     */
+    public static final int DEFAULT_IRD_ORD = 128;
+    /** The builder's starting values: the setup defaults with {@link #DEFAULT_IRD_ORD}. */
+    private static final SetupValues DEFAULT_VALUES = SetupValues.DEFAULTS.withIrd("ird", DEFAULT_IRD_ORD)
+            .withOrd("ord", DEFAULT_IRD_ORD);
 
     /** IRD, ORD, private data, A, RTR types and C; M and the limits keep their defaults here. */
     private final SetupValues values;
@@ -139,11 +149,11 @@ public final class ConnectionParameters {
 
     /**
      * Validating builder (RFC 6581 §9.1, §9.2; RFC 5044 §7.1.1); every setter rejects out-of-range
-     * input with the field and the RFC section. Defaults: IRD 16, ORD 16, no private data, retry counts 7, peer-to-peer with Write
-     * and Read RTR (what Linux siw accepts), CRC on.
+     * input with the field and the RFC section. Defaults: IRD and ORD {@value ConnectionParameters#DEFAULT_IRD_ORD}, no
+     * private data, retry counts 7, peer-to-peer with Write and Read RTR (what Linux siw accepts), CRC on.
      */
     public static final class Builder {
-        private SetupValues values = SetupValues.DEFAULTS;
+        private SetupValues values = DEFAULT_VALUES;
         private int retryCount = MAX_RETRY_COUNT;
         private int rnrRetryCount = MAX_RETRY_COUNT;
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.jwarp.ddp.DdpTestSupport.feed;
 import static org.jwarp.ddp.DdpTestSupport.snapshot;
@@ -69,6 +70,26 @@ class DdpReceiverTest {
         assertArrayEquals(regionBefore, snapshot(regionMem), "nothing placed into the region");
         assertArrayEquals(rqBefore, snapshot(rqMem), "nothing placed into untagged buffers");
         assertTrue(rx.failed());
+    }
+
+    @Test
+    @DisplayName("RFC 5041 §5.3: scatter lists only where the queue allows them; single-piece queues take one piece per buffer")
+    void perQueuePieceLimits_5041_5_3() {
+        DdpReceiver r = new DdpReceiver(pd, stags, new int[] {4, 2, 1}, ulp, DdpReceiver.DEFAULT_OUT_OF_ORDER_RANGES,
+                new int[] {3, 1, 1});
+        ByteBuffer b = ByteBuffer.allocate(64);
+        ByteBuffer[] bufs = {b, b, b};
+        int[] offs = {0, 16, 32};
+        int[] lens = {16, 16, 16};
+        r.postUntagged(0, bufs, offs, lens, 3, 1); // the Send queue: three pieces
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> r.postUntagged(1, bufs, offs, lens, 2, 2));
+        assertTrue(e.getMessage().contains("1..1"), e.getMessage());
+        r.postUntagged(1, b, 0, 28, 3); // a Read Request slot: one piece
+        assertEquals(1, r.postedCount(0));
+        assertEquals(1, r.postedCount(1));
+        assertThrows(IllegalArgumentException.class, () -> new DdpReceiver(pd, stags, new int[] {4, 2, 1}, ulp,
+                DdpReceiver.DEFAULT_OUT_OF_ORDER_RANGES, new int[] {3, 1}));
     }
 
     @Test

@@ -17,6 +17,7 @@ import org.jwarp.soft.cq.SoftCompletionQueue;
 import org.jwarp.soft.verbs.SoftProtectionDomain;
 import org.jwarp.verbs.Connection;
 import org.jwarp.verbs.ConnectionInfo;
+import org.jwarp.verbs.ConnectionParameters;
 import org.jwarp.verbs.ConnectionRejectedException;
 import org.jwarp.verbs.ConnectionRequest;
 import org.jwarp.verbs.QueuePairConfig;
@@ -54,6 +55,23 @@ class SoftConnectionSetupTest {
                 assertEquals(RtrType.WRITE, r.rtr());
                 assertTrue(i.crc() && r.crc(), "CRC offered by default and on when negotiated");
                 assertTrue(p.initiator().isOpen() && p.responder().isOpen());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("RFC 6581 §9.1: default parameters on both sides settle IRD = ORD = 128 (Linux siw's depth) each way")
+    void defaultParametersSettleSiwDepth_6581_9_1() throws Exception {
+        try (SoftFixture f = new SoftFixture();
+             SoftFixture.Pair p = f.connect(ConnectionParameters.builder().build(), ConnectionParameters.builder().build())) {
+            ConnectionInfo i = p.initiator().info();
+            ConnectionInfo r = p.responder().info();
+            assertEquals(ConnectionParameters.DEFAULT_IRD_ORD, SoftProvider.MAX_IRD_ORD, "the default is the device's depth");
+            for (ConnectionInfo side : new ConnectionInfo[] {i, r}) {
+                assertEquals(128, side.ird(), side.toString());
+                assertEquals(128, side.ord(), side.toString());
+                assertEquals(128, side.peerIrd(), side.toString());
+                assertEquals(128, side.peerOrd(), side.toString());
             }
         }
     }

@@ -10,6 +10,7 @@ import static org.jwarp.soft.SoftFixture.waitUntil;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -214,6 +215,68 @@ class SoftReceivePollingTest {
             }
             assertFalse(s.receiver.isPolled(), "nobody polled the initiator's CQ meanwhile");
         }
+    }
+
+    @Test
+    @DisplayName("RFC 5040 §5.5: after the lease took a CQ's streams back, the next awaiting thread takes all of them over again, not only those it reads")
+    void leaderReclaimsEveryStreamAfterLease_5040_5_5() throws Exception {
+        // A lease of 300 ms, to wait out twice.
+        int n = 4;
+        try (SoftFixture f = new SoftFixture(config(5, 300_000))) {
+            SoftFixture.Pair[] pairs = new SoftFixture.Pair[n];
+            SoftStream[] streams = new SoftStream[n];
+            try {
+                for (int i = 0; i < n; i++) {
+                    pairs[i] = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build());
+                    streams[i] = stream(pairs[i].initiator());
+                }
+                SoftMemoryRegion src = f.region(f.pd2, SIZE, Access.LOCAL_WRITE);
+                SoftMemoryRegion dst = f.region(f.pd, 4 * SIZE, Access.LOCAL_WRITE);
+                QueuePair a = pairs[0].initiator().queuePair();
+                QueuePair b = pairs[0].responder().queuePair();
+                for (int round = 0; round < 2; round++) {
+                    a.postRecv(round, dst, round * SIZE, SIZE);
+                    CompletableFuture<WorkCompletion> got = CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return SoftFixture.one(f.cq);
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+                    // The awaiting thread leads with no completion in sight; the lease does not run meanwhile.
+                    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+                    while (!allPolled(streams) && System.nanoTime() < end) {
+                        Thread.sleep(1);
+                    }
+                    for (int i = 0; i < n; i++) {
+                        assertTrue(streams[i].receiver.isPolled(), "round " + round + ": the awaiting thread holds stream "
+                                + i + " (else its reactor reads it and has to wake the thread for every message)");
+                    }
+                    b.postSend(new SendRequest().send(round, src, 0, SIZE)); // traffic on the first stream only
+                    WorkCompletion wc = got.get(SoftFixture.SETUP_SECONDS, TimeUnit.SECONDS);
+                    assertEquals(WcOpcode.RECV, wc.opcode, wc.toString());
+                    // The thread stays away from the CQ: the reactor takes every stream back.
+                    for (SoftStream s : streams) {
+                        waitUntil("the reactor took the stream back", () -> !s.receiver.isPolled());
+                    }
+                }
+            } finally {
+                for (SoftFixture.Pair p : pairs) {
+                    if (p != null) {
+                        p.close();
+                    }
+                }
+            }
+        }
+    }
+
+    private static boolean allPolled(SoftStream[] streams) {
+        for (SoftStream s : streams) {
+            if (!s.receiver.isPolled()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Test

@@ -28,7 +28,9 @@ import org.jwarp.soft.loop.Reactor;
  * their reactor (OP_READ off there, {@link PolledStream#claim}); the claim is sticky across
  * waits, and the reactor takes the streams back only when this poller has been away (neither
  * leading nor polling) for the lease ({@link #revokeIfStale}): one check per poller per reactor
- * turn, not one per stream. A thread about to block elsewhere (on a completion channel) hands the
+ * turn, not one per stream. The next leader claims them all again, not only those it happens to
+ * read: a stream left with its reactor costs a reactor wake-up and a wake-up of the waiting
+ * thread per message. A thread about to block elsewhere (on a completion channel) hands the
  * streams back at once ({@link #handBack}), and an empty {@link SoftCompletionQueue#poll} claims
  * them only once its thread has kept polling ({@link #pollProgress}): a thread that polls, arms
  * and sleeps leaves them with the reactor.
@@ -58,6 +60,8 @@ public final class CqPoller implements Reactor.Polled {
     private volatile long leftAt;
     /** Set by {@link #reader} when a stream went back to its reactor; guarded by {@link #leader}. */
     private boolean lost;
+    /** Set by a reactor that took streams back when the lease ran out ({@link #revokeIfStale}). */
+    private volatile boolean revoked;
     /** Set once by {@link #close}; written under this object's monitor. */
     private volatile boolean closed;
     /** Streams this poller holds (claimed, not yet handed back). */
@@ -286,8 +290,9 @@ public final class CqPoller implements Reactor.Polled {
             keyed = ss; // keys of streams gone are cancelled by their channel's close
             claimedAll = false;
         }
-        if (lost) {
+        if (lost || revoked) {
             lost = false;
+            revoked = false; // before the claims: a revocation after them sets it again
             claimedAll = false;
         }
         claimBusy = false;
@@ -328,6 +333,7 @@ public final class CqPoller implements Reactor.Polled {
                 none &= s.revokePoll(this);
             }
         }
+        revoked = true; // after the streams went back: the next leader claims them all again
         return none;
     }
 
