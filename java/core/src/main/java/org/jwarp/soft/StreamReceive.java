@@ -36,6 +36,8 @@ final class StreamReceive {
     /** Socket reads by pollers, and those that found nothing (I/O lock; read racily by tests). */
     long pollReads;
     long pollEmptyReads;
+    /** Times a poller's lease ran out and the reactor took the stream back (I/O lock; read racily by tests). */
+    long leaseRevocations;
     /** Socket reads that placed payload straight into registered memory (I/O lock; read racily by tests). */
     long directReads;
     long directBytes;
@@ -237,6 +239,7 @@ final class StreamReceive {
             if (owner == p) {
                 unpoll();
                 armStallTimer();
+                leaseRevocations++;
             }
             return true;
         } finally {

@@ -335,6 +335,33 @@ class SoftEventWaitTest {
     }
 
     @Test
+    @DisplayName("RFC 5040 §4.3: the lease never runs while a thread keeps polling, and runs once it stops")
+    void leaseHoldsWhileSpinning_5040_4_3() throws Exception {
+        // 200 ms lease (longer than a loaded host keeps a runnable thread waiting); the reactor checks
+        // it at least once a lease. A thread spinning on progress() for 5 leases must keep the stream
+        // all along: a leave time not stamped by the passes (a spin that skips the clock read) would
+        // let the lease run out under a spinning poller.
+        long lease = TimeUnit.MILLISECONDS.toNanos(200);
+        try (SoftFixture f = new SoftFixture(new SoftProvider(config(), 60_000, lease));
+             SoftFixture.Pair p = f.connect(SoftFixture.p2p().build(), SoftFixture.p2p().build())) {
+            SoftStream s = stream(p.initiator());
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!s.receiver.isPolled()) { // established, RTR exchanged: progress() takes it over
+                f.cq.progress();
+                assertTrue(System.nanoTime() < end, "progress() took the stream over");
+            }
+            long before = s.receiver.leaseRevocations;
+            end = System.nanoTime() + 5 * lease;
+            while (System.nanoTime() - end < 0) {
+                f.cq.progress();
+            }
+            assertEquals(before, s.receiver.leaseRevocations, "the reactor took the stream from a spinning poller");
+            waitUntil("the lease runs out once the thread stops", () -> !s.receiver.isPolled());
+            assertEquals(before + 1, s.receiver.leaseRevocations, "taken back once, after the spin");
+        }
+    }
+
+    @Test
     @DisplayName("RFC 5040 §4.3: a stream taken over while the reactor slept long goes back after the lease, with nothing else to wake the reactor")
     void leaseRunsWhileReactorSleptLong_5040_4_3() throws Exception {
         // 1 ms lease, 60 s idle reactor sleep: the reactor must shorten its sleep once a poller holds a stream
