@@ -58,7 +58,8 @@ final class LinkExchange {
     /**
      * Test-only fault injection, never set by CI ({@code scripts/two-node-tests --inject-link-stall
      * PROVIDER}): the first bulk Send posted on PROVIDER in this JVM takes this node's link down right
-     * after the post, so the node goes silent on that link mid-transfer as in the stall of 2026-12-07.
+     * after the post (the kernel has usually sent the whole Send by then), so the node goes silent on
+     * that link in the middle of the exchange, as node 2 did on 2026-12-07.
      */
     static final String INJECT_LINK_STALL = System.getProperty("jwarp.twonode.injectLinkStall", "");
     private static final AtomicBoolean INJECTED = new AtomicBoolean();
