@@ -22,6 +22,7 @@ final class Agent implements AutoCloseable {
     private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
     private final AtomicInteger ids = new AtomicInteger();
     private volatile boolean bye;
+    private volatile long lastPong = System.nanoTime();
 
     private Agent(Socket socket) throws IOException {
         this.socket = socket;
@@ -69,6 +70,16 @@ final class Agent implements AutoCloseable {
         return r;
     }
 
+    /** Asks the agent for a PONG over the control connection (on the siw link); {@link #silentNanos} follows it. */
+    void ping() throws IOException {
+        send("PING\t-");
+    }
+
+    /** How long since the agent last answered a {@link #ping}. */
+    long silentNanos() {
+        return System.nanoTime() - lastPong;
+    }
+
     private synchronized void send(String line) throws IOException {
         out.write(line);
         out.write('\n');
@@ -83,6 +94,10 @@ final class Agent implements AutoCloseable {
                 String[] f = line.split("\t", 3);
                 if (f[0].equals("BYE")) {
                     bye = true;
+                    continue;
+                }
+                if (f[0].equals("PONG")) {
+                    lastPong = System.nanoTime();
                     continue;
                 }
                 Remote r = f.length > 1 ? remotes.get(f[1]) : null;
@@ -142,6 +157,7 @@ final class Agent implements AutoCloseable {
                         return l;
                     }
                 }
+                LinkWatch.failIfDead();
                 long left = end - System.nanoTime();
                 if (left <= 0 || exit != null || gone) {
                     throw new AssertionError("node 2 " + what + " printed no '" + text + "' (exit " + exit + "):\n"
@@ -154,6 +170,10 @@ final class Agent implements AutoCloseable {
         synchronized int waitExit(Duration timeout) throws Exception {
             long end = System.nanoTime() + timeout.toNanos();
             while (exit == null) {
+                if (LinkWatch.dead() != null) {
+                    kill();
+                    LinkWatch.failIfDead();
+                }
                 long left = end - System.nanoTime();
                 if (left <= 0 || gone) {
                     kill();

@@ -2,6 +2,7 @@ package org.jwarp.twonode;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -10,6 +11,7 @@ import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jwarp.ground.RtrType;
 import org.jwarp.verbs.Access;
@@ -53,6 +55,16 @@ final class LinkExchange {
     static final int RESULT = 4;
     static final long BULK_RECV = 60;
     static final long BULK_SEND = 5;
+    /**
+     * Test-only fault injection, never set by CI ({@code scripts/two-node-tests --inject-link-stall
+     * PROVIDER}): the first bulk Send posted on PROVIDER in this JVM takes this node's link down right
+     * after the post (the kernel has usually sent the whole Send by then), so the node goes silent on
+     * that link in the middle of the exchange, as node 2 did on 2026-12-07.
+     */
+    static final String INJECT_LINK_STALL = System.getProperty("jwarp.twonode.injectLinkStall", "");
+    private static final AtomicBoolean INJECTED = new AtomicBoolean();
+    /** Set by {@link LinkWatch} once the link is dead: the waits of a running exchange end with it. */
+    static volatile String abort;
 
     /** Which half of siw_peer's script this side plays. */
     enum Role {
@@ -96,9 +108,13 @@ final class LinkExchange {
     private final int area;
     private final Role role;
     private final Consumer<String> log;
+    private final String providerName;
+    private final String localIp;
 
     private LinkExchange(String providerName, String localIp, int area, Role role, Consumer<String> log)
             throws Exception {
+        this.providerName = providerName;
+        this.localIp = localIp;
         this.provider = Rdma.open(providerName);
         try {
             this.device = provider.open(InetAddress.getByName(localIp));
@@ -281,6 +297,13 @@ final class LinkExchange {
 
     private void bulkSend(QueuePair qp, Completions comp) throws Exception {
         qp.postSend(new SendRequest().send(BULK_SEND, mr, 5L * area, area));
+        if (INJECT_LINK_STALL.equals(providerName) && INJECTED.compareAndSet(false, true)) {
+            String dev = NetworkInterface.getByInetAddress(InetAddress.getByName(localIp)).getName();
+            System.out.println("INJECTED FAULT (test only, jwarp.twonode.injectLinkStall): ip link set dev " + dev
+                    + " down after posting the bulk Send");
+            int rc = new ProcessBuilder("ip", "link", "set", "dev", dev, "down").inheritIO().start().waitFor();
+            check(rc == 0, "the injected fault failed: ip link set dev " + dev + " down exited " + rc);
+        }
         comp.awaitSend(BULK_SEND);
     }
 
@@ -338,6 +361,9 @@ final class LinkExchange {
         void pollUntil(String what, java.util.function.BooleanSupplier done) throws InterruptedException {
             long deadline = System.nanoTime() + TIMEOUT.toNanos();
             while (!done.getAsBoolean()) {
+                if (abort != null) {
+                    throw new AssertionError(abort + " (while waiting for " + what + ")");
+                }
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("timed out after " + TIMEOUT + " waiting for " + what);
                 }

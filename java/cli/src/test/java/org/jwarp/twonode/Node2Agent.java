@@ -24,8 +24,9 @@ import java.util.concurrent.CompletableFuture;
  *   node 1 -> agent: RUN id argv...    a process (siw_peer, rping), output streamed back
  *                    JAVA id role args  a {@link LinkExchange} role in this JVM: accept|connect
  *                    KILL id            stop a process
+ *                    PING -             answered by PONG (node 1's {@link LinkWatch})
  *                    QUIT               end; the agent exits 0
- *   agent -> node 1: OUT id line, EXIT id status, READY, BYE
+ *   agent -> node 1: OUT id line, EXIT id status, PONG -, READY, BYE
  * </pre>
  * It exits 1 when node 1 goes away without QUIT, so a broken suite fails node 2 too.
  */
@@ -77,6 +78,10 @@ public final class Node2Agent {
         String line;
         while ((line = in.readLine()) != null) {
             String[] f = line.split("\t");
+            if (f[0].equals("PING")) {
+                send("PONG", f.length > 1 ? f[1] : "-");
+                continue;
+            }
             System.out.println("agent: " + String.join(" ", f));
             switch (f[0]) {
                 case "RUN" -> run(f[1], Arrays.asList(f).subList(2, f.length));

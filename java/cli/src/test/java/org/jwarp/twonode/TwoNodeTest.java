@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The two-node suite: node 1 of {@code scripts/siw-guest --nodes 2} against node 2 across the
@@ -54,6 +55,9 @@ class TwoNodeTest {
     /** The JDK the {@code ffm} provider's ends run on, as scripts/guest-tests finds it. */
     static final String JDK25 = System.getenv().getOrDefault("JWARP_JDK25", "/usr/lib/jvm/temurin-25-jdk-amd64");
     static Agent agent;
+    /** A case that fails while the siw link is dead says so first ({@link LinkWatch}). */
+    @RegisterExtension
+    static final LinkWatch.Cases LINK = new LinkWatch.Cases();
 
     static String env(String k) {
         return System.getenv().getOrDefault(k, "");
@@ -79,10 +83,12 @@ class TwoNodeTest {
                 + env("JWARP_MTU") + ", siw " + SIW + " <-> " + SIW_PEER + ", rxe " + RXE + " <-> " + RXE_PEER);
         agent = Agent.connect(SIW_PEER, Node2Agent.PORT, Duration.ofSeconds(600));
         System.out.println("twonode: node 2's agent answered after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        LinkWatch.start(agent, SIW_PEER, RXE_PEER);
     }
 
     @AfterAll
     static void quit() throws Exception {
+        LinkWatch.stop();
         if (agent != null) {
             agent.close();
         }
@@ -148,7 +154,7 @@ class TwoNodeTest {
         assertEquals(0, soft.waitExit(TIMEOUT), why);
         assertEquals(0, rc, why);
         peerChecks(siw.lines("siw_peer: check="), why);
-        say("twonode: CASE siw(node1)->soft(node2) port " + port + " sides=siw,soft: " + soft.lines("result ").get(0));
+        sayCase("siw(node1)->soft(node2) port " + port + " sides=siw,soft: " + soft.lines("result ").get(0));
     }
 
     @Test
@@ -231,7 +237,7 @@ class TwoNodeTest {
         assertEquals(3, server.lines("check=").size(), why);
         List<String> result = ffm.lines("result ");
         assertEquals(1, result.size(), why);
-        say("twonode: CASE ffm->disni " + dev + " port " + port + " sides=" + dev.substring(0, 3) + ","
+        sayCase("ffm->disni " + dev + " port " + port + " sides=" + dev.substring(0, 3) + ","
                 + dev.substring(0, 3) + ": " + result.get(0).substring("result ".length()));
     }
 
@@ -276,7 +282,7 @@ class TwoNodeTest {
         assertEquals(0, server.waitExit(TIMEOUT), why);
         assertEquals(10, out.toString().lines().filter(l -> l.startsWith("ping data: rdma-ping-")).count(), why);
         assertEquals(10, server.lines("server ping data: rdma-ping-").size(), why);
-        say("twonode: CASE rping -s (kernel, node 2) <-> jwarp rping -c (soft, node 1) port " + port
+        sayCase("rping -s (kernel, node 2) <-> jwarp rping -c (soft, node 1) port " + port
                 + " sides=soft,siw: 10 pings of " + RPING_SIZE + " B verified");
     }
 
@@ -313,7 +319,7 @@ class TwoNodeTest {
         }
         assertEquals(10, client.lines("ping data: rdma-ping-").size(), why);
         assertTrue(out.toString().contains("client disconnected after 10 pings"), why);
-        say("twonode: CASE jwarp rping -s (soft, node 1) <-> rping -c (kernel, node 2) port " + port
+        sayCase("jwarp rping -s (soft, node 1) <-> rping -c (kernel, node 2) port " + port
                 + " sides=soft,siw: 10 pings of " + RPING_SIZE + " B verified" + note);
     }
 
@@ -362,7 +368,12 @@ class TwoNodeTest {
 
     /** One line per case for scripts/two-node-tests: the port names the connection in the capture. */
     static void report(String what, int port, String node1, String node2, LinkExchange.Result r) {
-        say("twonode: CASE " + what + " port " + port + " sides=" + node1 + "," + node2 + ": " + r);
+        sayCase(what + " port " + port + " sides=" + node1 + "," + node2 + ": " + r);
+    }
+
+    /** The CASE line; a case run again after a dead link says RETRIED with its first attempt's failure. */
+    static void sayCase(String s) {
+        say("twonode: CASE " + s + LinkWatch.Cases.retriedNote());
     }
 
     static void say(String s) {
@@ -401,9 +412,16 @@ class TwoNodeTest {
         }
 
         int waitExit(Duration t) throws Exception {
-            if (!p.waitFor(t.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.destroyForcibly();
-                fail("node 1 process did not end within " + t + ":\n" + transcript());
+            long end = System.nanoTime() + t.toNanos();
+            while (!p.waitFor(500, TimeUnit.MILLISECONDS)) {
+                if (LinkWatch.dead() != null) {
+                    p.destroyForcibly();
+                    LinkWatch.failIfDead();
+                }
+                if (System.nanoTime() > end) {
+                    p.destroyForcibly();
+                    fail("node 1 process did not end within " + t + ":\n" + transcript());
+                }
             }
             reader.join(2000);
             return p.exitValue();
