@@ -20,7 +20,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -489,10 +488,11 @@ class FfmConnectionOnDevicesTest {
                 assertEquals("one downcall (jw_cq_await of " + lib + ")", cq.waitSequence());
                 Semaphore inFirstStep = new Semaphore(0);
                 Semaphore endFirstStep = new Semaphore(0);
-                AtomicBoolean polled = new AtomicBoolean();
+                Thread[] poller = new Thread[1]; // blocked on the CQ's monitor until it is in, then never again
                 List<Boolean> polledAtStep = new CopyOnWriteArrayList<>();
                 cq.stepHook = () -> {
-                    polledAtStep.add(polled.get());
+                    Thread p = poller[0];
+                    polledAtStep.add(p != null && p.getState() != Thread.State.BLOCKED); // the poll has been in
                     if (polledAtStep.size() == 1) {
                         inFirstStep.release();
                         endFirstStep.acquireUninterruptibly(); // the step holds the monitor until the test lets it go
@@ -523,23 +523,22 @@ class FfmConnectionOnDevicesTest {
                     }
                     AtomicInteger got = new AtomicInteger(-1);
                     WorkCompletion[] out = wcs(1);
-                    Thread poller = Thread.ofPlatform().daemon().name("poller").start(() -> {
+                    poller[0] = Thread.ofPlatform().daemon().name("poller").start(() -> {
                         got.set(cq.poll(out, 1));
-                        polled.set(true);
                     });
                     long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
-                    while (poller.getState() != Thread.State.BLOCKED) { // counted in the hand-off, blocked on the monitor
-                        assertTrue(System.nanoTime() - deadline < 0, "the poller never blocked on the CQ: " + poller.getState());
+                    while (poller[0].getState() != Thread.State.BLOCKED) { // counted in the hand-off, blocked on the monitor
+                        assertTrue(System.nanoTime() - deadline < 0, "the poller never blocked on the CQ: " + poller[0].getState());
                         Thread.onSpinWait();
                     }
                     endFirstStep.release(); // the step's downcall runs now (nothing arrives: its full slice)
-                    poller.join(TIMEOUT_MS);
+                    poller[0].join(TIMEOUT_MS);
                     assertEquals(0, got.get(), "the poll of an empty CQ");
                     while (polledAtStep.size() < 2) {
                         assertTrue(System.nanoTime() - deadline < 0, "the awaiter never took its second step");
                         Thread.sleep(1);
                     }
-                    assertEquals(List.of(false, true), polledAtStep.subList(0, 2),
+                    assertEquals(List.of(false, true), List.copyOf(polledAtStep).subList(0, 2), // a copy: the awaiter goes on adding
                             "whether the poll had been in at the start of each await step (it must go before the second)");
                     assertNull(returned.peek(), "the await (60 s, nothing arrives) returned early");
                 } finally {
