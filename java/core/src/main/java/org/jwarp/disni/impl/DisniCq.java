@@ -10,6 +10,7 @@ import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import org.jwarp.disni.natives.JwarpNative;
 import org.jwarp.provider.OwnerCheck;
+import org.jwarp.provider.StepHandoff;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.WcOpcode;
 import org.jwarp.verbs.WcStatus;
@@ -24,10 +25,12 @@ import org.slf4j.LoggerFactory;
  * back to the caller's wrId and retires WRs by ring position, so it can count outstanding RDMA
  * Reads against the negotiated ORD (RFC 6581 section 9.1, RFC 5040 section 6.5).
  *
- * <p>Thread-safe: polls, spins and await steps are serialized on this object. A single-consumer CQ
+ * <p>Thread-safe: polls, spins and await steps are serialized on this object; a poll waiting for
+ * it goes before an await's next step ({@link StepHandoff}). A single-consumer CQ
  * ({@link #single}) polls and spins without the monitor (its one owner thread is the application's
  * promise, checked under {@code -ea} by {@link OwnerCheck}); await keeps its per-step monitor, so a
- * close from another thread still ends a wait.
+ * close from another thread still ends a wait. QPs come and go under a lock of their own
+ * ({@link #qpLock}), never behind an await step.
  */
 final class DisniCq implements CompletionQueue {
     private static final Logger LOG = LoggerFactory.getLogger(DisniCq.class);
@@ -102,8 +105,15 @@ final class DisniCq implements CompletionQueue {
     /** Single-consumer mode: poll and spin take no monitor (one thread at a time, the contract). */
     private final boolean single;
     private final OwnerCheck owner = new OwnerCheck("completion queue");
-    /** The owner waits in await (checked mode only): a close from another thread is then allowed. */
-    private volatile boolean ownerAwaits;
+    /**
+     * On a CQ with its own channel (its await holds the monitor for whole steps): the threads about
+     * to take the monitor, let in before the await's next step.
+     */
+    private final StepHandoff handoff = new StepHandoff();
+    /** Whether {@link #await} waits in native steps under the monitor (own channel; then polls count in {@link #handoff}). */
+    private final boolean stepped;
+    /** Runs in each native {@link #await} step under the monitor, before the wait (tests hold a step with it). */
+    volatile Runnable stepHook;
 
     DisniCq(DisniDevice device, RdmaVerbs verbs, IbvCompChannel channel, IbvCQ cq, int capacity) throws IOException {
         this(device, verbs, channel, cq, capacity, null, false);
@@ -121,6 +131,7 @@ final class DisniCq implements CompletionQueue {
         this.capacity = capacity;
         this.chPtr = CmDispatcher.ptr(channel);
         this.wakeFd = shared == null ? JwarpNative.wakeCreate() : -1;
+        this.stepped = shared == null;
     }
 
     long ptr() {
@@ -231,7 +242,13 @@ final class DisniCq implements CompletionQueue {
                 owner.leave(entered);
             }
         }
+        if (stepped) {
+            handoff.arriving();
+        }
         synchronized (this) {
+            if (stepped) {
+                handoff.arrived();
+            }
             return pollNow(out, max, 0, 0);
         }
     }
@@ -257,7 +274,13 @@ final class DisniCq implements CompletionQueue {
                 owner.leave(entered);
             }
         }
+        if (stepped) {
+            handoff.arriving();
+        }
         synchronized (this) {
+            if (stepped) {
+                handoff.arrived();
+            }
             return pollNow(out, max, maxPolls, maxNanos);
         }
     }
@@ -359,19 +382,18 @@ final class DisniCq implements CompletionQueue {
      * ({@link JwarpNative#cqAwait}: poll, arm for every completion, poll, wait on the channel's fd,
      * take the event, poll), made under this CQ's monitor like {@link #poll} (the WC buffer, the
      * QPs' rings and the unacknowledged-event count are shared), in steps of at most
-     * {@link #AWAIT_SLICE_NANOS}: a concurrent poll, spin or await waits for the step's end, and
-     * an interrupt is seen between steps. Events are acknowledged in batches, the rest at close.
-     * close() ends a step at once through the wake fd; the waiter then returns 0.
+     * {@link #AWAIT_SLICE_NANOS}: a concurrent poll, spin or await waits for the step's end and
+     * goes before the next step ({@link StepHandoff}); an interrupt is seen between steps. Events
+     * are acknowledged in batches, the rest at close. close() ends a step at once through the wake
+     * fd; the waiter then returns 0.
      */
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         if (single && OwnerCheck.CHECKED) {
-            boolean entered = owner.enter();
-            ownerAwaits = true;
+            boolean entered = owner.enterAwait(); // a close from another thread is no violation from here on
             try {
                 return awaitNow(out, max, timeout, unit);
             } finally {
-                ownerAwaits = false;
                 owner.leave(entered);
             }
         }
@@ -403,7 +425,9 @@ final class DisniCq implements CompletionQueue {
             }
             long left = Math.max(0, Math.min(deadline - System.nanoTime(), AWAIT_SLICE_NANOS));
             int n;
+            handoff.arriving();
             synchronized (this) {
+                handoff.arrived();
                 if (!open || closing) {
                     if (first && !open) {
                         throw new IllegalStateException("completion queue is closed");
@@ -413,6 +437,10 @@ final class DisniCq implements CompletionQueue {
                 int want = Math.min(Math.min(max, out.length), BATCH);
                 if (want <= 0) {
                     return 0;
+                }
+                Runnable hook = stepHook;
+                if (hook != null) {
+                    hook.run();
                 }
                 n = JwarpNative.cqAwait(cqPtr, chPtr, wakeFd, want, wcsAddr, left, ackStateAddr);
                 if (n < 0) {
@@ -430,6 +458,7 @@ final class DisniCq implements CompletionQueue {
                 return 0;
             }
             first = false;
+            handoff.letArrivalsIn(deadline); // the threads that waited for the monitor go before the next step
         }
     }
 
@@ -443,8 +472,8 @@ final class DisniCq implements CompletionQueue {
      */
     @Override
     public void close() {
-        if (single && !ownerAwaits) {
-            owner.idleOrMine();
+        if (single) {
+            owner.idleOrMine(); // passes while the owner awaits
         }
         if (!closeStarted.compareAndSet(false, true)) {
             synchronized (this) {

@@ -10,10 +10,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jwarp.ground.SnapshotArrays;
 import org.jwarp.provider.OwnerCheck;
+import org.jwarp.provider.StepHandoff;
 import org.jwarp.verbs.CompletionChannel;
 import org.jwarp.verbs.CompletionQueue;
 import org.jwarp.verbs.RdmaException;
@@ -46,8 +46,6 @@ public final class FfmCq implements CompletionQueue {
     private static final long AWAIT_MAX_NAP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     /** The longest one-downcall wait step of {@link #await}: interrupts and other pollers get in this often. */
     private static final long AWAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** The nap of a one-downcall {@link #await} between steps while other threads take the monitor. */
-    private static final long HANDOFF_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
     private final FfmContext device;
     final MemorySegment cq;
@@ -76,13 +74,14 @@ public final class FfmCq implements CompletionQueue {
     private final Object qpLock = new Object();
     /**
      * With the one-downcall await: the threads about to take the monitor for a poll, a spin or an
-     * await step, counted before they block and uncounted once in. That await holds the monitor
-     * for whole steps and would take it again at once after an empty one (a monitor is not fair),
-     * so between steps it lets them in first.
+     * await step. That await holds the monitor for whole steps and would take it again at once
+     * after an empty one (a monitor is not fair), so between steps it lets them in first.
      */
-    private final AtomicInteger entering = new AtomicInteger();
-    /** Whether {@link #await} is the one downcall (then polls count themselves in {@link #entering}). */
+    private final StepHandoff handoff = new StepHandoff();
+    /** Whether {@link #await} is the one downcall (then polls count themselves in {@link #handoff}). */
     private final boolean oneCall;
+    /** Runs in each one-downcall {@link #await} step under the monitor, before the wait (tests hold a step with it). */
+    volatile Runnable stepHook;
     /**
      * Guards {@link #unacked} and {@link #acksFlushed}. Not the monitor: close() holds that while
      * {@code ibv_destroy_cq} waits for a channel thread's acknowledgement, which must not block.
@@ -111,8 +110,6 @@ public final class FfmCq implements CompletionQueue {
     /** Single-consumer mode: poll and spin take no monitor (one thread at a time, the contract). */
     private final boolean single;
     private final OwnerCheck owner = new OwnerCheck("completion queue");
-    /** The owner waits in await (checked mode only): a close from another thread is then allowed. */
-    private volatile boolean ownerAwaits;
 
     private FfmCq(FfmContext device, MemorySegment cq, int capacity, FfmChannel channel, FfmCqWait own, boolean single) {
         this.device = device;
@@ -213,11 +210,11 @@ public final class FfmCq implements CompletionQueue {
             }
         }
         if (oneCall) {
-            entering.getAndIncrement();
+            handoff.arriving();
         }
         synchronized (this) {
             if (oneCall) {
-                entering.getAndDecrement();
+                handoff.arrived();
             }
             return pollNow(out, max);
         }
@@ -245,11 +242,11 @@ public final class FfmCq implements CompletionQueue {
             }
         }
         if (oneCall) {
-            entering.getAndIncrement();
+            handoff.arriving();
         }
         synchronized (this) {
             if (oneCall) {
-                entering.getAndDecrement();
+                handoff.arrived();
             }
             return spinNow(out, max, maxPolls, maxNanos);
         }
@@ -428,13 +425,10 @@ public final class FfmCq implements CompletionQueue {
     @Override
     public int await(WorkCompletion[] out, int max, long timeout, TimeUnit unit) throws InterruptedException {
         if (single && OwnerCheck.CHECKED) {
-            ownerAwaits = true; // first: a close from another thread while the owner enters is no violation
-            boolean entered = false;
+            boolean entered = owner.enterAwait(); // a close from another thread is no violation from here on
             try {
-                entered = owner.enter();
                 return awaitNow(out, max, timeout, unit);
             } finally {
-                ownerAwaits = false;
                 owner.leave(entered);
             }
         }
@@ -492,7 +486,7 @@ public final class FfmCq implements CompletionQueue {
      * The wait as {@code jw_cq_await} ({@link FfmNativeWait}): each step one downcall under the
      * monitor, of at most {@link #AWAIT_SLICE_NANOS}, the completions decoded before the monitor
      * is let go; after an empty step the threads that waited for the monitor go first
-     * ({@link #entering}). An interrupt is seen between steps, close() ends a step through the
+     * ({@link #handoff}). An interrupt is seen between steps, close() ends a step through the
      * wake-up fd.
      */
     private int awaitInOneCall(WorkCompletion[] out, int max, long deadline) throws InterruptedException {
@@ -503,9 +497,9 @@ public final class FfmCq implements CompletionQueue {
             }
             long slice = Math.max(0, Math.min(deadline - System.nanoTime(), AWAIT_SLICE_NANOS));
             int n;
-            entering.getAndIncrement();
+            handoff.arriving();
             synchronized (this) {
-                entering.getAndDecrement();
+                handoff.arrived();
                 if (!open || own.closing()) {
                     if (first && !open) {
                         throw new IllegalStateException("completion queue is closed");
@@ -515,6 +509,10 @@ public final class FfmCq implements CompletionQueue {
                 int want = Math.min(Math.min(max, out.length), BATCH);
                 if (want <= 0) {
                     return 0;
+                }
+                Runnable hook = stepHook;
+                if (hook != null) {
+                    hook.run();
                 }
                 n = own.step(want, wcs, slice);
                 if (n < 0) {
@@ -529,9 +527,7 @@ public final class FfmCq implements CompletionQueue {
                 return n;
             }
             first = false;
-            while (entering.get() > 0 && deadline - System.nanoTime() > 0) {
-                LockSupport.parkNanos(HANDOFF_NANOS); // they take the monitor before the next step
-            }
+            handoff.letArrivalsIn(deadline); // they take the monitor before the next step
         }
     }
 
@@ -637,8 +633,8 @@ public final class FfmCq implements CompletionQueue {
      */
     @Override
     public void close() {
-        if (single && !ownerAwaits) {
-            owner.idleOrMine();
+        if (single) {
+            owner.idleOrMine(); // passes while the owner awaits
         }
         if (own != null) {
             own.wake(); // ends a one-downcall wait, which holds the monitor closeNow takes

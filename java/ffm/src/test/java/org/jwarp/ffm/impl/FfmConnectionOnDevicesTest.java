@@ -12,6 +12,15 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -457,10 +466,11 @@ class FfmConnectionOnDevicesTest {
 
     /**
      * A QP made and closed on a CQ that another thread awaits in one downcall ({@code jw_cq_await},
-     * which holds the CQ's lock for each step of up to 100 ms and takes it again after an empty
-     * one), then a poll of that CQ from a third thread, are not held up by the await: QPs come and
-     * go under a lock of their own, and the poll comes before the awaiter's next step. Ordering,
-     * not timing: the awaiter (30 s, nothing arrives) has not returned when they are done.
+     * which holds the CQ's monitor for each step of up to 100 ms), then a poll of that CQ from a
+     * third thread, are not held up by the await: the test holds the awaiter inside its first step
+     * ({@link FfmCq#stepHook}, the monitor held), QPs come and go under a lock of their own, and the
+     * poll, blocked on the monitor during the step, goes before the awaiter's next step (without the
+     * hand-off the awaiter takes the monitor again at once). Ordering, not timing.
      */
     @ParameterizedTest
     @CsvSource({"10.77.0.1, 7505", "10.78.0.1, 7506"})
@@ -476,27 +486,70 @@ class FfmConnectionOnDevicesTest {
                 FfmPd pd = device.allocatePd();
                 FfmCq cq = NativeWaitLibrary.with(lib, () -> dev.createCq(16));
                 assertEquals("one downcall (jw_cq_await of " + lib + ")", cq.waitSequence());
-                java.util.concurrent.BlockingQueue<Object> returned = new java.util.concurrent.LinkedBlockingQueue<>();
+                Semaphore inFirstStep = new Semaphore(0);
+                Semaphore endFirstStep = new Semaphore(0);
+                Thread[] poller = new Thread[1]; // blocked on the CQ's monitor until it is in, then never again
+                List<Boolean> polledAtStep = new CopyOnWriteArrayList<>();
+                cq.stepHook = () -> {
+                    Thread p = poller[0];
+                    polledAtStep.add(p != null && p.getState() != Thread.State.BLOCKED); // the poll has been in
+                    if (polledAtStep.size() == 1) {
+                        inFirstStep.release();
+                        endFirstStep.acquireUninterruptibly(); // the step holds the monitor until the test lets it go
+                    }
+                };
+                BlockingQueue<Object> returned = new LinkedBlockingQueue<>();
                 Thread awaiter = Thread.ofPlatform().daemon().name("awaiter").start(() -> {
                     try {
-                        returned.add(cq.await(wcs(1), 1, 30, java.util.concurrent.TimeUnit.SECONDS));
+                        returned.add(cq.await(wcs(1), 1, 60, TimeUnit.SECONDS));
                     } catch (Throwable t) {
                         returned.add(t);
                     }
                 });
-                long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
-                while (!inFrame(awaiter, FfmCqWait.class, "step")) {
-                    assertTrue(System.nanoTime() - deadline < 0, "the awaiter never reached jw_cq_await");
-                    LockSupport.parkNanos(1_000_000L);
+                CompletableFuture<Void> qpMadeAndClosed = null;
+                try {
+                    assertTrue(inFirstStep.tryAcquire(TIMEOUT_MS, TimeUnit.MILLISECONDS), "the awaiter never reached its step");
+                    qpMadeAndClosed = CompletableFuture.runAsync(() -> {
+                        try {
+                            FfmQp.create(id, pd, cq, cq, null, 4, 4, 1, 1, 0).close();
+                        } catch (RdmaException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+                    try {
+                        qpMadeAndClosed.get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                    } catch (TimeoutException e) {
+                        fail("creating and closing a QP on the CQ waited for the await step holding its monitor");
+                    }
+                    AtomicInteger got = new AtomicInteger(-1);
+                    WorkCompletion[] out = wcs(1);
+                    poller[0] = Thread.ofPlatform().daemon().name("poller").start(() -> {
+                        got.set(cq.poll(out, 1));
+                    });
+                    long deadline = System.nanoTime() + TIMEOUT_MS * 1_000_000L;
+                    while (poller[0].getState() != Thread.State.BLOCKED) { // counted in the hand-off, blocked on the monitor
+                        assertTrue(System.nanoTime() - deadline < 0, "the poller never blocked on the CQ: " + poller[0].getState());
+                        Thread.onSpinWait();
+                    }
+                    endFirstStep.release(); // the step's downcall runs now (nothing arrives: its full slice)
+                    poller[0].join(TIMEOUT_MS);
+                    assertEquals(0, got.get(), "the poll of an empty CQ");
+                    while (polledAtStep.size() < 2) {
+                        assertTrue(System.nanoTime() - deadline < 0, "the awaiter never took its second step");
+                        Thread.sleep(1);
+                    }
+                    assertEquals(List.of(false, true), List.copyOf(polledAtStep).subList(0, 2), // a copy: the awaiter goes on adding
+                            "whether the poll had been in at the start of each await step (it must go before the second)");
+                    assertNull(returned.peek(), "the await (60 s, nothing arrives) returned early");
+                } finally {
+                    endFirstStep.release();
+                    if (qpMadeAndClosed != null) {
+                        qpMadeAndClosed.handle((v, t) -> null).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                    }
+                    cq.close(); // ends the await at once
+                    assertEquals(0, returned.poll(TIMEOUT_MS, TimeUnit.MILLISECONDS));
+                    awaiter.join(TIMEOUT_MS);
                 }
-                FfmQp qp = FfmQp.create(id, pd, cq, cq, null, 4, 4, 1, 1, 0);
-                qp.close();
-                assertNull(returned.peek(), "the QP's creation and close waited for the await to end");
-                assertEquals(0, cq.poll(wcs(1), 1));
-                assertNull(returned.peek(), "the poll waited for the await to end");
-                cq.close(); // ends the await at once
-                assertEquals(0, returned.poll(TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS));
-                awaiter.join(TIMEOUT_MS);
             } finally {
                 id.close();
                 if (device != null) {
