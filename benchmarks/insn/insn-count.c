@@ -60,6 +60,7 @@ struct counts {
 static struct counts per_vcpu[MAX_VCPUS] __attribute__((aligned(64)));
 static FILE *out;
 static uint64_t marks;
+static int debug;
 
 static void sum(uint64_t *user, uint64_t *kernel)
 {
@@ -100,6 +101,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     uintptr_t n = qemu_plugin_tb_n_insns(tb);
     uintptr_t kernel = va >= 0xffff800000000000ULL ? KERNEL_BIT : 0;
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, CB_NO_REGS, (void *) ((n << 1) | kernel));
+    if (debug && va >= MARKER_VADDR - 0x10000 && va < MARKER_VADDR + 0x10000) {
+        fprintf(stderr, "insn-count: translating a block at 0x%" PRIx64 " (%zu instructions)\n", va, (size_t) n);
+    }
     if (va == MARKER_VADDR) {
         qemu_plugin_register_vcpu_tb_exec_cb(tb, on_marker, CB_NO_REGS, NULL);
     }
@@ -123,6 +127,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0) {
             path = argv[i] + 4;
+        } else if (strcmp(argv[i], "debug=on") == 0) {
+            debug = 1;
         }
     }
     if (path == NULL) {
