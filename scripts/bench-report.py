@@ -489,10 +489,11 @@ def md_table(lat, bw, qps, guest, tg, sc, runs, errs, jdks=None):
             top = ", ".join(f"{k} {x:.1f}" for k, x in list(v["by_call"].items())[:5])
             p(f"| {tag} | {f(v['per_round_trip'])} | {top} |")
         p("")
-    glat = [r for r in guest if not r["tool"].endswith("_bw")]
+    # the DiSNI table: only the cases DiSNI ran (a soft-only or ffm-only guest run has none)
+    glat = [r for r in guest if not r["tool"].endswith("_bw") and (r["disni_p50_us"] or r["disni_event_p50_us"])]
     gbw = sorted((r for r in guest if r["tool"].endswith("_bw")), key=lambda r: (r["device"], BW_OPS.index(r["op"]), r["size"]))
     if glat:
-        p("Guest (qemu TCG, siw): DiSNI provider / perftest, same device, same guest run. "
+        p(f"Guest (qemu TCG, {', '.join(sorted({r['device'] for r in glat}))}): DiSNI provider / perftest, same device, same guest run. "
           "send/write: half round trip as perftest prints it")
         p("")
         p("| dev | tool | size | runs | DiSNI p50 (spin) | perftest p50 | ratio p50 | ratio min | DiSNI p99 | perftest p99 "

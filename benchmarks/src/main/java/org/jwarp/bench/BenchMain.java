@@ -396,13 +396,16 @@ public final class BenchMain implements Callable<Integer> {
         long pc0 = peerCompiles();
         long cpu0 = ownCpuNanos();
         long peerCpu0 = peerCpuNanos();
+        insnMarker();
         long wall0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
             long s = System.nanoTime();
             step.run();
             h.recordValue(System.nanoTime() - s);
         }
-        cpuPerOp(r, n, System.nanoTime() - wall0, ownCpuNanos() - cpu0, peerCpu0 < 0 ? -1 : peerCpuNanos() - peerCpu0);
+        long wall1 = System.nanoTime();
+        insnMarker();
+        cpuPerOp(r, n, wall1 - wall0, ownCpuNanos() - cpu0, peerCpu0 < 0 ? -1 : peerCpuNanos() - peerCpu0);
         long jit1 = jitMillis();
         long gc1 = gcCount();
         long pc1 = peerCompiles();
@@ -431,6 +434,24 @@ public final class BenchMain implements Callable<Integer> {
             r.put("hgrm", file.toString());
         }
     }
+
+    /**
+     * {@code -Djwarp.bench.insnMarker=PROGRAM} (scripts/bench-insn): runs PROGRAM, the guest instruction
+     * counter's marker, right before and right after a latency case's measured loop, so that the counts
+     * between the two marks are the loop's (plus the marker's own fork and exec, which two run lengths
+     * cancel). Without the property nothing runs.
+     */
+    private static void insnMarker() throws IOException, InterruptedException {
+        if (INSN_MARKER == null) {
+            return;
+        }
+        int rc = new ProcessBuilder(INSN_MARKER).inheritIO().start().waitFor();
+        if (rc != 0) {
+            throw new IOException("instruction marker " + INSN_MARKER + " exited with " + rc);
+        }
+    }
+
+    private static final String INSN_MARKER = System.getProperty("jwarp.bench.insnMarker");
 
     /**
      * CPU per operation while a latency case measured: this JVM's (every thread: provider reactors
