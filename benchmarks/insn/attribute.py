@@ -66,12 +66,10 @@ class Maps:
         self.methods = []
         if codelist and os.path.exists(codelist):
             for line in open(codelist):
-                m = re.match(r"^\s*\d+\s+\d+\s+\d+\s+(.*?)\s*\[(.*)\]", line)
-                if not m:
-                    continue
-                addrs = [int(x, 16) for x in re.findall(r"0x[0-9a-fA-F]+", m.group(2))]
-                if len(addrs) >= 2:
-                    self.methods.append((min(addrs), max(addrs), m.group(1)))
+                # "ID LEVEL STATE Class.method(signature) [HEADER, CODE - END]"; a signature may hold "["
+                m = re.match(r"^\s*\d+\s+-?\d+\s+-?\d+\s+(.*\S)\s+\[(0x[0-9a-fA-F]+),\s*(0x[0-9a-fA-F]+)\s*-\s*(0x[0-9a-fA-F]+)\]\s*$", line)
+                if m:
+                    self.methods.append((int(m.group(2), 16), int(m.group(4), 16), m.group(1)))
             self.methods.sort()
         self.mstarts = [m[0] for m in self.methods]
 
