@@ -16,9 +16,18 @@
  *
  * Used by scripts/bench-insn (issue 28: instructions per operation, perftest against jwarp).
  * Built by that script: gcc -shared -fPIC -O2 -o insn-count.so insn-count.c
- * Loaded with: -plugin /path/insn-count.so,out=/path/file[,inline=on][,debug=on]
+ * Loaded with: -plugin /path/insn-count.so,out=/path/file[,inline=on][,tbs=/path/file][,debug=on]
  * inline=on adds each block's count with an inline add instead of a callback (several times
  * faster), exact only when one host thread runs every vCPU (-accel tcg,thread=single).
+ * tbs=FILE (needs inline=on) also counts user-space instructions per translation block start
+ * address, and at each marker writes the blocks whose count moved since the previous marker:
+ *
+ *     mark SEQ
+ *     VADDR COUNT        (hex address, instructions since the previous marker)
+ *
+ * so that a script can say which code (which process mapping, which function) a window's user
+ * instructions ran in. Addresses are virtual, of whichever process ran them; the script maps them
+ * through the measured processes' /proc/PID/maps.
  *
  * Only the few plugin API entry points used here are declared, from their documented
  * signatures; qemu resolves them in its own binary when it loads the plugin.
@@ -68,6 +77,57 @@ static uint64_t marks;
 static int debug;
 static int inline_counts;
 
+/* per block start address, user space only: an open-addressing table that never moves, so an
+ * inline add can point into it; written only from the one vCPU thread (tbs needs inline=on) */
+#define TB_BITS 22
+#define TB_SLOTS (1u << TB_BITS)
+struct tb_slot {
+    uint64_t va;   /* 0 = free (no user code runs at address 0) */
+    uint64_t n;    /* instructions run in blocks starting at va */
+    uint64_t last; /* n at the previous marker */
+};
+static struct tb_slot *tb_table;
+static uint64_t tb_used;
+static struct tb_slot tb_overflow; /* blocks that found the table too full (va stays 0) */
+static FILE *tb_out;
+
+static struct tb_slot *tb_slot_of(uint64_t va)
+{
+    uint64_t i = (va * 0x9E3779B97F4A7C15ULL) >> (64 - TB_BITS);
+    for (;;) {
+        struct tb_slot *s = &tb_table[i];
+        if (s->va == va) {
+            return s;
+        }
+        if (s->va == 0) {
+            if (tb_used >= TB_SLOTS / 4 * 3) {
+                return &tb_overflow;
+            }
+            tb_used++;
+            s->va = va;
+            return s;
+        }
+        i = (i + 1) & (TB_SLOTS - 1);
+    }
+}
+
+static void tb_dump(uint64_t seq)
+{
+    fprintf(tb_out, "mark %" PRIu64 "\n", seq);
+    for (uint64_t i = 0; i < TB_SLOTS; i++) {
+        struct tb_slot *s = &tb_table[i];
+        if (s->n != s->last) {
+            fprintf(tb_out, "%" PRIx64 " %" PRIu64 "\n", s->va, s->n - s->last);
+            s->last = s->n;
+        }
+    }
+    if (tb_overflow.n != tb_overflow.last) {
+        fprintf(tb_out, "0 %" PRIu64 "\n", tb_overflow.n - tb_overflow.last);
+        tb_overflow.last = tb_overflow.n;
+    }
+    fflush(tb_out);
+}
+
 static void sum(uint64_t *user, uint64_t *kernel)
 {
     *user = 0;
@@ -98,6 +158,9 @@ static void on_marker(unsigned int vcpu, void *udata)
     uint64_t seq = __atomic_add_fetch(&marks, 1, __ATOMIC_SEQ_CST);
     fprintf(out, "mark %" PRIu64 " user %" PRIu64 " kernel %" PRIu64 " ns %" PRIu64 "\n", seq, user, kernel, ns);
     fflush(out);
+    if (tb_out != NULL) {
+        tb_dump(seq);
+    }
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -109,6 +172,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     if (inline_counts) {
         /* one host thread runs every vCPU (-accel tcg,thread=single): a plain add is exact */
         qemu_plugin_register_vcpu_tb_exec_inline(tb, INLINE_ADD_U64, &per_vcpu[0].n[kernel], n);
+        if (tb_out != NULL && !kernel) {
+            qemu_plugin_register_vcpu_tb_exec_inline(tb, INLINE_ADD_U64, &tb_slot_of(va)->n, n);
+        }
     } else {
         qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, CB_NO_REGS, (void *) ((n << 1) | kernel));
     }
@@ -128,16 +194,22 @@ static void on_exit_(qemu_plugin_id_t id, void *udata)
     sum(&user, &kernel);
     fprintf(out, "exit user %" PRIu64 " kernel %" PRIu64 "\n", user, kernel);
     fclose(out);
+    if (tb_out != NULL) {
+        fprintf(tb_out, "exit blocks %" PRIu64 " overflow %" PRIu64 "\n", tb_used, tb_overflow.n);
+        fclose(tb_out);
+    }
 }
 
 __attribute__((visibility("default")))
 int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
     (void) info;
-    const char *path = NULL;
+    const char *path = NULL, *tb_path = NULL;
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0) {
             path = argv[i] + 4;
+        } else if (strncmp(argv[i], "tbs=", 4) == 0) {
+            tb_path = argv[i] + 4;
         } else if (strcmp(argv[i], "inline=on") == 0) {
             inline_counts = 1;
         } else if (strcmp(argv[i], "debug=on") == 0) {
@@ -152,6 +224,18 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     if (out == NULL) {
         perror("insn-count: out");
         return -1;
+    }
+    if (tb_path != NULL) {
+        if (!inline_counts) {
+            fprintf(stderr, "insn-count: tbs= needs inline=on (one vCPU thread writes the table)\n");
+            return -1;
+        }
+        tb_table = calloc(TB_SLOTS, sizeof *tb_table);
+        tb_out = fopen(tb_path, "w");
+        if (tb_table == NULL || tb_out == NULL) {
+            perror("insn-count: tbs");
+            return -1;
+        }
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
     qemu_plugin_register_atexit_cb(id, on_exit_, NULL);

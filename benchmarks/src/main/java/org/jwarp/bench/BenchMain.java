@@ -80,7 +80,7 @@ public final class BenchMain implements Callable<Integer> {
             + "on both ends, Sends within the peer's 512 receives by its RDMA-Written receive count on iWARP devices "
             + "(perftest's credits there; elsewhere it relies on RNR retry, and so do we); MB/s over first post to "
             + "last completion. Warm-up: --warmup-iters operations of 64 B, then passes of n/8 at the full size until "
-            + "one is JIT-quiet on both JVMs (at most 5).")
+            + "neither JVM finished a compilation for --warmup-quiet seconds (at most --warmup-max).")
     boolean perftestBw;
     @Option(names = "--qps", split = ",", description = "Send ping-pong over this many queue pairs, round robin (default: ${DEFAULT-VALUE}).")
     List<Integer> qps = List.of(1);
@@ -97,7 +97,7 @@ public final class BenchMain implements Callable<Integer> {
     double warmupMin = 1.0;
     @Option(names = "--warmup-max", description = "Warm-up seconds at most, even if the JIT is still busy (default: ${DEFAULT-VALUE}).")
     double warmupMax = 20.0;
-    @Option(names = "--warmup-quiet", description = "Seconds without JIT compilation that end the warm-up (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-quiet", description = "Seconds without a finished JIT compilation (on either JVM) that end the warm-up, also after --warmup-iters (default: ${DEFAULT-VALUE}).")
     double warmupQuiet = 0.5;
     @Option(names = "--warmup-iters", description = "Fixed warm-up operation count instead (for strace's per-message count).")
     int warmupIters = -1;
@@ -565,8 +565,8 @@ public final class BenchMain implements Callable<Integer> {
 
     /**
      * {@code --perftest-bw}: the warm-up (64 B passes of {@code n} operations, by count with
-     * {@code --warmup-iters} counted per operation over this JVM's cases, then passes of n/8 operations at the full size until one compiles
-     * nothing on either JVM, at most 5; by time otherwise, then one pass at the full size), then {@code --bw-passes} passes of {@code n}
+     * {@code --warmup-iters} counted per operation over this JVM's cases, then passes of n/8 operations at the full size until
+     * neither JVM finished a compilation for {@code --warmup-quiet} seconds ({@link #quietCheck}); by time otherwise, then one pass at the full size), then {@code --bw-passes} passes of {@code n}
      * operations of {@code size} bytes, the median reported as MB/s (10^6 bytes per second, bytes =
      * {@code n * size}, over first post to last completion, perftest's "BW average").
      */
@@ -586,15 +586,13 @@ public final class BenchMain implements Callable<Integer> {
                 ops += n;
             }
             // then the JIT quiet check at the measured size: passes of n/8 (at least 128) operations
-            // until one compiles nothing on either JVM, at most 5
-            quiet = false;
-            for (int extra = 0; extra < 5 && !quiet; extra++) {
-                long j0 = jitMillis();
-                long p0 = peerCompiles();
+            // until neither JVM finished a compilation for --warmup-quiet seconds
+            boolean[] q = new boolean[1];
+            ops += quietCheck(() -> {
                 pass.run(tail, size);
-                ops += tail;
-                quiet = jitMillis() == j0 && peerCompiles() == p0;
-            }
+                return tail;
+            }, q);
+            quiet = q[0];
         } else {
             long lastJit = jitMillis();
             long lastChange = t0;
@@ -642,13 +640,55 @@ public final class BenchMain implements Callable<Integer> {
         passes(r, size, mbps, secs, jit0, gc0);
     }
 
+    /** One batch of a JIT-quiet check; returns the operations it ran. */
+    interface Batch {
+        long run() throws Exception;
+    }
+
+    /**
+     * The JIT-quiet check after a warm-up by count: runs {@code batch} until neither this JVM (its
+     * total compilation time) nor the peer ({@code --peer-jit-log}) finished a compilation for
+     * {@code --warmup-quiet} seconds, giving up after {@code --warmup-max} seconds ({@code quiet[0]}
+     * false). One quiet batch is not enough: a compilation in progress counts only when it
+     * finishes, and C2 on a large method runs for hundreds of milliseconds, so a short batch
+     * looked quiet while the compiler worked (a fresh JVM's 1 MiB write-bw measured 280-838 ms of
+     * JIT in a 0.4-0.8 s measurement after a one-pass check). Returns the operations run.
+     */
+    private long quietCheck(Batch batch, boolean[] quiet) throws Exception {
+        long start = System.nanoTime();
+        long lastChange = start;
+        long quietNanos = (long) (warmupQuiet * 1e9);
+        long maxNanos = (long) (warmupMax * 1e9);
+        long jit = jitMillis();
+        long peer = peerCompiles();
+        long ops = 0;
+        while (true) {
+            ops += batch.run();
+            long now = System.nanoTime();
+            long j = jitMillis();
+            long p = peerCompiles();
+            if (j != jit || p != peer) {
+                jit = j;
+                peer = p;
+                lastChange = now;
+            } else if (now - lastChange >= quietNanos) {
+                quiet[0] = true;
+                return ops;
+            }
+            if (now - start >= maxNanos) {
+                quiet[0] = false;
+                return ops;
+            }
+        }
+    }
+
     /** Steps per batch of the JIT-quiet check after a warm-up by count (1,000 operations; 1 bandwidth pass). */
     private int quietBatch = 1000;
 
     /**
      * Runs {@code step} in batches until at least {@code --warmup-min} seconds have passed and the
      * JIT compiled nothing for {@code --warmup-quiet} seconds (or {@code --warmup-max} is reached);
-     * with {@code --warmup-iters}, exactly that many steps.
+     * with {@code --warmup-iters}, exactly that many steps, then {@link #quietCheck}.
      */
     private void warm(Map<String, Object> r, Step step, int batch) throws Exception {
         long t0 = System.nanoTime();
@@ -659,23 +699,19 @@ public final class BenchMain implements Callable<Integer> {
                 step.run();
             }
             ops = warmupIters;
-            // then the JIT-quiet check by count: more batches of 1,000 operations (1 bandwidth pass)
-            // until one passes without a compilation on either JVM (at most 10); the peer's log is
-            // read when given
-            int extra = 0;
+            // then the JIT-quiet check: more batches of 1,000 operations (1 bandwidth pass) until
+            // neither JVM finished a compilation for --warmup-quiet seconds
             quiet = false;
-            while (warmupIters > 0 && extra < 10) {
-                long j0 = jitMillis();
-                long p0 = peerCompiles();
-                for (int i = 0; i < quietBatch; i++) {
-                    step.run();
-                }
-                ops += quietBatch;
-                extra++;
-                if (jitMillis() == j0 && peerCompiles() == p0) {
-                    quiet = true;
-                    break;
-                }
+            if (warmupIters > 0) {
+                boolean[] q = new boolean[1];
+                int b = quietBatch;
+                ops += quietCheck(() -> {
+                    for (int i = 0; i < b; i++) {
+                        step.run();
+                    }
+                    return b;
+                }, q);
+                quiet = q[0];
             }
         } else {
             long lastJit = jitMillis();

@@ -91,7 +91,8 @@ public final class ClientCommand implements Callable<Integer> {
     int signalEvery;
     @Option(names = "--warmup", description = "Operations run before the latency is recorded, as scripts/bench's "
             + "--warmup-iters (above 4 KiB fewer: N*4096/size, at least 200); the bandwidth run first makes "
-            + "unrecorded passes of iters/8 until N operations (at most 1 GiB) have run (default: ${DEFAULT-VALUE}).")
+            + "unrecorded passes of iters/8 until N operations (at most 1 GiB) have run, then until the JIT "
+            + "finished no compilation for 0.5 s (at most 20 s); 0: no warm-up (default: ${DEFAULT-VALUE}).")
     int warmup = DEFAULT_WARMUP;
     @Mixin
     ConnectionOptions setup = new ConnectionOptions();

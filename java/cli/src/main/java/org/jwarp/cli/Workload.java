@@ -318,7 +318,8 @@ final class Workload implements AutoCloseable {
      * Bytes per second of {@code iters} operations of {@code size} bytes with up to {@code win}
      * outstanding, every {@code signalEvery}-th signaled (0: a quarter of the window for Sends and
      * Writes, every Read), over first post to last retirement (ib_*_bw), after unrecorded passes of
-     * {@code iters / 8} operations until {@code warmOps} have run. Writes and Reads run {@link WindowedPosts},
+     * {@code iters / 8} operations until {@code warmOps} have run and then until the JIT is quiet
+     * ({@link JitQuiet}). Writes and Reads run {@link WindowedPosts},
      * the benchmarks' loop; Sends wait for the server's credit (one per Send) besides.
      */
     double bandwidth(SendOpcode op, int size, int iters, int win, int signalEvery, int warmOps, Progress progress)
@@ -333,8 +334,18 @@ final class Workload implements AutoCloseable {
         }
         int every = signalEvery > 0 ? Math.min(signalEvery, w)
                 : op == SendOpcode.RDMA_READ ? 1 : WindowedPosts.defaultSignalEvery(w);
-        for (int done = 0; done < warmOps; done += Math.max(1, iters / 8)) {
-            bandwidthPass(op, size, Math.max(1, iters / 8), w, every, null);
+        int pass = Math.max(1, iters / 8);
+        for (int done = 0; done < warmOps; done += pass) {
+            bandwidthPass(op, size, pass, w, every, null);
+        }
+        if (warmOps > 0) {
+            // then passes until this JVM's JIT finished nothing for half a second (as scripts/bench's
+            // BenchMain): by count alone, the measured pass ran while C1 and C2 still compiled the loop
+            // (1 MiB Writes: 28-55 compilations inside it, 0.59x the bench's bandwidth)
+            JitQuiet quiet = new JitQuiet();
+            do {
+                bandwidthPass(op, size, pass, w, every, null);
+            } while (!quiet.settled());
         }
         long nanos = bandwidthPass(op, size, iters, w, every, progress);
         if (settings.verify() && op == SendOpcode.RDMA_WRITE && size > 0) {
