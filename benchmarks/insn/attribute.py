@@ -50,6 +50,11 @@ class Maps:
 
     def __init__(self, path, codelist=None):
         self.rows = []
+        if not os.path.exists(path):
+            # a process that never reached its window's end hook (ib_read_lat's passive server never
+            # waits for a completion): its blocks count as "other processes"
+            print(f"attribute: no mappings in {path}", file=sys.stderr)
+            path = os.devnull
         for line in open(path):
             parts = line.split(maxsplit=5)
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
