@@ -72,6 +72,8 @@ public final class ClientCommand implements Callable<Integer> {
     static final int DEFAULT_WINDOW = 32;
     /** Warm-up operations before the latency is recorded. */
     static final int DEFAULT_WARMUP = 10_000;
+    /** Timed bandwidth passes, the median reported (BenchMain --bw-passes). */
+    static final int DEFAULT_PASSES = 5;
 
     @Parameters(index = "0", description = "Server host name or address.")
     String host;
@@ -94,6 +96,10 @@ public final class ClientCommand implements Callable<Integer> {
             + "unrecorded passes of iters/8 until N operations (at most 1 GiB) have run, then until the JIT "
             + "finished no compilation for 0.5 s (at most 20 s); 0: no warm-up (default: ${DEFAULT-VALUE}).")
     int warmup = DEFAULT_WARMUP;
+    @Option(names = "--passes", description = "The bandwidth run's --iters operations as this many timed passes "
+            + "of iters/N (at most --iters passes); the median pass is reported, min and max beside it, as "
+            + "scripts/bench's --bw-passes; 1: one pass, as ib_*_bw (default: ${DEFAULT-VALUE}).")
+    int passes = DEFAULT_PASSES;
     @Mixin
     ConnectionOptions setup = new ConnectionOptions();
     @Option(names = "--timeout", description = "Connect timeout in ms (default: ${DEFAULT-VALUE}).")
@@ -122,9 +128,9 @@ public final class ClientCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         SendOpcode opcode = parseOp(op);
-        if (size < 0 || iters < 1 || window < 1 || warmup < 0 || signalEvery < 0) {
-            throw new IllegalArgumentException("--size >= 0, --iters >= 1, --window >= 1, --warmup >= 0 and "
-                    + "--signal-every >= 0 required");
+        if (size < 0 || iters < 1 || window < 1 || warmup < 0 || signalEvery < 0 || passes < 1) {
+            throw new IllegalArgumentException("--size >= 0, --iters >= 1, --window >= 1, --warmup >= 0, "
+                    + "--signal-every >= 0 and --passes >= 1 required");
         }
         WorkSettings ws = new WorkSettings(sge, postList, inlineSize, verify, srq, events);
         if (opcode == SendOpcode.RDMA_READ && inlineSize > 0) {
@@ -143,8 +149,8 @@ public final class ClientCommand implements Callable<Integer> {
             }
             Progress progress = new Progress(System.err);
             Histogram h = w.latency(opcode, size, warmupOps(warmup, size), iters, progress);
-            double bw = w.bandwidth(opcode, size, iters, window, signalEvery, WindowedPosts.warmupOps(warmup, size),
-                    progress);
+            Workload.Bandwidth bw = w.bandwidth(opcode, size, iters, window, signalEvery,
+                    WindowedPosts.warmupOps(warmup, size), passes, progress);
             progress.done();
             Map<String, Object> out = Json.object();
             Map<String, Object> settings = Json.object();
@@ -158,7 +164,12 @@ public final class ClientCommand implements Callable<Integer> {
             settings.put("p2p", setup.p2p);
             out.put("settings", settings);
             out.put("connection", describeJson(w.connection().info()));
-            out.put("result", resultJson(op, size, iters, h, bw));
+            Map<String, Object> result = resultJson(op, size, iters, h, bw.median());
+            result.put("bandwidthMBpsMin", bw.min() / 1e6);
+            result.put("bandwidthMBpsMax", bw.max() / 1e6);
+            result.put("bandwidthPasses", bw.passes());
+            result.put("bandwidthOpsPerPass", bw.opsPerPass());
+            out.put("result", result);
             if (json) {
                 System.out.println(Json.write(out));
             } else {
@@ -167,7 +178,9 @@ public final class ClientCommand implements Callable<Integer> {
                         + ", post-list " + postList + ", inline " + inlineSize
                         + (verify ? ", payload verified" : "") + ")");
                 System.out.println(header() + "   (" + SEMANTICS + ")");
-                System.out.println(row(op, size, iters, h, bw));
+                System.out.println(row(op, size, iters, h, bw.median()));
+                System.out.println(String.format(Locale.ROOT, "bw: median of %d passes of %d ops, min %.1f, max %.1f MB/s",
+                        bw.passes(), bw.opsPerPass(), bw.min() / 1e6, bw.max() / 1e6));
             }
         }
         return 0;

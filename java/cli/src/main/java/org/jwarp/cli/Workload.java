@@ -311,20 +311,39 @@ final class Workload implements AutoCloseable {
     /** Bytes per second of {@code iters} operations with up to {@code win} outstanding, no warm-up. */
     double bandwidth(SendOpcode op, int size, int iters, int win, Progress progress) throws RdmaException,
             InterruptedException {
-        return bandwidth(op, size, iters, win, 0, 0, progress);
+        return bandwidth(op, size, iters, win, 0, 0, 1, progress).median();
     }
 
     /**
-     * Bytes per second of {@code iters} operations of {@code size} bytes with up to {@code win}
-     * outstanding, every {@code signalEvery}-th signaled (0: a quarter of the window for Sends and
-     * Writes, every Read), over first post to last retirement (ib_*_bw), after unrecorded passes of
-     * {@code iters / 8} operations until {@code warmOps} have run and then until the JIT is quiet
-     * ({@link JitQuiet}). Writes and Reads run {@link WindowedPosts},
-     * the benchmarks' loop; Sends wait for the server's credit (one per Send) besides.
+     * A bandwidth measurement: bytes per second of the median pass and of the slowest and fastest,
+     * {@code passes} timed passes of {@code opsPerPass} operations each.
      */
-    double bandwidth(SendOpcode op, int size, int iters, int win, int signalEvery, int warmOps, Progress progress)
-            throws RdmaException, InterruptedException {
+    record Bandwidth(double median, double min, double max, int passes, int opsPerPass) {
+        /** The median of {@code bytesPerSec} (the upper one of an even count, as scripts/bench), its min and max. */
+        static Bandwidth of(double[] bytesPerSec, int opsPerPass) {
+            double[] s = bytesPerSec.clone();
+            java.util.Arrays.sort(s);
+            return new Bandwidth(s[s.length / 2], s[0], s[s.length - 1], s.length, opsPerPass);
+        }
+    }
+
+    /**
+     * {@code iters} operations of {@code size} bytes with up to {@code win} outstanding, every
+     * {@code signalEvery}-th signaled (0: a quarter of the window for Sends and Writes, every Read),
+     * as {@code passes} timed passes of {@code iters / passes} operations (at most {@code iters}
+     * passes), each timed from first post to last retirement (ib_*_bw); the median pass is the
+     * result (scripts/bench's {@code --bw-passes}: a median of passes leaves out the stall a single
+     * long pass takes in). Before them, unrecorded passes of an eighth of a timed pass until
+     * {@code warmOps} have run and then until the JIT is quiet ({@link JitQuiet}). Writes and Reads
+     * run {@link WindowedPosts}, the benchmarks' loop; Sends wait for the server's credit (one per
+     * Send) besides.
+     */
+    Bandwidth bandwidth(SendOpcode op, int size, int iters, int win, int signalEvery, int warmOps, int passes,
+                        Progress progress) throws RdmaException, InterruptedException {
         checkSize(size);
+        if (passes < 1) {
+            throw new IllegalArgumentException("--passes must be at least 1, got " + passes);
+        }
         int w = Math.min(win, window);
         if (op == SendOpcode.RDMA_READ) {
             w = Math.max(1, Math.min(w, conn.info().ord()));
@@ -334,7 +353,9 @@ final class Workload implements AutoCloseable {
         }
         int every = signalEvery > 0 ? Math.min(signalEvery, w)
                 : op == SendOpcode.RDMA_READ ? 1 : WindowedPosts.defaultSignalEvery(w);
-        int pass = Math.max(1, iters / 8);
+        int p = Math.min(passes, iters);
+        int perPass = iters / p;
+        int pass = Math.max(1, perPass / 8);
         for (int done = 0; done < warmOps; done += pass) {
             bandwidthPass(op, size, pass, w, every, null);
         }
@@ -347,7 +368,11 @@ final class Workload implements AutoCloseable {
                 bandwidthPass(op, size, pass, w, every, null);
             } while (!quiet.settled());
         }
-        long nanos = bandwidthPass(op, size, iters, w, every, progress);
+        double[] bps = new double[p];
+        for (int i = 0; i < p; i++) {
+            long nanos = bandwidthPass(op, size, perPass, w, every, progress);
+            bps[i] = (double) size * perPass / (nanos / 1e9);
+        }
         if (settings.verify() && op == SendOpcode.RDMA_WRITE && size > 0) {
             // read the written bytes back (RFC 5040 §5.2) and compare with what was written
             QueuePair qp = conn.queuePair();
@@ -357,7 +382,7 @@ final class Workload implements AutoCloseable {
             reap();
             verify("RDMA Write, read back", slotSize(), 0, Math.min(size, slotSize()), false);
         }
-        return (double) size * iters / (nanos / 1e9);
+        return Bandwidth.of(bps, perPass);
     }
 
     /** Receives posted for the server's credits and not yet taken (bounded by the window across passes). */

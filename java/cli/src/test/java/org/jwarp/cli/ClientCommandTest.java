@@ -19,6 +19,27 @@ class ClientCommandTest {
     }
 
     @Test
+    @DisplayName("--passes 0 is a usage error naming the option")
+    void passesAtLeastOne() {
+        CliCapture c = CliCapture.run("client", "127.0.0.1", "--passes", "0");
+        assertEquals(2, c.exit());
+        assertTrue(c.err().contains("--passes"), c.err());
+    }
+
+    @Test
+    @DisplayName("the bandwidth of passes is their median (the upper one of an even count), min and max beside it")
+    void bandwidthMedianOfPasses() {
+        Workload.Bandwidth b = Workload.Bandwidth.of(new double[] {300, 100, 500, 200, 400}, 7);
+        assertEquals(300, b.median());
+        assertEquals(100, b.min());
+        assertEquals(500, b.max());
+        assertEquals(5, b.passes());
+        assertEquals(7, b.opsPerPass());
+        assertEquals(300, Workload.Bandwidth.of(new double[] {400, 100, 300, 200}, 1).median());
+        assertEquals(100, Workload.Bandwidth.of(new double[] {100}, 1).median());
+    }
+
+    @Test
     @DisplayName("no server: exit 1, the refused connection in words with a hint, no class names")
     void noServer() throws Exception {
         int port = ServerCommandTest.freePort();

@@ -88,6 +88,13 @@ class ServerCommandTest {
         assertEquals(1024.0, c.numbers("bytes").get(0));
         assertTrue(c.numbers("p99Us").get(0) > 0);
         assertTrue(c.numbers("bandwidthMBps").get(0) > 0);
+        // the bandwidth is the median of --passes (default 5) timed passes of iters/5, as scripts/bench's
+        assertEquals(5.0, c.numbers("bandwidthPasses").get(0));
+        assertEquals(40.0, c.numbers("bandwidthOpsPerPass").get(0));
+        double min = c.numbers("bandwidthMBpsMin").get(0);
+        double max = c.numbers("bandwidthMBpsMax").get(0);
+        assertTrue(min > 0 && min <= c.numbers("bandwidthMBps").get(0) && c.numbers("bandwidthMBps").get(0) <= max,
+                c.out());
         assertEquals(p2p.isEmpty() ? List.<String>of() : List.of("read"), c.strings("rtr"));
         assertEquals(0, server.await(), server.out() + "\n" + server.err());
     }
