@@ -92,9 +92,10 @@ public final class ClientCommand implements Callable<Integer> {
             + "0 = a quarter of the window for send and write, every read, as scripts/bench (default: ${DEFAULT-VALUE}).")
     int signalEvery;
     @Option(names = "--warmup", description = "Operations run before the latency is recorded, as scripts/bench's "
-            + "--warmup-iters (above 4 KiB fewer: N*4096/size, at least 200); the bandwidth run first makes "
-            + "unrecorded passes of iters/8 until N operations (at most 1 GiB) have run, then until the JIT "
-            + "finished no compilation for 0.5 s (at most 20 s); 0: no warm-up (default: ${DEFAULT-VALUE}).")
+            + "--warmup-iters (above 4 KiB fewer: N*4096/size, at least 200), then batches of N/10 until the JIT "
+            + "finished no compilation for 0.5 s (at most 20 s); the bandwidth run first makes unrecorded passes "
+            + "of an eighth of a timed pass until N operations (at most 1 GiB) have run, then until the JIT is "
+            + "quiet likewise; 0: no warm-up (default: ${DEFAULT-VALUE}).")
     int warmup = DEFAULT_WARMUP;
     @Option(names = "--passes", description = "The bandwidth run's --iters operations as this many timed passes "
             + "of iters/N (at most --iters passes); the median pass is reported, min and max beside it, as "
@@ -169,6 +170,9 @@ public final class ClientCommand implements Callable<Integer> {
             result.put("bandwidthMBpsMax", bw.max() / 1e6);
             result.put("bandwidthPasses", bw.passes());
             result.put("bandwidthOpsPerPass", bw.opsPerPass());
+            // this JVM's JIT time inside the recorded phases (scripts/bench's jit_ms_while_measuring)
+            result.put("latencyJitMs", w.lastLatencyJitMillis);
+            result.put("bandwidthJitMs", bw.jitMillis());
             out.put("result", result);
             if (json) {
                 System.out.println(Json.write(out));

@@ -39,6 +39,12 @@ final class JitQuiet {
         this.lastTotal = total == null ? 0 : total.getAsLong();
     }
 
+    /** This JVM's total JIT compilation time in ms so far, or -1 when the JVM does not report it. */
+    static long compilationMillis() {
+        LongSupplier t = ownJit();
+        return t == null ? -1 : t.getAsLong();
+    }
+
     private static LongSupplier ownJit() {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit::getTotalCompilationTime : null;

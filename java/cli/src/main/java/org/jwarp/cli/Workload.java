@@ -181,7 +181,10 @@ final class Workload implements AutoCloseable {
 
     /**
      * As above after {@code warm} operations of the same kind that are not recorded (the JIT's
-     * warm-up on both ends, counted in operations as {@code BenchMain --warmup-iters} counts them).
+     * warm-up on both ends, counted in operations as {@code BenchMain --warmup-iters} counts them)
+     * and then batches of {@code warm / 10} until this JVM's JIT is quiet ({@link JitQuiet}); none
+     * when {@code warm} is 0. {@link #lastLatencyJitMillis} tells how much JIT work still fell into
+     * the recorded phase.
      */
     Histogram latency(SendOpcode op, int size, int warm, int iters, Progress progress) throws RdmaException,
             InterruptedException {
@@ -189,12 +192,39 @@ final class Workload implements AutoCloseable {
         if (warm < 0) {
             throw new IllegalArgumentException("--warmup must be >= 0");
         }
-        if (op == SendOpcode.RDMA_WRITE) {
-            return writeLatency(size, warm, iters, progress);
+        if (op == SendOpcode.RDMA_WRITE && size < 1) {
+            throw new IllegalArgumentException("--size: write latency needs at least 1 byte (the polled byte)");
         }
+        if (warm > 0) {
+            // the count first, then batches until this JVM's JIT finished nothing for half a second
+            // (as scripts/bench's BenchMain): by count alone the recorded phase ran while C2 still
+            // compiled the loop on a 2-core host
+            latencyPhase(op, size, warm, null, progress);
+            int batch = Math.max(1, warm / 10);
+            JitQuiet quiet = new JitQuiet();
+            do {
+                latencyPhase(op, size, batch, null, progress);
+            } while (!quiet.settled());
+        }
+        long jit0 = JitQuiet.compilationMillis();
         Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+        latencyPhase(op, size, iters, h, progress);
+        lastLatencyJitMillis = jit0 < 0 ? -1 : JitQuiet.compilationMillis() - jit0;
+        return h;
+    }
+
+    /** This JVM's JIT compilation time during the last recorded latency phase in ms (-1: not reported). */
+    long lastLatencyJitMillis = -1;
+
+    /** {@code count} operations, each recorded into {@code h} (null: a warm-up phase, nothing recorded). */
+    private void latencyPhase(SendOpcode op, int size, int count, Histogram h, Progress progress)
+            throws RdmaException, InterruptedException {
+        if (op == SendOpcode.RDMA_WRITE) {
+            writeLatency(size, count, h, progress);
+            return;
+        }
         QueuePair qp = conn.queuePair();
-        String phase = name(op) + " latency";
+        String phase = name(op) + (h == null ? " latency warm-up" : " latency");
         int recvOff = slotSize();
         if (op == SendOpcode.SEND) {
             postRecv(qp, RECV, mr, recvOff, slotSize());
@@ -202,7 +232,7 @@ final class Workload implements AutoCloseable {
                 mr.buffer().put(0, ECHO_TAG);
             }
         }
-        for (int i = -warm; i < iters; i++) {
+        for (int i = 0; i < count; i++) {
             long t0 = System.nanoTime();
             post(op, size);
             int pending = op == SendOpcode.SEND ? 2 : 1;
@@ -217,24 +247,23 @@ final class Workload implements AutoCloseable {
                         if (settings.verify()) {
                             verify("echoed Send", recvOff, 0, size, false);
                         }
-                        if (i + 1 < iters) {
+                        if (i + 1 < count) {
                             postRecv(qp, RECV, mr, recvOff, slotSize());
                         }
                     }
                 }
             }
             long t = System.nanoTime() - t0;
-            if (i >= 0) {
+            if (h != null) {
                 h.recordValue(Math.min(t, h.getHighestTrackableValue()));
             }
             if (settings.verify() && op == SendOpcode.RDMA_READ) {
                 verify("RDMA Read", 0, 0, size, true);
             }
             if (progress != null) {
-                progress.update(i < 0 ? phase + " warm-up" : phase, i < 0 ? i + warm + 1 : i + 1, i < 0 ? warm : iters);
+                progress.update(phase, i + 1, count);
             }
         }
-        return h;
     }
 
     /**
@@ -245,22 +274,19 @@ final class Workload implements AutoCloseable {
      * no receive completion is involved in an iteration. As perftest's loop and the benchmarks'
      * ({@code ProviderPingPong.writeRtt}): every Write is signaled and its completion reaped before
      * the spin, and the spin drives the provider's progress ({@link CompletionQueue#progress}: the
-     * soft provider's manual progress, a no-op elsewhere). The first {@code warm} iterations are
-     * not recorded.
+     * soft provider's manual progress, a no-op elsewhere). Each iteration is recorded into {@code h}
+     * (null: a warm-up phase); the server answers as many as the start message names, so phases
+     * follow one another.
      */
-    private Histogram writeLatency(int size, int warm, int iters, Progress progress) throws RdmaException,
+    private void writeLatency(int size, int total, Histogram h, Progress progress) throws RdmaException,
             InterruptedException {
-        if (size < 1) {
-            throw new IllegalArgumentException("--size: write latency needs at least 1 byte (the polled byte)");
-        }
-        Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
         QueuePair qp = conn.queuePair();
         ByteBuffer b = mr.buffer();
         int recvOff = slotSize();
         int mine = recvOff + size - 1;
         b.put(mine, (byte) 0);
         postRecv(qp, RECV, mr, recvOff, slotSize());
-        int total = warm + iters;
+        String phase = h == null ? "write latency warm-up" : "write latency";
         ByteBuffer start = mr.buffer().order(ByteOrder.BIG_ENDIAN);
         start.put(0, WRITE_TAG).put(1, (byte) 0).put(2, (byte) 0).put(3, (byte) 0).putInt(4, size).putInt(8, total);
         wr.send(++nextId, mr, 0, WRITE_START_LENGTH);
@@ -297,15 +323,13 @@ final class Workload implements AutoCloseable {
                 }
             }
             long t = System.nanoTime() - t0;
-            if (i > warm) {
+            if (h != null) {
                 h.recordValue(Math.min(t, h.getHighestTrackableValue()));
             }
             if (progress != null) {
-                progress.update(i <= warm ? "write latency warm-up" : "write latency", i <= warm ? i : i - warm,
-                        i <= warm ? warm : iters);
+                progress.update(phase, i, total);
             }
         }
-        return h;
     }
 
     /** Bytes per second of {@code iters} operations with up to {@code win} outstanding, no warm-up. */
@@ -318,12 +342,15 @@ final class Workload implements AutoCloseable {
      * A bandwidth measurement: bytes per second of the median pass and of the slowest and fastest,
      * {@code passes} timed passes of {@code opsPerPass} operations each.
      */
-    record Bandwidth(double median, double min, double max, int passes, int opsPerPass) {
-        /** The median of {@code bytesPerSec} (the upper one of an even count, as scripts/bench), its min and max. */
-        static Bandwidth of(double[] bytesPerSec, int opsPerPass) {
+    record Bandwidth(double median, double min, double max, int passes, int opsPerPass, long jitMillis) {
+        /**
+         * The median of {@code bytesPerSec} (the upper one of an even count, as scripts/bench), its
+         * min and max; {@code jitMillis} this JVM's JIT time during the passes (-1: not reported).
+         */
+        static Bandwidth of(double[] bytesPerSec, int opsPerPass, long jitMillis) {
             double[] s = bytesPerSec.clone();
             java.util.Arrays.sort(s);
-            return new Bandwidth(s[s.length / 2], s[0], s[s.length - 1], s.length, opsPerPass);
+            return new Bandwidth(s[s.length / 2], s[0], s[s.length - 1], s.length, opsPerPass, jitMillis);
         }
     }
 
@@ -369,10 +396,12 @@ final class Workload implements AutoCloseable {
             } while (!quiet.settled());
         }
         double[] bps = new double[p];
+        long jit0 = JitQuiet.compilationMillis();
         for (int i = 0; i < p; i++) {
             long nanos = bandwidthPass(op, size, perPass, w, every, progress);
             bps[i] = (double) size * perPass / (nanos / 1e9);
         }
+        long jit = jit0 < 0 ? -1 : JitQuiet.compilationMillis() - jit0;
         if (settings.verify() && op == SendOpcode.RDMA_WRITE && size > 0) {
             // read the written bytes back (RFC 5040 §5.2) and compare with what was written
             QueuePair qp = conn.queuePair();
@@ -382,7 +411,7 @@ final class Workload implements AutoCloseable {
             reap();
             verify("RDMA Write, read back", slotSize(), 0, Math.min(size, slotSize()), false);
         }
-        return Bandwidth.of(bps, perPass);
+        return Bandwidth.of(bps, perPass, jit);
     }
 
     /** Receives posted for the server's credits and not yet taken (bounded by the window across passes). */

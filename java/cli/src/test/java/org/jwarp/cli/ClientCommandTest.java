@@ -29,14 +29,15 @@ class ClientCommandTest {
     @Test
     @DisplayName("the bandwidth of passes is their median (the upper one of an even count), min and max beside it")
     void bandwidthMedianOfPasses() {
-        Workload.Bandwidth b = Workload.Bandwidth.of(new double[] {300, 100, 500, 200, 400}, 7);
+        Workload.Bandwidth b = Workload.Bandwidth.of(new double[] {300, 100, 500, 200, 400}, 7, 12);
         assertEquals(300, b.median());
         assertEquals(100, b.min());
         assertEquals(500, b.max());
         assertEquals(5, b.passes());
         assertEquals(7, b.opsPerPass());
-        assertEquals(300, Workload.Bandwidth.of(new double[] {400, 100, 300, 200}, 1).median());
-        assertEquals(100, Workload.Bandwidth.of(new double[] {100}, 1).median());
+        assertEquals(12, b.jitMillis());
+        assertEquals(300, Workload.Bandwidth.of(new double[] {400, 100, 300, 200}, 1, 0).median());
+        assertEquals(100, Workload.Bandwidth.of(new double[] {100}, 1, 0).median());
     }
 
     @Test

@@ -91,6 +91,7 @@ class ServerCommandTest {
         // the bandwidth is the median of --passes (default 5) timed passes of iters/5, as scripts/bench's
         assertEquals(5.0, c.numbers("bandwidthPasses").get(0));
         assertEquals(40.0, c.numbers("bandwidthOpsPerPass").get(0));
+        assertTrue(c.numbers("latencyJitMs").get(0) >= 0 && c.numbers("bandwidthJitMs").get(0) >= 0, c.out());
         double min = c.numbers("bandwidthMBpsMin").get(0);
         double max = c.numbers("bandwidthMBpsMax").get(0);
         assertTrue(min > 0 && min <= c.numbers("bandwidthMBps").get(0) && c.numbers("bandwidthMBps").get(0) <= max,
