@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
+import org.jwarp.cli.JitQuiet;
 import org.jwarp.cli.Json;
 import org.jwarp.cli.WindowedPosts;
 import org.jwarp.verbs.ConnectionParameters;
@@ -566,7 +567,7 @@ public final class BenchMain implements Callable<Integer> {
     /**
      * {@code --perftest-bw}: the warm-up (64 B passes of {@code n} operations, by count with
      * {@code --warmup-iters} counted per operation over this JVM's cases, then passes of n/8 operations at the full size until
-     * neither JVM finished a compilation for {@code --warmup-quiet} seconds ({@link #quietCheck}); by time otherwise, then one pass at the full size), then {@code --bw-passes} passes of {@code n}
+     * neither JVM finished a compilation for {@code --warmup-quiet} seconds ({@link #jitQuiet}); by time otherwise, then one pass at the full size), then {@code --bw-passes} passes of {@code n}
      * operations of {@code size} bytes, the median reported as MB/s (10^6 bytes per second, bytes =
      * {@code n * size}, over first post to last completion, perftest's "BW average").
      */
@@ -587,33 +588,19 @@ public final class BenchMain implements Callable<Integer> {
             }
             // then the JIT quiet check at the measured size: passes of n/8 (at least 128) operations
             // until neither JVM finished a compilation for --warmup-quiet seconds
-            boolean[] q = new boolean[1];
-            ops += quietCheck(() -> {
+            JitQuiet q = jitQuiet(0);
+            do {
                 pass.run(tail, size);
-                return tail;
-            }, q);
-            quiet = q[0];
+                ops += tail;
+            } while (!q.settled());
+            quiet = q.quiet();
         } else {
-            long lastJit = jitMillis();
-            long lastChange = t0;
-            quiet = true;
-            while (true) {
+            JitQuiet q = jitQuiet(warmupMin);
+            do {
                 pass.run(n, len);
                 ops += n;
-                long now = System.nanoTime();
-                long j = jitMillis();
-                if (j != lastJit) {
-                    lastJit = j;
-                    lastChange = now;
-                }
-                if (now - t0 >= (long) (warmupMin * 1e9) && now - lastChange >= (long) (warmupQuiet * 1e9)) {
-                    break;
-                }
-                if (now - t0 >= (long) (warmupMax * 1e9)) {
-                    quiet = false;
-                    break;
-                }
-            }
+            } while (!q.settled());
+            quiet = q.quiet();
             pass.run(tail, size);
             ops += tail;
         }
@@ -640,46 +627,19 @@ public final class BenchMain implements Callable<Integer> {
         passes(r, size, mbps, secs, jit0, gc0);
     }
 
-    /** One batch of a JIT-quiet check; returns the operations it ran. */
-    interface Batch {
-        long run() throws Exception;
-    }
-
     /**
-     * The JIT-quiet check after a warm-up by count: runs {@code batch} until neither this JVM (its
-     * total compilation time) nor the peer ({@code --peer-jit-log}) finished a compilation for
-     * {@code --warmup-quiet} seconds, giving up after {@code --warmup-max} seconds ({@code quiet[0]}
-     * false). One quiet batch is not enough: a compilation in progress counts only when it
+     * The JIT-quiet check of a warm-up: settled once neither this JVM (its total compilation time)
+     * nor the peer ({@code --peer-jit-log}) finished a compilation for {@code --warmup-quiet}
+     * seconds, no earlier than {@code minSeconds} after the start, or after {@code --warmup-max}
+     * seconds. One quiet batch is not enough: a compilation in progress counts only when it
      * finishes, and C2 on a large method runs for hundreds of milliseconds, so a short batch
      * looked quiet while the compiler worked (a fresh JVM's 1 MiB write-bw measured 280-838 ms of
-     * JIT in a 0.4-0.8 s measurement after a one-pass check). Returns the operations run.
+     * JIT in a 0.4-0.8 s measurement after a one-pass check). Both counts only grow (-1 when
+     * absent), so their sum changes exactly when either does.
      */
-    private long quietCheck(Batch batch, boolean[] quiet) throws Exception {
-        long start = System.nanoTime();
-        long lastChange = start;
-        long quietNanos = (long) (warmupQuiet * 1e9);
-        long maxNanos = (long) (warmupMax * 1e9);
-        long jit = jitMillis();
-        long peer = peerCompiles();
-        long ops = 0;
-        while (true) {
-            ops += batch.run();
-            long now = System.nanoTime();
-            long j = jitMillis();
-            long p = peerCompiles();
-            if (j != jit || p != peer) {
-                jit = j;
-                peer = p;
-                lastChange = now;
-            } else if (now - lastChange >= quietNanos) {
-                quiet[0] = true;
-                return ops;
-            }
-            if (now - start >= maxNanos) {
-                quiet[0] = false;
-                return ops;
-            }
-        }
+    private JitQuiet jitQuiet(double minSeconds) {
+        return new JitQuiet(() -> jitMillis() + peerCompiles(), System::nanoTime, (long) (warmupQuiet * 1e9),
+                (long) (minSeconds * 1e9), (long) (warmupMax * 1e9));
     }
 
     /** Steps per batch of the JIT-quiet check after a warm-up by count (1,000 operations; 1 bandwidth pass). */
@@ -688,7 +648,7 @@ public final class BenchMain implements Callable<Integer> {
     /**
      * Runs {@code step} in batches until at least {@code --warmup-min} seconds have passed and the
      * JIT compiled nothing for {@code --warmup-quiet} seconds (or {@code --warmup-max} is reached);
-     * with {@code --warmup-iters}, exactly that many steps, then {@link #quietCheck}.
+     * with {@code --warmup-iters}, exactly that many steps, then {@link #jitQuiet}.
      */
     private void warm(Map<String, Object> r, Step step, int batch) throws Exception {
         long t0 = System.nanoTime();
@@ -703,41 +663,24 @@ public final class BenchMain implements Callable<Integer> {
             // neither JVM finished a compilation for --warmup-quiet seconds
             quiet = false;
             if (warmupIters > 0) {
-                boolean[] q = new boolean[1];
-                int b = quietBatch;
-                ops += quietCheck(() -> {
-                    for (int i = 0; i < b; i++) {
+                JitQuiet q = jitQuiet(0);
+                do {
+                    for (int i = 0; i < quietBatch; i++) {
                         step.run();
                     }
-                    return b;
-                }, q);
-                quiet = q[0];
+                    ops += quietBatch;
+                } while (!q.settled());
+                quiet = q.quiet();
             }
         } else {
-            long lastJit = jitMillis();
-            long lastChange = t0;
-            long min = (long) (warmupMin * 1e9);
-            long max = (long) (warmupMax * 1e9);
-            long q = (long) (warmupQuiet * 1e9);
-            while (true) {
+            JitQuiet q = jitQuiet(warmupMin);
+            do {
                 for (int i = 0; i < batch; i++) {
                     step.run();
                 }
                 ops += batch;
-                long now = System.nanoTime();
-                long j = jitMillis();
-                if (j != lastJit) {
-                    lastJit = j;
-                    lastChange = now;
-                }
-                if (now - t0 >= min && now - lastChange >= q) {
-                    break;
-                }
-                if (now - t0 >= max) {
-                    quiet = false;
-                    break;
-                }
-            }
+            } while (!q.settled());
+            quiet = q.quiet();
         }
         r.put("warmup_ms", (System.nanoTime() - t0) / 1_000_000);
         r.put("warmup_ops", ops);

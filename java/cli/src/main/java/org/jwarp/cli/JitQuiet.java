@@ -6,41 +6,59 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * The end of a warm-up by count: settled once this JVM's JIT has finished no compilation for
- * {@link #QUIET_NANOS} (its total compilation time unchanged), or after {@link #MAX_NANOS} at most.
- * A compilation in progress counts only when it finishes, so the quiet stretch must be long
- * enough for one (C2 on a large method takes hundreds of milliseconds here), not one short pass.
- * The benchmarks' BenchMain ends its warm-up the same way (its {@code quietCheck}, which also
- * watches the peer JVM's compilation log); a CLI client cannot see its server's JIT.
+ * The end of a warm-up: settled once the JIT has finished no compilation for a quiet stretch
+ * ({@link #QUIET_NANOS} by default; the JIT's activity unchanged), at least a minimum time after
+ * the start, or after a maximum time ({@link #MAX_NANOS} by default) at most. A compilation in
+ * progress counts only when it finishes, so the quiet stretch must be long enough for one (C2 on
+ * a large method takes hundreds of milliseconds here), not one short pass. {@code jwarp client}
+ * watches its own JVM; the benchmarks' BenchMain adds its peer JVM's compilation log.
  */
-final class JitQuiet {
+public final class JitQuiet {
     /** No compilation finished for this long: quiet. */
-    static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    public static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /** Settled after this long even if the JIT still works. */
-    static final long MAX_NANOS = TimeUnit.SECONDS.toNanos(20);
+    public static final long MAX_NANOS = TimeUnit.SECONDS.toNanos(20);
 
-    /** This JVM's total compilation time in ms, or null when the JVM does not report it. */
-    private final LongSupplier total;
+    /** A count that grows when a compilation finishes (total compilation time, compilations), or null. */
+    private final LongSupplier activity;
     private final LongSupplier clock;
+    private final long quietNanos;
+    private final long minNanos;
+    private final long maxNanos;
     private final long start;
     private long lastChange;
-    private long lastTotal;
+    private long last;
+    private boolean quiet;
 
-    /** For this JVM's JIT and {@link System#nanoTime}. */
+    /** For this JVM's JIT and {@link System#nanoTime}: 0.5 s quiet, at most 20 s. */
     JitQuiet() {
         this(ownJit(), System::nanoTime);
     }
 
     JitQuiet(LongSupplier totalCompilationMillis, LongSupplier nanoClock) {
-        this.total = totalCompilationMillis;
+        this(totalCompilationMillis, nanoClock, QUIET_NANOS, 0, MAX_NANOS);
+    }
+
+    /**
+     * @param activity   grows whenever a watched JIT finishes a compilation; null: settled at once
+     * @param nanoClock  the clock, in nanoseconds
+     * @param quietNanos how long the activity must stay unchanged
+     * @param minNanos   settled no earlier than this after the start
+     * @param maxNanos   settled this long after the start at the latest, quiet or not
+     */
+    public JitQuiet(LongSupplier activity, LongSupplier nanoClock, long quietNanos, long minNanos, long maxNanos) {
+        this.activity = activity;
         this.clock = nanoClock;
+        this.quietNanos = quietNanos;
+        this.minNanos = minNanos;
+        this.maxNanos = maxNanos;
         this.start = nanoClock.getAsLong();
         this.lastChange = start;
-        this.lastTotal = total == null ? 0 : total.getAsLong();
+        this.last = activity == null ? 0 : activity.getAsLong();
     }
 
     /** This JVM's total JIT compilation time in ms so far, or -1 when the JVM does not report it. */
-    static long compilationMillis() {
+    public static long compilationMillis() {
         LongSupplier t = ownJit();
         return t == null ? -1 : t.getAsLong();
     }
@@ -51,20 +69,28 @@ final class JitQuiet {
     }
 
     /**
-     * Called after each unrecorded pass: whether the warm-up may end. Without compilation-time
-     * monitoring in this JVM, true at once (the count was all there is).
+     * Called after each unrecorded batch: whether the warm-up may end. Without an activity to
+     * watch, true at once (the count was all there is).
      */
-    boolean settled() {
-        if (total == null) {
+    public boolean settled() {
+        if (activity == null) {
+            quiet = true;
             return true;
         }
         long now = clock.getAsLong();
-        long t = total.getAsLong();
-        if (t != lastTotal) {
-            lastTotal = t;
+        long a = activity.getAsLong();
+        if (a != last) {
+            last = a;
             lastChange = now;
-            return now - start >= MAX_NANOS;
+        } else if (now - start >= minNanos && now - lastChange >= quietNanos) {
+            quiet = true;
+            return true;
         }
-        return now - lastChange >= QUIET_NANOS || now - start >= MAX_NANOS;
+        return now - start >= maxNanos;
+    }
+
+    /** Whether {@link #settled} ended on a quiet JIT (false: the maximum time ran out, or not settled yet). */
+    public boolean quiet() {
+        return quiet;
     }
 }

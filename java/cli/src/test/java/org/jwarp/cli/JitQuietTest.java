@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** The CLI's bandwidth warm-up ends on a quiet JIT, as the benchmarks' BenchMain ends its own. */
+/** Warm-ups (jwarp client's latency and bandwidth, the benchmarks' BenchMain) end on a quiet JIT. */
 class JitQuietTest {
     private final AtomicLong jitMillis = new AtomicLong();
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
@@ -48,6 +48,29 @@ class JitQuietTest {
         advanceMs(100);
         jitMillis.incrementAndGet();
         assertTrue(q.settled(), "20 s with the JIT busy: the warm-up ends anyway");
+    }
+
+    @Test
+    void quietNoEarlierThanTheMinimumAndSaysWhetherItWasQuiet() {
+        JitQuiet q = new JitQuiet(jitMillis::get, now::get, TimeUnit.MILLISECONDS.toNanos(500),
+                TimeUnit.SECONDS.toNanos(2), TimeUnit.SECONDS.toNanos(5));
+        advanceMs(1_000);
+        assertFalse(q.settled(), "quiet for 1 s, but the minimum is 2 s");
+        assertFalse(q.quiet());
+        advanceMs(1_000);
+        assertTrue(q.settled());
+        assertTrue(q.quiet());
+        JitQuiet busy = new JitQuiet(jitMillis::get, now::get, TimeUnit.MILLISECONDS.toNanos(500), 0,
+                TimeUnit.SECONDS.toNanos(5));
+        for (int i = 0; i < 49; i++) {
+            advanceMs(100);
+            jitMillis.incrementAndGet();
+            assertFalse(busy.settled(), "pass " + i);
+        }
+        advanceMs(100);
+        jitMillis.incrementAndGet();
+        assertTrue(busy.settled(), "the maximum ran out");
+        assertFalse(busy.quiet(), "ended by the maximum, not quiet");
     }
 
     @Test
