@@ -16,6 +16,17 @@ class JitQuietTest {
         now.addAndGet(TimeUnit.MILLISECONDS.toNanos(ms));
     }
 
+    /** {@code unsettled} passes of 100 ms, each finishing a compilation and not settling, then one more pass. */
+    private void compileInEveryPass(JitQuiet q, int unsettled) {
+        for (int i = 0; i < unsettled; i++) {
+            advanceMs(100);
+            jitMillis.incrementAndGet();
+            assertFalse(q.settled(), "pass " + i);
+        }
+        advanceMs(100);
+        jitMillis.incrementAndGet();
+    }
+
     @Test
     void quietPassShorterThanHalfASecondDoesNotSettle() {
         JitQuiet q = new JitQuiet(jitMillis::get, now::get);
@@ -40,13 +51,7 @@ class JitQuietTest {
     @Test
     void settlesAfterTwentySecondsOfCompilingAtMost() {
         JitQuiet q = new JitQuiet(jitMillis::get, now::get);
-        for (int i = 0; i < 199; i++) {
-            advanceMs(100);
-            jitMillis.incrementAndGet();
-            assertFalse(q.settled(), "pass " + i);
-        }
-        advanceMs(100);
-        jitMillis.incrementAndGet();
+        compileInEveryPass(q, 199);
         assertTrue(q.settled(), "20 s with the JIT busy: the warm-up ends anyway");
     }
 
@@ -62,13 +67,7 @@ class JitQuietTest {
         assertTrue(q.quiet());
         JitQuiet busy = new JitQuiet(jitMillis::get, now::get, TimeUnit.MILLISECONDS.toNanos(500), 0,
                 TimeUnit.SECONDS.toNanos(5));
-        for (int i = 0; i < 49; i++) {
-            advanceMs(100);
-            jitMillis.incrementAndGet();
-            assertFalse(busy.settled(), "pass " + i);
-        }
-        advanceMs(100);
-        jitMillis.incrementAndGet();
+        compileInEveryPass(busy, 49);
         assertTrue(busy.settled(), "the maximum ran out");
         assertFalse(busy.quiet(), "ended by the maximum, not quiet");
     }
